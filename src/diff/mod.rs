@@ -1,0 +1,3 @@
+//! Pure functions from models to comparisons.
+
+pub mod heap;

@@ -1,0 +1,530 @@
+//! Streaming parser for the V8 `.heapsnapshot` format, which ArkTS also writes.
+//!
+//! The document is walked key by key with [`JsonReader`]; the small `snapshot` header goes
+//! through serde, the big `nodes` array through the integer fast path straight into
+//! columns, and `strings` is read last, decoding only the strings that name a class.
+//! Everything else (edges for now, allocation traces, samples, locations) is skipped
+//! without being decoded.
+
+use std::io::Read;
+
+use hashbrown::{HashMap, HashSet};
+use serde::Deserialize;
+
+use super::json::{JsonError, JsonReader};
+use crate::model::heap::{ClassId, HeapSnapshot, class_name};
+
+/// The `snapshot` header is a few kilobytes; anything far larger is not a heap snapshot.
+const MAX_HEADER_LEN: usize = 16 << 20;
+/// Above this many string indexes, the set of needed strings is a hash set, not a bitmap.
+const MAX_BITMAP_STRINGS: u64 = 1 << 27;
+
+#[derive(Deserialize)]
+struct Header {
+    meta: Meta,
+    node_count: Option<u64>,
+    edge_count: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    node_fields: Vec<String>,
+    node_types: Vec<serde_json::Value>,
+}
+
+/// Where each node field sits in a node's row.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    stride: usize,
+    kind: usize,
+    name: usize,
+    id: usize,
+    self_size: usize,
+    edge_count: Option<usize>,
+    detachedness: Option<usize>,
+}
+
+impl Layout {
+    fn from_fields(fields: &[String]) -> Result<Layout, String> {
+        let find = |name: &str| fields.iter().position(|f| f == name);
+        let require = |name: &str| {
+            find(name).ok_or_else(|| {
+                format!("snapshot.meta.node_fields has no \"{name}\" (it lists {fields:?})")
+            })
+        };
+        if fields.len() > 64 {
+            return Err(format!(
+                "snapshot.meta.node_fields lists {} fields",
+                fields.len()
+            ));
+        }
+        Ok(Layout {
+            stride: fields.len(),
+            kind: require("type")?,
+            name: require("name")?,
+            id: require("id")?,
+            self_size: require("self_size")?,
+            edge_count: find("edge_count"),
+            detachedness: find("detachedness"),
+        })
+    }
+}
+
+/// The name strings that classes need, by string index.
+enum Needed {
+    Bits(Vec<u64>),
+    Set(HashSet<u32>),
+}
+
+impl Needed {
+    fn new(max_index: Option<u32>) -> Needed {
+        match max_index {
+            Some(max) if u64::from(max) >= MAX_BITMAP_STRINGS => Needed::Set(HashSet::new()),
+            Some(max) => Needed::Bits(vec![0; max as usize / 64 + 1]),
+            None => Needed::Bits(Vec::new()),
+        }
+    }
+
+    fn insert(&mut self, index: u32) {
+        match self {
+            Needed::Bits(bits) => bits[index as usize / 64] |= 1 << (index % 64),
+            Needed::Set(set) => {
+                set.insert(index);
+            }
+        }
+    }
+
+    fn contains(&self, index: u64) -> bool {
+        match self {
+            Needed::Bits(bits) => usize::try_from(index / 64)
+                .ok()
+                .and_then(|word| bits.get(word))
+                .is_some_and(|w| w & (1 << (index % 64)) != 0),
+            Needed::Set(set) => u32::try_from(index).is_ok_and(|i| set.contains(&i)),
+        }
+    }
+}
+
+/// Node columns as read, before names are resolved to classes.
+#[derive(Default)]
+struct RawNodes {
+    kinds: Vec<u32>,
+    names: Vec<u32>,
+    detached: Vec<bool>,
+}
+
+/// Parses a heap snapshot document from `src`.
+pub fn parse<R: Read>(src: R) -> Result<HeapSnapshot, JsonError> {
+    let mut json = JsonReader::new(src);
+    let mut key = Vec::new();
+    let mut snap = HeapSnapshot::default();
+    let mut layout: Option<Layout> = None;
+    let mut type_names: Vec<String> = Vec::new();
+    let mut raw = RawNodes::default();
+    let mut nodes_seen = false;
+    // Strings by index: only the needed ones when `nodes` came first (the usual order),
+    // all of them otherwise.
+    let mut strings: HashMap<u32, String> = HashMap::new();
+    let mut strings_seen = false;
+    let mut strings_len = 0u64;
+
+    json.expect(b'{', "'{' at the start of a heap snapshot")?;
+    if !json.eat(b'}')? {
+        loop {
+            json.key(&mut key)?;
+            match key.as_slice() {
+                b"snapshot" => {
+                    let mut text = Vec::new();
+                    let at = json.offset();
+                    json.capture_value(&mut text, MAX_HEADER_LEN)?;
+                    let header: Header = serde_json::from_slice(&text).map_err(|e| JsonError {
+                        offset: at,
+                        kind: super::json::JsonErrorKind::Invalid(format!(
+                            "the \"snapshot\" header is not what a heap snapshot has: {e}"
+                        )),
+                    })?;
+                    let l = Layout::from_fields(&header.meta.node_fields)
+                        .map_err(|msg| json.invalid(msg))?;
+                    layout = Some(l);
+                    type_names = match header.meta.node_types.first() {
+                        Some(serde_json::Value::Array(names)) => names
+                            .iter()
+                            .map(|n| n.as_str().unwrap_or("").to_owned())
+                            .collect(),
+                        _ => {
+                            return Err(json.invalid(
+                                "snapshot.meta.node_types[0] is not the list of node type names",
+                            ));
+                        }
+                    };
+                    snap.node_field_count = l.stride;
+                    snap.declared_node_count = header.node_count;
+                    snap.declared_edge_count = header.edge_count;
+                }
+                b"nodes" => {
+                    let Some(l) = layout else {
+                        return Err(json.invalid(
+                            "\"nodes\" comes before \"snapshot\", so its fields are unknown",
+                        ));
+                    };
+                    read_nodes(&mut json, l, &mut snap, &mut raw)?;
+                    nodes_seen = true;
+                }
+                b"strings" => {
+                    let needed =
+                        (!strings_seen && nodes_seen).then(|| needed_strings(&raw, &type_names));
+                    strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
+                    strings_seen = true;
+                }
+                _ => json.skip_value()?,
+            }
+            if !json.next_or_close(b'}')? {
+                break;
+            }
+        }
+    }
+    if json.peek()?.is_some() {
+        snap.warnings.push(format!(
+            "text after the end of the heap snapshot at byte {} was ignored",
+            json.offset()
+        ));
+    }
+    if layout.is_none() {
+        return Err(json.invalid("the document has no \"snapshot\" header"));
+    }
+    if !nodes_seen {
+        return Err(json.invalid("the document has no \"nodes\" array"));
+    }
+    if !strings_seen {
+        return Err(json.invalid("the document has no \"strings\" array"));
+    }
+    if let Some(declared) = snap.declared_node_count
+        && declared != snap.ids.len() as u64
+    {
+        snap.warnings.push(format!(
+            "snapshot.node_count says {declared} nodes but the nodes array holds {}",
+            snap.ids.len()
+        ));
+    }
+    resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
+    Ok(snap)
+}
+
+fn read_nodes<R: Read>(
+    json: &mut JsonReader<R>,
+    l: Layout,
+    snap: &mut HeapSnapshot,
+    raw: &mut RawNodes,
+) -> Result<(), JsonError> {
+    // The declared count is a hint only; it is not trusted for more than a modest reserve.
+    if let Some(n) = snap.declared_node_count {
+        let reserve = usize::try_from(n.min(1 << 22)).unwrap_or(0);
+        snap.ids.reserve(reserve);
+        snap.self_sizes.reserve(reserve);
+        snap.edge_counts.reserve(reserve);
+        raw.kinds.reserve(reserve);
+        raw.names.reserve(reserve);
+    }
+    let mut row = [0u64; 64];
+    let mut field = 0usize;
+    let start = json.offset();
+    json.u64_array(|value| {
+        row[field] = value;
+        field += 1;
+        if field == l.stride {
+            field = 0;
+            push_node(snap, raw, l, &row[..l.stride]).map_err(|msg| JsonError {
+                offset: start,
+                kind: super::json::JsonErrorKind::Invalid(msg),
+            })?;
+        }
+        Ok(())
+    })?;
+    if field != 0 {
+        return Err(json.invalid(format!(
+            "the nodes array ends in the middle of a node: {} values, not a multiple of the {} node fields",
+            snap.ids.len() * l.stride + field,
+            l.stride
+        )));
+    }
+    Ok(())
+}
+
+#[inline]
+fn push_node(
+    snap: &mut HeapSnapshot,
+    raw: &mut RawNodes,
+    l: Layout,
+    row: &[u64],
+) -> Result<(), String> {
+    let node = snap.ids.len();
+    let kind = u32::try_from(row[l.kind])
+        .map_err(|_| format!("node {node} has type value {}", row[l.kind]))?;
+    let name = u32::try_from(row[l.name])
+        .map_err(|_| format!("node {node} has name index {}", row[l.name]))?;
+    let edge_count = match l.edge_count {
+        Some(f) => {
+            u32::try_from(row[f]).map_err(|_| format!("node {node} has edge_count {}", row[f]))?
+        }
+        None => 0,
+    };
+    raw.kinds.push(kind);
+    raw.names.push(name);
+    if let Some(f) = l.detachedness {
+        // Only allocate the column once a node is actually detached.
+        if row[f] == 2 {
+            raw.detached.resize(node, false);
+            raw.detached.push(true);
+        }
+    }
+    snap.ids.push(row[l.id]);
+    snap.self_sizes.push(row[l.self_size]);
+    snap.edge_counts.push(edge_count);
+    Ok(())
+}
+
+/// Whether nodes of this type are named after their `name` string.
+fn is_named_type(type_name: Option<&str>) -> bool {
+    matches!(type_name, Some("object" | "native"))
+}
+
+fn needed_strings(raw: &RawNodes, type_names: &[String]) -> Needed {
+    let named: Vec<bool> = (0..type_names.len())
+        .map(|t| is_named_type(type_names.get(t).map(String::as_str)))
+        .collect();
+    let is_named = |k: u32| named.get(k as usize).copied().unwrap_or(false);
+    let max = raw
+        .kinds
+        .iter()
+        .zip(&raw.names)
+        .filter(|&(&k, _)| is_named(k))
+        .map(|(_, &n)| n)
+        .max();
+    let mut needed = Needed::new(max);
+    for (&k, &n) in raw.kinds.iter().zip(&raw.names) {
+        if is_named(k) {
+            needed.insert(n);
+        }
+    }
+    needed
+}
+
+/// Reads the `strings` array, keeping the strings `needed` names (all when None). Returns
+/// the number of strings in the array.
+fn read_strings<R: Read>(
+    json: &mut JsonReader<R>,
+    needed: Option<&Needed>,
+    strings: &mut HashMap<u32, String>,
+) -> Result<u64, JsonError> {
+    json.expect(b'[', "'[' to open the strings array")?;
+    if json.eat(b']')? {
+        return Ok(0);
+    }
+    let mut index = 0u64;
+    let mut text = Vec::new();
+    loop {
+        if needed.is_none_or(|n| n.contains(index)) {
+            text.clear();
+            json.string(&mut text)?;
+            if let Ok(i) = u32::try_from(index) {
+                strings.insert(i, String::from_utf8_lossy(&text).into_owned());
+            }
+        } else {
+            json.skip_string()?;
+        }
+        index += 1;
+        if !json.next_or_close(b']')? {
+            return Ok(index);
+        }
+    }
+}
+
+fn resolve_classes(
+    snap: &mut HeapSnapshot,
+    raw: &RawNodes,
+    type_names: &[String],
+    strings: &HashMap<u32, String>,
+    strings_len: u64,
+) {
+    let mut interned: HashMap<String, ClassId> = HashMap::new();
+    let mut intern = |name: String, names: &mut Vec<String>| -> ClassId {
+        *interned.entry(name).or_insert_with_key(|name| {
+            names.push(name.clone());
+            ClassId::try_from(names.len() - 1).unwrap_or(ClassId::MAX)
+        })
+    };
+    let mut by_type: HashMap<u32, ClassId> = HashMap::new();
+    let mut by_name: HashMap<(u32, bool), ClassId> = HashMap::new();
+    let mut missing_names = 0u64;
+    let mut names = std::mem::take(&mut snap.class_names);
+    snap.classes = Vec::with_capacity(raw.kinds.len());
+    for (node, (&kind, &name)) in raw.kinds.iter().zip(&raw.names).enumerate() {
+        let type_name = type_names.get(kind as usize).map(String::as_str);
+        let class = if is_named_type(type_name) {
+            let detached = type_name == Some("native") && raw.detached.get(node) == Some(&true);
+            *by_name.entry((name, detached)).or_insert_with(|| {
+                let text = match strings.get(&name) {
+                    Some(s) => s.as_str(),
+                    None => {
+                        missing_names += 1;
+                        ""
+                    }
+                };
+                let text = if text.is_empty() && u64::from(name) >= strings_len {
+                    format!("(missing string #{name})")
+                } else {
+                    text.to_owned()
+                };
+                intern(
+                    class_name(type_name, u64::from(kind), &text, detached),
+                    &mut names,
+                )
+            })
+        } else {
+            *by_type.entry(kind).or_insert_with(|| {
+                intern(
+                    class_name(type_name, u64::from(kind), "", false),
+                    &mut names,
+                )
+            })
+        };
+        snap.classes.push(class);
+    }
+    if missing_names > 0 {
+        snap.warnings.push(format!(
+            "{missing_names} node names point past the end of the strings array ({strings_len} strings)"
+        ));
+    }
+    snap.class_names = names;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> HeapSnapshot {
+        parse(text.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    const V8_META: &str = r#"{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness"],"node_types":[["hidden","array","string","object","code","closure","regexp","number","native","synthetic","concatenated string","sliced string","symbol","bigint","object shape"],"string","number","number","number","number","number"],"edge_fields":["type","name_or_index","to_node"],"edge_types":[["context","element","property","internal","hidden","shortcut","weak"],"string_or_number","node"]}"#;
+
+    #[test]
+    fn parses_a_small_v8_snapshot() {
+        let text = format!(
+            r#"{{"snapshot":{{"meta":{V8_META},"node_count":4,"edge_count":0}},
+"nodes":[9,0,1,0,0,0,0
+,3,1,3,48,0,0,0
+,3,1,5,48,0,0,0
+,5,2,7,32,0,0,0],
+"edges":[],"locations":[],"strings":["","Foo","bar \"q\""]}}"#
+        );
+        let snap = parse_str(&text);
+        assert_eq!(snap.ids, vec![1, 3, 5, 7]);
+        assert_eq!(snap.self_sizes, vec![0, 48, 48, 32]);
+        let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
+        assert_eq!(names, vec!["(synthetic)", "Foo", "Foo", "Function"]);
+        assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    }
+
+    #[test]
+    fn fields_are_found_by_name_in_any_layout() {
+        // Six fields (older V8), in another order, and ArkTS's eight with native_size.
+        let six = r#"{"snapshot":{"meta":{"node_fields":["name","type","id","self_size","edge_count","trace_node_id"],"node_types":[["hidden","array","string","object"]]}},
+"nodes":[1,3,11,100,0,0, 2,2,13,20,0,0],"strings":["","Bar","text"]}"#;
+        let snap = parse_str(six);
+        assert_eq!(snap.ids, vec![11, 13]);
+        assert_eq!(snap.class_name(snap.classes[0]), "Bar");
+        assert_eq!(snap.class_name(snap.classes[1]), "(string)");
+
+        let eight = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness","native_size"],"node_types":[["hidden","array","string","object","code","closure","regexp"]]}},
+"nodes":[3,1,5,40,0,0,0,999, 15,1,7,24,0,0,0,0, 11,2,9,8,0,0,0,0],"strings":["","Baz","s"]}"#;
+        let snap = parse_str(eight);
+        assert_eq!(snap.self_sizes, vec![40, 24, 8]);
+        let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
+        assert_eq!(names, vec!["Baz", "(type 15)", "(type 11)"]);
+    }
+
+    #[test]
+    fn slicedstring_and_detached_nodes() {
+        let text = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness"],"node_types":[["hidden","array","string","object","code","closure","regexp","number","native","synthetic","concatenated string","slicedstring"]]}},
+"nodes":[11,0,3,20,0,0,0, 8,1,5,64,0,0,2, 8,2,7,64,0,0,1],"strings":["s","<div id=\"x\">","<span>"]}"#;
+        let snap = parse_str(text);
+        let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
+        assert_eq!(names, vec!["(slicedstring)", "Detached <div>", "<span>"]);
+    }
+
+    #[test]
+    fn only_class_names_are_decoded_from_strings() {
+        let text = format!(
+            r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[3,2,3,16,0,0,0, 2,1,5,16,0,0,0],"strings":["a","very long \u00e9 string content","Klass\u00e9"]}}"#
+        );
+        let snap = parse_str(&text);
+        assert_eq!(snap.class_name(snap.classes[0]), "Klass\u{e9}");
+        assert_eq!(snap.class_name(snap.classes[1]), "(string)");
+    }
+
+    #[test]
+    fn name_past_the_strings_is_a_warning() {
+        let text = format!(
+            r#"{{"snapshot":{{"meta":{V8_META},"node_count":2}},"nodes":[3,25571,1,8,0,0,0],"strings":[]}}"#
+        );
+        let snap = parse_str(&text);
+        assert_eq!(snap.class_name(snap.classes[0]), "(missing string #25571)");
+        assert_eq!(snap.warnings.len(), 2, "{:?}", snap.warnings);
+    }
+
+    #[test]
+    fn cut_documents_are_errors_with_an_offset() {
+        let text = format!(r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[3,0,1,8,0,0,0,3,0,3"#);
+        let err = parse(text.as_bytes()).unwrap_err();
+        assert_eq!(err.offset, text.len() as u64);
+        assert!(err.to_string().contains("cut short"), "{err}");
+
+        let partial_row = format!(
+            r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[3,0,1,8,0,0,0,3,0],"strings":[""]}}"#
+        );
+        let err = parse(partial_row.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("middle of a node"), "{err}");
+    }
+
+    #[test]
+    fn missing_parts_are_named() {
+        let err = parse(r#"{"nodes":[1,2]}"#.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("before \"snapshot\""), "{err}");
+        let text = format!(r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[]}}"#);
+        let err = parse(text.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("no \"strings\""), "{err}");
+        let err =
+            parse(r#"{"snapshot":{"meta":{"node_fields":["type"],"node_types":[[]]}}}"#.as_bytes())
+                .unwrap_err();
+        assert!(err.to_string().contains("no \"name\""), "{err}");
+    }
+
+    #[test]
+    fn tiny_buffers_give_the_same_result() {
+        // Refills in the middle of every token must not change anything.
+        let text = format!(
+            r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[3,1,3,48,0,0,0 , 3 , 2,5, 123456789012 ,0,0,0],"edges":[[1,"]"],{{"a":"}}"}}],"strings":["","Foo","Ba\nr\ud83d\ude00"]}}"#
+        );
+        let whole = parse_str(&text);
+        let mut json = JsonReader::with_capacity(text.as_bytes(), 1);
+        // The smallest buffer the reader allows.
+        let _ = &mut json;
+        struct OneByte<'a>(&'a [u8]);
+        impl Read for OneByte<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0.is_empty() || buf.is_empty() {
+                    return Ok(0);
+                }
+                buf[0] = self.0[0];
+                self.0 = &self.0[1..];
+                Ok(1)
+            }
+        }
+        let trickled = parse(OneByte(text.as_bytes())).unwrap();
+        assert_eq!(whole.ids, trickled.ids);
+        assert_eq!(whole.self_sizes, vec![48, 123456789012]);
+        assert_eq!(whole.class_names, trickled.class_names);
+        assert_eq!(whole.class_name(whole.classes[1]), "Ba\nr\u{1F600}");
+    }
+}

@@ -1,0 +1,664 @@
+//! OpenHarmony hiprofiler `.htrace` files and the ArkTS plugin records inside them.
+//!
+//! A file is read in two steps. [`Htrace::index`] walks every section and record once,
+//! decoding each `ProfilerPluginData` with prost, and notes where each heap snapshot's
+//! chunk records lie, with the snapshot's start and end times; it keeps no chunk text.
+//! [`Htrace::snapshot_reader`] then streams one snapshot's text, chunk by chunk and
+//! unescaped, into whatever parser asks for it, so memory follows the model rather than
+//! the file. Damage (a cut record, trailing bytes, a header whose length was never
+//! written, a snapshot without its end marker) ends the walk where it is and becomes a
+//! warning; it is an error only when no snapshot is left.
+
+use std::fmt;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+
+use prost::Message;
+use serde::Deserialize;
+
+/// Code generated from `proto/` by build.rs.
+#[allow(clippy::all, clippy::pedantic)]
+pub mod pb {
+    include!(concat!(env!("OUT_DIR"), "/arkdiff.htrace.rs"));
+}
+
+pub const MAGIC: &[u8; 8] = b"OHOSPROF";
+pub const HEADER_LEN: u64 = 1024;
+const ARKTS_PLUGIN: &str = "arkts-plugin";
+const ARKTS_CONFIG: &str = "arkts-plugin_config";
+/// Messages shorter than this are parsed as JSON to classify them; longer ones (chunks,
+/// profiles) are told apart by their first bytes.
+const SMALL_MESSAGE: usize = 4096;
+
+/// The clock snapshot of a section header, in nanoseconds (zero when absent).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clocks {
+    pub boottime: u64,
+    pub realtime: u64,
+    pub monotonic: u64,
+}
+
+impl Clocks {
+    /// Converts a record's REALTIME timestamp to BOOTTIME when the header has a snapshot
+    /// of both clocks; otherwise the value is kept as it is.
+    pub fn to_boottime(self, realtime_ns: u64) -> u64 {
+        if self.boottime == 0 || self.realtime == 0 {
+            return realtime_ns;
+        }
+        let t = i128::from(realtime_ns) + i128::from(self.boottime) - i128::from(self.realtime);
+        u64::try_from(t.max(0)).unwrap_or(u64::MAX)
+    }
+}
+
+/// How the ArkTS plugin was configured (the `arkts-plugin_config` record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeapMode {
+    Snapshot,
+    Timeline,
+    /// No heap data was asked for (CPU profiling only).
+    Invalid,
+}
+
+/// Where one heap snapshot's records lie in the file.
+#[derive(Debug, Clone)]
+pub struct SnapshotSpan {
+    /// Byte offset of the first chunk record's length prefix.
+    pub start_offset: u64,
+    /// Byte offset just past the last chunk record.
+    pub end_offset: u64,
+    /// Record numbers (0-based, over the whole file) of the first and last chunk.
+    pub first_record: usize,
+    pub last_record: usize,
+    pub chunks: usize,
+    /// Time of the first chunk record and of the end marker, BOOTTIME ns when the header
+    /// has a clock snapshot, REALTIME ns otherwise.
+    pub start_time_ns: Option<u64>,
+    pub end_time_ns: Option<u64>,
+    /// The final snapshot of a TIMELINE capture.
+    pub timeline: bool,
+}
+
+/// The index of an htrace file: what it holds and where.
+#[derive(Debug)]
+pub struct Htrace {
+    pub clocks: Clocks,
+    pub mode: HeapMode,
+    pub config: Option<pb::ArkTsConfig>,
+    /// Complete snapshots, in file order.
+    pub snapshots: Vec<SnapshotSpan>,
+    /// Raw text of the CPU profile message, if the capture has one.
+    pub cpu_profile: Option<Vec<u8>>,
+    pub records: usize,
+    pub arkts_records: usize,
+    /// Names of other plugins seen, sorted.
+    pub other_plugins: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// A problem that leaves nothing usable.
+#[derive(Debug)]
+pub struct HtraceError {
+    /// Byte offset in the file, when the problem has one.
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+impl fmt::Display for HtraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(o) => write!(f, "at byte {o}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for HtraceError {}
+
+impl From<io::Error> for HtraceError {
+    fn from(e: io::Error) -> Self {
+        HtraceError {
+            offset: None,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What one ArkTS message is, for the purpose of finding snapshots.
+#[derive(Debug, PartialEq, Eq)]
+enum MessageKind {
+    Chunk,
+    /// `{"id":1,"result":{}}` or `{"id":2,"result":{}}`.
+    EndMarker(u32),
+    CpuProfile,
+    ErrorReply(String),
+    /// Progress, stats, acknowledgements and anything unknown.
+    Other,
+}
+
+fn classify(text: &[u8]) -> MessageKind {
+    let head = &text[..text.len().min(96)];
+    if text.len() >= SMALL_MESSAGE {
+        if contains(head, b"\"HeapProfiler.addHeapSnapshotChunk\"")
+            || head.starts_with(b"{\"params\":{\"chunk\"")
+        {
+            return MessageKind::Chunk;
+        }
+        if contains(head, b"\"profile\"") {
+            return MessageKind::CpuProfile;
+        }
+        return MessageKind::Other;
+    }
+    #[derive(Deserialize)]
+    struct Small {
+        id: Option<u32>,
+        method: Option<String>,
+        result: Option<serde_json::Map<String, serde_json::Value>>,
+        params: Option<serde_json::Map<String, serde_json::Value>>,
+    }
+    let Ok(msg) = serde_json::from_slice::<Small>(text) else {
+        // The re-exported profile form ends in `}"`, which is not JSON.
+        return if contains(head, b"\"profile\"") {
+            MessageKind::CpuProfile
+        } else {
+            MessageKind::Other
+        };
+    };
+    if msg.method.as_deref() == Some("HeapProfiler.addHeapSnapshotChunk")
+        || msg.params.as_ref().is_some_and(|p| p.contains_key("chunk"))
+    {
+        return MessageKind::Chunk;
+    }
+    match (msg.id, msg.result) {
+        (Some(id @ (1 | 2)), Some(result)) if result.is_empty() => MessageKind::EndMarker(id),
+        (Some(_), Some(result)) if result.contains_key("profile") => MessageKind::CpuProfile,
+        (Some(id), Some(result)) if result.contains_key("code") => {
+            let message = result
+                .get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("")
+                .to_owned();
+            MessageKind::ErrorReply(format!("reply {id}: {message}"))
+        }
+        _ => MessageKind::Other,
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// Reads the 1024-byte section header at the reader's position; None if fewer than 1024
+/// bytes are left.
+fn read_header<R: Read>(src: &mut R) -> io::Result<Option<[u8; HEADER_LEN as usize]>> {
+    let mut header = [0u8; HEADER_LEN as usize];
+    let mut filled = 0;
+    while filled < header.len() {
+        match src.read(&mut header[filled..])? {
+            0 => return Ok(None),
+            n => filled += n,
+        }
+    }
+    Ok(Some(header))
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut v = [0u8; 8];
+    v.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(v)
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    let mut v = [0u8; 4];
+    v.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(v)
+}
+
+/// The snapshot being collected while indexing.
+#[derive(Default)]
+struct Pending {
+    span: Option<SnapshotSpan>,
+}
+
+impl Htrace {
+    /// Walks the file once and indexes its ArkTS heap snapshots.
+    ///
+    /// `file_len` is the file's size in bytes; record lengths are checked against it before
+    /// anything is allocated.
+    pub fn index<R: Read + Seek>(src: R, file_len: u64) -> Result<Htrace, HtraceError> {
+        let mut r = BufReader::with_capacity(1 << 20, src);
+        let mut h = Htrace {
+            clocks: Clocks::default(),
+            mode: HeapMode::Snapshot,
+            config: None,
+            snapshots: Vec::new(),
+            cpu_profile: None,
+            records: 0,
+            arkts_records: 0,
+            other_plugins: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let mut pending = Pending::default();
+        let mut timeline_started = false;
+        let mut section_start = 0u64;
+        let mut payload = Vec::new();
+        'sections: loop {
+            r.seek(SeekFrom::Start(section_start))?;
+            let Some(header) = read_header(&mut r)? else {
+                if section_start == 0 {
+                    return Err(HtraceError {
+                        offset: Some(0),
+                        message: format!(
+                            "the file has {file_len} bytes, fewer than the 1024-byte htrace header"
+                        ),
+                    });
+                }
+                if file_len > section_start {
+                    h.warnings.push(format!(
+                        "{} trailing bytes after the last section (at byte {section_start}) were ignored",
+                        file_len - section_start
+                    ));
+                }
+                break;
+            };
+            if &header[..8] != MAGIC {
+                if section_start == 0 {
+                    return Err(HtraceError {
+                        offset: Some(0),
+                        message: "no OHOSPROF magic".into(),
+                    });
+                }
+                h.warnings.push(format!(
+                    "{} bytes after the last section (at byte {section_start}) do not start with an OHOSPROF header and were ignored",
+                    file_len - section_start
+                ));
+                break;
+            }
+            if section_start == 0 {
+                h.clocks = Clocks {
+                    boottime: le_u64(&header, 60),
+                    realtime: le_u64(&header, 68),
+                    monotonic: le_u64(&header, 84),
+                };
+            }
+            let length = le_u64(&header, 8);
+            let data_type = le_u32(&header, 56);
+            let section_end = if length <= HEADER_LEN {
+                h.warnings.push(format!(
+                    "the section header at byte {section_start} gives its length as {length} (the capture was never finished); records were read up to the end of the file"
+                ));
+                file_len
+            } else {
+                let end = section_start.saturating_add(length);
+                if end > file_len {
+                    h.warnings.push(format!(
+                        "the section at byte {section_start} says it has {length} bytes but the file ends {} bytes short (the capture is cut)",
+                        end - file_len
+                    ));
+                    file_len
+                } else {
+                    end
+                }
+            };
+            if data_type != 0 {
+                // perf data or a standalone plugin's raw file: nothing of ours is inside.
+                section_start = section_end;
+                continue;
+            }
+            let mut offset = section_start + HEADER_LEN;
+            while offset < section_end {
+                if section_end - offset < 4 {
+                    h.warnings.push(format!(
+                        "{} stray bytes at byte {offset}, too few for a record length, were ignored",
+                        section_end - offset
+                    ));
+                    break 'sections;
+                }
+                let mut len_bytes = [0u8; 4];
+                r.read_exact(&mut len_bytes)?;
+                let len = u64::from(u32::from_le_bytes(len_bytes));
+                if len > section_end - offset - 4 {
+                    h.warnings.push(format!(
+                        "record {} at byte {offset} says it has {len} bytes but only {} are left: the capture is cut there, and the rest was ignored",
+                        h.records,
+                        section_end - offset - 4
+                    ));
+                    break 'sections;
+                }
+                payload.clear();
+                // `len` was checked against the bytes really left in the file.
+                payload.resize(usize::try_from(len).unwrap_or(0), 0);
+                r.read_exact(&mut payload)?;
+                let record = h.records;
+                h.records += 1;
+                h.record(
+                    &payload,
+                    offset,
+                    len,
+                    record,
+                    &mut pending,
+                    &mut timeline_started,
+                );
+                offset += 4 + len;
+            }
+            section_start = section_end;
+            if section_start >= file_len {
+                break;
+            }
+        }
+        if let Some(span) = pending.span.take() {
+            h.warnings.push(format!(
+                "heap snapshot {} (records {} to {}) has no end marker: the capture stopped while it was being written, so it was left out",
+                h.snapshots.len(),
+                span.first_record,
+                span.last_record
+            ));
+        }
+        h.other_plugins.sort();
+        h.other_plugins.dedup();
+        Ok(h)
+    }
+
+    /// Streams the text of snapshot `index` (an index into `snapshots`).
+    /// `src` is the same file that was indexed.
+    pub fn snapshot_reader<R: Read + Seek>(
+        &self,
+        mut src: R,
+        index: usize,
+    ) -> io::Result<ChunkReader<R>> {
+        let span = &self.snapshots[index];
+        src.seek(SeekFrom::Start(span.start_offset))?;
+        Ok(ChunkReader {
+            src: BufReader::with_capacity(1 << 20, src),
+            offset: span.start_offset,
+            end: span.end_offset,
+            record: span.first_record,
+            text: Vec::new(),
+            served: 0,
+            payload: Vec::new(),
+        })
+    }
+
+    /// Handles one record's payload during indexing.
+    fn record(
+        &mut self,
+        payload: &[u8],
+        offset: u64,
+        len: u64,
+        record: usize,
+        pending: &mut Pending,
+        timeline_started: &mut bool,
+    ) {
+        if payload.is_empty() {
+            return;
+        }
+        let data = match pb::ProfilerPluginData::decode(payload) {
+            Ok(d) => d,
+            Err(e) => {
+                self.warnings.push(format!(
+                    "record {record} at byte {offset} is not a ProfilerPluginData message ({e}); skipped"
+                ));
+                return;
+            }
+        };
+        match data.name.as_str() {
+            ARKTS_CONFIG => match pb::ArkTsConfig::decode(data.data.as_slice()) {
+                Ok(config) => {
+                    self.mode = match config.r#type {
+                        0 => HeapMode::Snapshot,
+                        1 => HeapMode::Timeline,
+                        _ => HeapMode::Invalid,
+                    };
+                    self.config = Some(config);
+                }
+                Err(e) => self.warnings.push(format!(
+                    "record {record} at byte {offset}: the arkts-plugin_config data is not an ArkTSConfig ({e}); SNAPSHOT mode assumed"
+                )),
+            },
+            ARKTS_PLUGIN => {
+                self.arkts_records += 1;
+                let result = match pb::ArkTsResult::decode(data.data.as_slice()) {
+                    Ok(r) => r.result,
+                    Err(e) => {
+                        self.warnings.push(format!(
+                            "record {record} at byte {offset}: the arkts-plugin data is not an ArkTSResult ({e}); skipped"
+                        ));
+                        return;
+                    }
+                };
+                let time = (data.tv_sec != 0 || data.tv_nsec != 0).then(|| {
+                    self.clocks.to_boottime(
+                        data.tv_sec
+                            .saturating_mul(1_000_000_000)
+                            .saturating_add(data.tv_nsec),
+                    )
+                });
+                self.message(&result, offset, len, record, time, pending, timeline_started);
+            }
+            other => {
+                if self.other_plugins.last().map(String::as_str) != Some(other) {
+                    self.other_plugins.push(other.to_owned());
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn message(
+        &mut self,
+        text: &[u8],
+        offset: u64,
+        len: u64,
+        record: usize,
+        time: Option<u64>,
+        pending: &mut Pending,
+        timeline_started: &mut bool,
+    ) {
+        match classify(text) {
+            MessageKind::Chunk => {
+                let span = pending.span.get_or_insert_with(|| SnapshotSpan {
+                    start_offset: offset,
+                    end_offset: offset,
+                    first_record: record,
+                    last_record: record,
+                    chunks: 0,
+                    start_time_ns: time,
+                    end_time_ns: None,
+                    timeline: false,
+                });
+                span.end_offset = offset + 4 + len;
+                span.last_record = record;
+                span.chunks += 1;
+            }
+            MessageKind::EndMarker(id) => {
+                if self.mode == HeapMode::Timeline && id == 1 && !*timeline_started {
+                    *timeline_started = true;
+                    return;
+                }
+                match pending.span.take() {
+                    Some(mut span) => {
+                        span.end_time_ns = time;
+                        span.timeline = self.mode == HeapMode::Timeline;
+                        self.snapshots.push(span);
+                    }
+                    None => self.warnings.push(format!(
+                        "record {record} at byte {offset} ends a heap snapshot that has no chunks; ignored"
+                    )),
+                }
+            }
+            MessageKind::CpuProfile => {
+                if self.cpu_profile.is_some() {
+                    self.warnings.push(format!(
+                        "record {record} at byte {offset} holds a second CPU profile; the first is used"
+                    ));
+                } else {
+                    self.cpu_profile = Some(text.to_vec());
+                }
+            }
+            MessageKind::ErrorReply(reply) => self.warnings.push(format!(
+                "record {record} at byte {offset}: the ArkTS inspector answered with an error ({reply})"
+            )),
+            MessageKind::Other => {}
+        }
+    }
+}
+
+/// Streams one snapshot's text out of its chunk records.
+pub struct ChunkReader<R> {
+    src: BufReader<R>,
+    offset: u64,
+    end: u64,
+    record: usize,
+    /// The current chunk's decoded text and how much of it was handed out.
+    text: Vec<u8>,
+    served: usize,
+    payload: Vec<u8>,
+}
+
+#[derive(Deserialize)]
+struct ChunkMessage<'a> {
+    #[serde(borrow)]
+    params: ChunkParams<'a>,
+}
+
+#[derive(Deserialize)]
+struct ChunkParams<'a> {
+    #[serde(borrow)]
+    chunk: &'a serde_json::value::RawValue,
+}
+
+impl<R: Read> ChunkReader<R> {
+    fn damaged(&self, what: String) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("record {} at byte {} {what}", self.record, self.offset),
+        )
+    }
+
+    /// Decodes the next chunk record into `text`; false when the span is done.
+    fn next_chunk(&mut self) -> io::Result<bool> {
+        while self.offset < self.end {
+            let mut len_bytes = [0u8; 4];
+            self.src.read_exact(&mut len_bytes)?;
+            let len = u64::from(u32::from_le_bytes(len_bytes));
+            if len > self.end - self.offset - 4 {
+                return Err(self.damaged("runs past the snapshot's records".into()));
+            }
+            self.payload.resize(usize::try_from(len).unwrap_or(0), 0);
+            self.src.read_exact(&mut self.payload)?;
+            let found = self.decode_chunk();
+            self.offset += 4 + len;
+            self.record += 1;
+            if found? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn decode_chunk(&mut self) -> io::Result<bool> {
+        let Ok(data) = pb::ProfilerPluginData::decode(self.payload.as_slice()) else {
+            return Ok(false);
+        };
+        if data.name != ARKTS_PLUGIN {
+            return Ok(false);
+        }
+        let Ok(result) = pb::ArkTsResult::decode(data.data.as_slice()) else {
+            return Ok(false);
+        };
+        if classify(&result.result) != MessageKind::Chunk {
+            return Ok(false);
+        }
+        let msg: ChunkMessage<'_> = serde_json::from_slice(&result.result).map_err(|e| {
+            self.damaged(format!(
+                "holds a heap snapshot chunk that is not valid JSON ({e})"
+            ))
+        })?;
+        let raw = msg.params.chunk.get();
+        self.text.clear();
+        self.served = 0;
+        if raw.starts_with('"') {
+            let s: String = serde_json::from_str(raw).map_err(|e| {
+                self.damaged(format!("holds a chunk string that does not decode ({e})"))
+            })?;
+            self.text.extend_from_slice(s.as_bytes());
+        } else {
+            // The re-export form carries the whole snapshot as an object.
+            self.text.extend_from_slice(raw.as_bytes());
+        }
+        Ok(true)
+    }
+}
+
+impl<R: Read> Read for ChunkReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.served == self.text.len() {
+            if !self.next_chunk()? {
+                return Ok(0);
+            }
+        }
+        let n = buf.len().min(self.text.len() - self.served);
+        buf[..n].copy_from_slice(&self.text[self.served..self.served + n]);
+        self.served += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_classified() {
+        assert_eq!(
+            classify(br#"{"id":1,"result":{}}"#),
+            MessageKind::EndMarker(1)
+        );
+        assert_eq!(
+            classify(br#"{"id":2, "result": {}}"#),
+            MessageKind::EndMarker(2)
+        );
+        assert_eq!(classify(br#"{"id":3,"result":{}}"#), MessageKind::Other);
+        assert_eq!(
+            classify(
+                br#"{"method":"HeapProfiler.addHeapSnapshotChunk","params":{"chunk":"{\"snap"}}"#
+            ),
+            MessageKind::Chunk
+        );
+        assert_eq!(
+            classify(br#"{"params":{"chunk":{"snapshot":{}}}}"#),
+            MessageKind::Chunk
+        );
+        assert_eq!(
+            classify(br#"{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{"done":0,"total":21288}}"#),
+            MessageKind::Other
+        );
+        assert_eq!(
+            classify(br#"{"id":3,"result":{"profile":{"nodes":[]}}}"#),
+            MessageKind::CpuProfile
+        );
+        // The re-export form with its malformed ending.
+        assert_eq!(
+            classify(br#"{"id":3, "result":{"profile":{"nodes":[]}}""#),
+            MessageKind::CpuProfile
+        );
+        // A profile under another key is not a profile.
+        assert_eq!(
+            classify(br#"{"id":3,"result":{"data":{"nodes":[]}}}"#),
+            MessageKind::Other
+        );
+        assert_eq!(
+            classify(br#"{"id":1,"result":{"code":1,"message":"busy"}}"#),
+            MessageKind::ErrorReply("reply 1: busy".into())
+        );
+    }
+
+    #[test]
+    fn clocks_convert_realtime_to_boottime() {
+        let c = Clocks {
+            boottime: 1_000,
+            realtime: 10_000,
+            monotonic: 900,
+        };
+        assert_eq!(c.to_boottime(10_500), 1_500);
+        assert_eq!(Clocks::default().to_boottime(10_500), 10_500);
+    }
+}

@@ -1,0 +1,537 @@
+//! A pull reader for large JSON documents that arrive as a byte stream.
+//!
+//! Heap snapshots are hundreds of megabytes of JSON whose bulk is a few flat integer
+//! arrays. Building a `serde_json::Value` of such a document would cost several times its
+//! size in memory, so the readers walk it with this cursor instead: it keeps one buffer,
+//! refills it from any [`Read`], and offers the few operations the formats need (keys,
+//! strings with or without unescaping, a fast unsigned-integer array scan, skipping or
+//! capturing a value). Every error carries the absolute byte offset where it happened.
+
+use std::fmt;
+use std::io::{self, Read};
+
+/// How much is read from the source at a time.
+const BUF_SIZE: usize = 1 << 20;
+/// A number token is never longer than this; the integer scanner refills before it gets
+/// closer than this to the end of the buffer.
+const MAX_NUMBER_LEN: usize = 32;
+/// Nesting deeper than this in a skipped value is refused rather than followed.
+const MAX_DEPTH: usize = 10_000;
+
+/// A syntax or I/O problem at a byte offset of the JSON text.
+#[derive(Debug)]
+pub struct JsonError {
+    /// Offset of the offending byte from the start of the JSON text.
+    pub offset: u64,
+    pub kind: JsonErrorKind,
+}
+
+#[derive(Debug)]
+pub enum JsonErrorKind {
+    /// `expected` describes what was wanted; `found` is the byte there (None at the end).
+    Unexpected {
+        expected: &'static str,
+        found: Option<u8>,
+    },
+    /// The source failed, or a wrapped reader reported damaged data.
+    Io(io::Error),
+    /// A value that is valid JSON but not what the format allows here.
+    Invalid(String),
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            JsonErrorKind::Unexpected { expected, found } => {
+                write!(f, "at byte {}: expected {expected}, found ", self.offset)?;
+                match found {
+                    None => f.write_str("the end of the input (the text is cut short)"),
+                    Some(b) if b.is_ascii_graphic() => write!(f, "'{}'", *b as char),
+                    Some(b) => write!(f, "byte 0x{b:02x}"),
+                }
+            }
+            JsonErrorKind::Io(e) => write!(f, "at byte {}: {e}", self.offset),
+            JsonErrorKind::Invalid(msg) => write!(f, "at byte {}: {msg}", self.offset),
+        }
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+pub type Result<T> = std::result::Result<T, JsonError>;
+
+/// A cursor over a JSON byte stream.
+pub struct JsonReader<R> {
+    src: R,
+    buf: Box<[u8]>,
+    pos: usize,
+    end: usize,
+    /// Bytes dropped from the front of the buffer so far.
+    consumed: u64,
+    eof: bool,
+    recording: Option<Recording>,
+}
+
+impl<R: Read> JsonReader<R> {
+    pub fn new(src: R) -> Self {
+        Self::with_capacity(src, BUF_SIZE)
+    }
+
+    pub fn with_capacity(src: R, capacity: usize) -> Self {
+        JsonReader {
+            src,
+            buf: vec![0; capacity.max(MAX_NUMBER_LEN * 4)].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+            consumed: 0,
+            eof: false,
+            recording: None,
+        }
+    }
+
+    /// Offset of the next unread byte from the start of the text.
+    pub fn offset(&self) -> u64 {
+        self.consumed + self.pos as u64
+    }
+
+    fn error(&self, kind: JsonErrorKind) -> JsonError {
+        JsonError {
+            offset: self.offset(),
+            kind,
+        }
+    }
+
+    pub fn invalid(&self, msg: impl Into<String>) -> JsonError {
+        self.error(JsonErrorKind::Invalid(msg.into()))
+    }
+
+    fn unexpected(&self, expected: &'static str) -> JsonError {
+        let found = (self.pos < self.end).then(|| self.buf[self.pos]);
+        self.error(JsonErrorKind::Unexpected { expected, found })
+    }
+
+    /// Moves the unread tail to the front and reads more. Returns false at the end of input.
+    fn fill(&mut self) -> Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if let Some(rec) = &mut self.recording {
+            rec.out.extend_from_slice(&self.buf[rec.mark..self.pos]);
+            rec.mark = 0;
+            if rec.out.len() > rec.max_len {
+                let msg = format!("value longer than {} bytes", rec.max_len);
+                return Err(self.invalid(msg));
+            }
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.consumed += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        while self.end < self.buf.len() {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    self.end += n;
+                    // One successful read is enough unless the buffer is nearly empty.
+                    if self.end >= MAX_NUMBER_LEN * 2 {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(JsonError {
+                        offset: self.consumed + self.end as u64,
+                        kind: JsonErrorKind::Io(e),
+                    });
+                }
+            }
+        }
+        Ok(self.end > self.pos)
+    }
+
+    /// The next byte that is not white space, without consuming it; None at the end.
+    pub fn peek(&mut self) -> Result<Option<u8>> {
+        loop {
+            while self.pos < self.end {
+                let b = self.buf[self.pos];
+                if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                    return Ok(Some(b));
+                }
+                self.pos += 1;
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Consumes `byte` (after white space) or fails saying `expected`.
+    pub fn expect(&mut self, byte: u8, expected: &'static str) -> Result<()> {
+        if self.peek()? == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected(expected))
+        }
+    }
+
+    /// Consumes `byte` if it is next (after white space).
+    pub fn eat(&mut self, byte: u8) -> Result<bool> {
+        if self.peek()? == Some(byte) {
+            self.pos += 1;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// After a value inside an object or array: consumes `,` and returns true, or consumes
+    /// `close` and returns false.
+    pub fn next_or_close(&mut self, close: u8) -> Result<bool> {
+        match self.peek()? {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(self.unexpected(if close == b']' {
+                "',' or ']'"
+            } else {
+                "',' or '}'"
+            })),
+        }
+    }
+
+    /// Reads an object key and its colon into `key` (unescaped).
+    pub fn key(&mut self, key: &mut Vec<u8>) -> Result<()> {
+        key.clear();
+        self.string(key)?;
+        self.expect(b':', "':' after an object key")
+    }
+
+    /// Reads a string value, unescaped, appending its UTF-8 bytes to `out`.
+    pub fn string(&mut self, out: &mut Vec<u8>) -> Result<()> {
+        self.expect(b'"', "a string")?;
+        loop {
+            let window = &self.buf[self.pos..self.end];
+            match memchr::memchr2(b'"', b'\\', window) {
+                Some(i) => {
+                    out.extend_from_slice(&window[..i]);
+                    let special = window[i];
+                    self.pos += i + 1;
+                    if special == b'"' {
+                        return Ok(());
+                    }
+                    self.escape(out)?;
+                }
+                None => {
+                    out.extend_from_slice(window);
+                    self.pos = self.end;
+                    if !self.fill()? {
+                        return Err(self.unexpected("the end of a string"));
+                    }
+                }
+            }
+        }
+    }
+
+    fn next_raw(&mut self) -> Result<u8> {
+        if self.pos == self.end && !self.fill()? {
+            return Err(self.unexpected("more of an escape sequence"));
+        }
+        let b = self.buf[self.pos];
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn hex4(&mut self) -> Result<u32> {
+        let mut v = 0;
+        for _ in 0..4 {
+            let b = self.next_raw()?;
+            let d = (b as char).to_digit(16).ok_or_else(|| {
+                self.pos -= 1;
+                self.unexpected("a hex digit of a \\u escape")
+            })?;
+            v = v * 16 + d;
+        }
+        Ok(v)
+    }
+
+    /// Decodes one escape sequence (the backslash already consumed).
+    fn escape(&mut self, out: &mut Vec<u8>) -> Result<()> {
+        let c = match self.next_raw()? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = self.hex4()?;
+                let code = if (0xD800..0xDC00).contains(&hi) {
+                    // A high surrogate: a low one should follow; a lone one becomes U+FFFD.
+                    if self.peek_raw_pair(b'\\', b'u')? {
+                        self.pos += 2;
+                        let lo = self.hex4()?;
+                        if (0xDC00..0xE000).contains(&lo) {
+                            0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                        } else {
+                            push_char(out, char::REPLACEMENT_CHARACTER);
+                            lo
+                        }
+                    } else {
+                        0xFFFD
+                    }
+                } else {
+                    hi
+                };
+                char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
+            }
+            _ => {
+                self.pos -= 1;
+                return Err(self.unexpected("a valid escape character after '\\'"));
+            }
+        };
+        push_char(out, c);
+        Ok(())
+    }
+
+    fn peek_raw_pair(&mut self, a: u8, b: u8) -> Result<bool> {
+        if self.end - self.pos < 2 {
+            self.fill()?;
+        }
+        Ok(self.end - self.pos >= 2 && self.buf[self.pos] == a && self.buf[self.pos + 1] == b)
+    }
+
+    /// Skips a string value without decoding it.
+    pub fn skip_string(&mut self) -> Result<()> {
+        self.expect(b'"', "a string")?;
+        self.skip_string_body()
+    }
+
+    /// Skips the rest of a string whose opening quote was consumed.
+    fn skip_string_body(&mut self) -> Result<()> {
+        loop {
+            let window = &self.buf[self.pos..self.end];
+            match memchr::memchr2(b'"', b'\\', window) {
+                Some(i) => {
+                    let special = window[i];
+                    self.pos += i + 1;
+                    if special == b'"' {
+                        return Ok(());
+                    }
+                    // Whatever follows a backslash is part of the string.
+                    self.next_raw()?;
+                }
+                None => {
+                    self.pos = self.end;
+                    if !self.fill()? {
+                        return Err(self.unexpected("the end of a string"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads a non-negative integer.
+    pub fn u64(&mut self) -> Result<u64> {
+        self.peek()?;
+        if self.end - self.pos < MAX_NUMBER_LEN {
+            self.fill()?;
+        }
+        let (value, len) = scan_u64(&self.buf[self.pos..self.end])
+            .ok_or_else(|| self.unexpected("a non-negative integer"))?;
+        self.pos += len;
+        Ok(value)
+    }
+
+    /// Reads an array of non-negative integers, handing each to `sink` in order. This is the
+    /// hot loop of heap snapshot parsing.
+    pub fn u64_array(&mut self, mut sink: impl FnMut(u64) -> Result<()>) -> Result<()> {
+        self.expect(b'[', "'['")?;
+        if self.eat(b']')? {
+            return Ok(());
+        }
+        'refill: loop {
+            if self.end - self.pos < MAX_NUMBER_LEN {
+                self.fill()?;
+            }
+            // Fast path: plain numbers and separators, all at least MAX_NUMBER_LEN bytes
+            // before the end of the buffer, so no token can be cut by it.
+            let mut p = self.pos;
+            let limit = self.end.saturating_sub(MAX_NUMBER_LEN);
+            let buf = &self.buf[..self.end];
+            while p < limit {
+                while p < limit && matches!(buf[p], b' ' | b'\n' | b'\r' | b'\t') {
+                    p += 1;
+                }
+                if p >= limit {
+                    break;
+                }
+                let Some((value, len)) = scan_u64(&buf[p..]) else {
+                    break;
+                };
+                p += len;
+                while p < limit && matches!(buf[p], b' ' | b'\n' | b'\r' | b'\t') {
+                    p += 1;
+                }
+                match buf[p] {
+                    b',' if p < limit => {
+                        self.pos = p + 1;
+                        sink(value)?;
+                        p += 1;
+                    }
+                    b']' => {
+                        self.pos = p + 1;
+                        return sink(value);
+                    }
+                    _ => {
+                        // The separator is past the limit or unexpected: let the slow
+                        // path look at it.
+                        self.pos = p;
+                        sink(value)?;
+                        if !self.next_or_close(b']')? {
+                            return Ok(());
+                        }
+                        continue 'refill;
+                    }
+                }
+            }
+            self.pos = p;
+            // Slow path near the end of the buffer, or for an unexpected byte.
+            let value = self.u64()?;
+            sink(value)?;
+            if !self.next_or_close(b']')? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Skips one value of any kind.
+    pub fn skip_value(&mut self) -> Result<()> {
+        match self.peek()? {
+            Some(b'"') => self.skip_string(),
+            Some(open @ (b'[' | b'{')) => {
+                let close = if open == b'[' { b']' } else { b'}' };
+                self.pos += 1;
+                // Inside valid JSON, brackets of one kind balance on their own once strings
+                // are skipped, so only this kind and quotes need looking at.
+                let mut depth = 1usize;
+                loop {
+                    let window = &self.buf[self.pos..self.end];
+                    match memchr::memchr3(open, close, b'"', window) {
+                        Some(i) => {
+                            let b = window[i];
+                            self.pos += i + 1;
+                            if b == b'"' {
+                                self.skip_string_body()?;
+                            } else if b == open {
+                                depth += 1;
+                                if depth > MAX_DEPTH {
+                                    return Err(self.invalid("nesting is deeper than 10000"));
+                                }
+                            } else {
+                                depth -= 1;
+                                if depth == 0 {
+                                    return Ok(());
+                                }
+                            }
+                        }
+                        None => {
+                            self.pos = self.end;
+                            if !self.fill()? {
+                                return Err(self.unexpected("the end of an array or object"));
+                            }
+                        }
+                    }
+                }
+            }
+            Some(_) => self.skip_scalar(),
+            None => Err(self.unexpected("a value")),
+        }
+    }
+
+    fn skip_scalar(&mut self) -> Result<()> {
+        let start = self.offset();
+        loop {
+            while self.pos < self.end {
+                if matches!(
+                    self.buf[self.pos],
+                    b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t'
+                ) {
+                    return if self.offset() == start {
+                        Err(self.unexpected("a value"))
+                    } else {
+                        Ok(())
+                    };
+                }
+                self.pos += 1;
+            }
+            if !self.fill()? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Copies the raw text of one value into `out`, for small values that are then handed
+    /// to serde. Fails if the value is longer than `max_len`.
+    pub fn capture_value(&mut self, out: &mut Vec<u8>, max_len: usize) -> Result<()> {
+        self.peek()?;
+        self.recording = Some(Recording {
+            out: std::mem::take(out),
+            mark: self.pos,
+            max_len,
+        });
+        let result = self.skip_value();
+        let mut rec = self.recording.take().expect("recording was set above");
+        rec.out.extend_from_slice(&self.buf[rec.mark..self.pos]);
+        *out = rec.out;
+        result?;
+        if out.len() > max_len {
+            return Err(self.invalid(format!("value longer than {max_len} bytes")));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of a value being captured, copied out before each refill moves the buffer.
+struct Recording {
+    out: Vec<u8>,
+    mark: usize,
+    max_len: usize,
+}
+
+fn push_char(out: &mut Vec<u8>, c: char) {
+    let mut tmp = [0u8; 4];
+    out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+}
+
+/// Parses the decimal digits at the start of `s`; None if there is none, if the number has
+/// a sign, fraction or exponent, or if it overflows.
+#[inline]
+fn scan_u64(s: &[u8]) -> Option<(u64, usize)> {
+    let mut value: u64 = 0;
+    let mut i = 0;
+    while i < s.len() {
+        let d = s[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(d))?;
+        i += 1;
+    }
+    if i == 0 || matches!(s.get(i), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    Some((value, i))
+}

@@ -1,0 +1,166 @@
+//! The format-independent heap snapshot model: one column per node field, class names
+//! interned per snapshot.
+
+/// Index into [`HeapSnapshot::class_names`].
+pub type ClassId = u32;
+
+/// A parsed heap snapshot, V8 or ArkTS, reduced to what the analyses need.
+///
+/// Nodes keep their file order; `ids`, `self_sizes`, `classes` and `edge_counts` all have
+/// one entry per node.
+#[derive(Debug, Default, Clone)]
+pub struct HeapSnapshot {
+    /// Object id of each node (stable across snapshots of one process).
+    pub ids: Vec<u64>,
+    /// `self_size` of each node, in bytes.
+    pub self_sizes: Vec<u64>,
+    /// Class (DevTools "Constructor") of each node.
+    pub classes: Vec<ClassId>,
+    /// Number of outgoing edges of each node, in edge-array order.
+    pub edge_counts: Vec<u32>,
+    /// Class names; each name appears once.
+    pub class_names: Vec<String>,
+    /// `snapshot.node_count` and `snapshot.edge_count` as the file states them.
+    pub declared_node_count: Option<u64>,
+    pub declared_edge_count: Option<u64>,
+    /// Number of fields per node in the file (6, 7 or 8).
+    pub node_field_count: usize,
+    /// Problems that did not stop the parse.
+    pub warnings: Vec<String>,
+}
+
+/// Count and total self size of a set of nodes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    pub count: u64,
+    pub size: u64,
+}
+
+impl HeapSnapshot {
+    pub fn node_count(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn class_name(&self, class: ClassId) -> &str {
+        &self.class_names[class as usize]
+    }
+
+    /// Whether a node takes part in counts and sizes: like DevTools, only nodes with a
+    /// non-zero self size do.
+    pub fn is_counted(&self, node: usize) -> bool {
+        self.self_sizes[node] > 0
+    }
+
+    /// Count and self size of the counted nodes.
+    pub fn totals(&self) -> Totals {
+        let mut t = Totals::default();
+        for &size in &self.self_sizes {
+            if size > 0 {
+                t.count += 1;
+                t.size += size;
+            }
+        }
+        t
+    }
+
+    /// Count and self size per class, indexed by [`ClassId`].
+    pub fn class_totals(&self) -> Vec<Totals> {
+        let mut per_class = vec![Totals::default(); self.class_names.len()];
+        for (&class, &size) in self.classes.iter().zip(&self.self_sizes) {
+            if size > 0 {
+                let t = &mut per_class[class as usize];
+                t.count += 1;
+                t.size += size;
+            }
+        }
+        per_class
+    }
+}
+
+/// The DevTools class name of a node from its type name and name string.
+///
+/// `type_name` is None for a type value past the snapshot's list of type names (ArkTS
+/// writes such values); `raw_type` is then shown.
+pub fn class_name(type_name: Option<&str>, raw_type: u64, name: &str, detached: bool) -> String {
+    match type_name {
+        Some("hidden") => "(system)".to_owned(),
+        Some("object" | "native") => {
+            let mut class = match name.strip_prefix('<') {
+                // `<div id="a">` is shown as `<div>`.
+                Some(rest) => match rest.find(' ') {
+                    Some(space) => format!("<{}>", &rest[..space]),
+                    None => name.to_owned(),
+                },
+                None => name.to_owned(),
+            };
+            if detached && !class.starts_with("Detached ") {
+                class.insert_str(0, "Detached ");
+            }
+            class
+        }
+        Some("code") => "(compiled code)".to_owned(),
+        Some("closure") => "Function".to_owned(),
+        Some("regexp") => "RegExp".to_owned(),
+        Some(other) => format!("({other})"),
+        None => format!("(type {raw_type})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_names_follow_devtools() {
+        assert_eq!(
+            class_name(Some("hidden"), 0, "system / Map", false),
+            "(system)"
+        );
+        assert_eq!(
+            class_name(Some("object"), 3, "LeakedRecord", false),
+            "LeakedRecord"
+        );
+        assert_eq!(
+            class_name(Some("native"), 8, "<div id=\"a\">", false),
+            "<div>"
+        );
+        assert_eq!(
+            class_name(Some("native"), 8, "<div>", true),
+            "Detached <div>"
+        );
+        assert_eq!(
+            class_name(Some("native"), 8, "Detached <div>", true),
+            "Detached <div>"
+        );
+        assert_eq!(class_name(Some("code"), 4, "foo", false), "(compiled code)");
+        assert_eq!(class_name(Some("closure"), 5, "onTick", false), "Function");
+        assert_eq!(class_name(Some("regexp"), 6, "/a+/", false), "RegExp");
+        assert_eq!(class_name(Some("string"), 2, "hello", false), "(string)");
+        assert_eq!(
+            class_name(Some("concatenated string"), 10, "ab", false),
+            "(concatenated string)"
+        );
+        assert_eq!(
+            class_name(Some("slicedstring"), 11, "x", false),
+            "(slicedstring)"
+        );
+        assert_eq!(class_name(None, 15, "Framework", false), "(type 15)");
+    }
+
+    #[test]
+    fn totals_count_only_nodes_with_a_size() {
+        let snap = HeapSnapshot {
+            ids: vec![1, 3, 5, 7],
+            self_sizes: vec![0, 16, 32, 8],
+            classes: vec![0, 1, 1, 0],
+            edge_counts: vec![0; 4],
+            class_names: vec!["(system)".into(), "Foo".into()],
+            ..HeapSnapshot::default()
+        };
+        assert_eq!(snap.totals(), Totals { count: 3, size: 56 });
+        assert_eq!(
+            snap.class_totals(),
+            vec![Totals { count: 1, size: 8 }, Totals { count: 2, size: 48 }]
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! Format-independent models that every reader produces.
+
+pub mod heap;

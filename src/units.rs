@@ -1,0 +1,187 @@
+//! Sizes and limits as people write them on a command line, and back.
+
+use std::fmt;
+
+/// A growth limit: absolute, or relative to the base value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    /// Bytes, or a plain count.
+    Absolute(u64),
+    /// Percent of the base value.
+    Percent(f64),
+}
+
+impl Limit {
+    /// The absolute limit for a given base value.
+    pub fn resolve(self, base: u64) -> f64 {
+        match self {
+            #[allow(clippy::cast_precision_loss)]
+            Limit::Absolute(v) => v as f64,
+            #[allow(clippy::cast_precision_loss)]
+            Limit::Percent(p) => base as f64 * p / 100.0,
+        }
+    }
+}
+
+/// Shows a size limit as it was given (`256KiB`, `10%`).
+pub struct SizeLimitText(pub Limit);
+
+impl fmt::Display for SizeLimitText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Limit::Absolute(b) => f.write_str(&format_size(b)),
+            Limit::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+fn parse_percent(text: &str) -> Option<Result<Limit, String>> {
+    let number = text.strip_suffix('%')?;
+    Some(match number.trim().parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(Limit::Percent(p)),
+        _ => Err(format!("'{text}' is not a percentage (e.g. 10%)")),
+    })
+}
+
+/// Parses `1MiB`, `512KB`, `1.5GiB`, `300` (bytes) or `5%`.
+pub fn parse_size_limit(text: &str) -> Result<Limit, String> {
+    if let Some(p) = parse_percent(text) {
+        return p;
+    }
+    parse_size(text).map(Limit::Absolute)
+}
+
+/// Parses a count (`100`) or a percentage (`10%`).
+pub fn parse_count_limit(text: &str) -> Result<Limit, String> {
+    if let Some(p) = parse_percent(text) {
+        return p;
+    }
+    text.trim()
+        .parse::<u64>()
+        .map(Limit::Absolute)
+        .map_err(|_| format!("'{text}' is not a whole number or a percentage (e.g. 100, 10%)"))
+}
+
+/// Parses a byte size with an optional unit: B, KB, KiB, MB, MiB, GB, GiB.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "kib" | "k" => 1 << 10,
+        "mb" => 1_000_000,
+        "mib" | "m" => 1 << 20,
+        "gb" => 1_000_000_000,
+        "gib" | "g" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown unit '{unit}' (use B, KB, KiB, MB, MiB, GB, GiB or %)"
+            ));
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (e.g. 256KiB, 1MiB, 5%)"))?;
+    #[allow(clippy::cast_precision_loss)]
+    let bytes = value * factor as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > 9.0e18 {
+        return Err(format!("'{text}' is out of range"));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(bytes.round() as u64)
+}
+
+/// A byte size for people: `812 B`, `2.79 MiB`.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.2} {}", UNITS[unit])
+}
+
+/// A signed byte delta for people: `+288.00 KiB`, `-1.20 MiB`, `0 B`.
+pub fn format_size_delta(delta: i64) -> String {
+    match delta.signum() {
+        0 => "0 B".to_owned(),
+        1 => format!("+{}", format_size(delta.unsigned_abs())),
+        _ => format!("-{}", format_size(delta.unsigned_abs())),
+    }
+}
+
+/// A count with thousands separators: `107,575`.
+pub fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A signed count delta: `+6,000`, `-12`, `0`.
+pub fn format_count_delta(delta: i64) -> String {
+    match delta.signum() {
+        0 => "0".to_owned(),
+        1 => format!("+{}", format_count(delta.unsigned_abs())),
+        _ => format!("-{}", format_count(delta.unsigned_abs())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("300"), Ok(300));
+        assert_eq!(parse_size("1KB"), Ok(1000));
+        assert_eq!(parse_size("256KiB"), Ok(262_144));
+        assert_eq!(parse_size("1.5 MiB"), Ok(1_572_864));
+        assert_eq!(parse_size("2GB"), Ok(2_000_000_000));
+        assert_eq!(parse_size("1gib"), Ok(1 << 30));
+        assert!(
+            parse_size("12 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(parse_size("MiB").is_err());
+        assert_eq!(parse_size_limit("5%"), Ok(Limit::Percent(5.0)));
+        assert!(parse_size_limit("-5%").is_err());
+        assert_eq!(parse_count_limit("100"), Ok(Limit::Absolute(100)));
+        assert!(parse_count_limit("1.5").is_err());
+    }
+
+    #[test]
+    fn limits_resolve_against_the_base() {
+        assert_eq!(Limit::Percent(10.0).resolve(2000), 200.0);
+        assert_eq!(Limit::Absolute(7).resolve(2000), 7.0);
+    }
+
+    #[test]
+    fn numbers_format_for_people() {
+        assert_eq!(format_size(812), "812 B");
+        assert_eq!(format_size(2_921_451), "2.79 MiB");
+        assert_eq!(format_size_delta(294_912), "+288.00 KiB");
+        assert_eq!(format_size_delta(-2048), "-2.00 KiB");
+        assert_eq!(format_size_delta(0), "0 B");
+        assert_eq!(format_count(107_575), "107,575");
+        assert_eq!(format_count(999), "999");
+        assert_eq!(format_count_delta(6000), "+6,000");
+        assert_eq!(format_count_delta(-1_234_567), "-1,234,567");
+    }
+}

@@ -1,0 +1,412 @@
+//! A builder of OpenHarmony `.htrace` files carrying ArkTS plugin data, written from
+//! `shared/spec/htrace-arkts.md` §1–§3. The protobuf is encoded by hand (tiny varint and
+//! field writers below), in either of the two encodings seen in real files.
+
+/// How `ProfilerPluginData` records are encoded (spec §2.1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Encoding {
+    /// Old files: fields in number order, default values (0, empty) left out, minimal
+    /// varints. Config records carry only `name` and `data`.
+    Canonical,
+    /// The newer protoencoder path: fields in the order 1, 7, 2, 3, 4, 5, 6; `status: 0`
+    /// and `clock_id: 0` (and `tv_sec`/`tv_nsec`, even when 0) written explicitly; the
+    /// length of `data` written as a zero-padded 4-byte varint. Config records are padded
+    /// too (name, version, status, data, clock_id; no timestamps).
+    Padded,
+}
+
+pub const HEADER_SIZE: usize = 1024;
+pub const MAGIC: &[u8; 8] = b"OHOSPROF";
+pub const VERSION: u32 = 0x0001_0000;
+pub const ARKTS_PLUGIN: &str = "arkts-plugin";
+pub const ARKTS_PLUGIN_CONFIG: &str = "arkts-plugin_config";
+pub const PLUGIN_VERSION: &str = "1.01";
+
+/// Builds one htrace section: the 1024-byte header and `[u32 LE len][payload]` records.
+pub struct HtraceBuilder {
+    encoding: Encoding,
+    boottime_ns: u64,
+    realtime_ns: u64,
+    monotonic_ns: u64,
+    records: Vec<Vec<u8>>,
+}
+
+impl HtraceBuilder {
+    pub fn new(encoding: Encoding) -> Self {
+        HtraceBuilder {
+            encoding,
+            boottime_ns: 0,
+            realtime_ns: 0,
+            monotonic_ns: 0,
+            records: Vec::new(),
+        }
+    }
+
+    /// The header's clock snapshot (default all 0). `realtimeCoarse` is written equal to
+    /// `realtime`, and `monotonicCoarse` / `monotonicRaw` equal to `monotonic`.
+    pub fn clocks(&mut self, boottime_ns: u64, realtime_ns: u64, monotonic_ns: u64) -> &mut Self {
+        self.boottime_ns = boottime_ns;
+        self.realtime_ns = realtime_ns;
+        self.monotonic_ns = monotonic_ns;
+        self
+    }
+
+    /// One `arkts-plugin_config` record whose data is an `ArkTSConfig` (canonical
+    /// protobuf; `capture_numeric_value` and `track_allocations` false, i.e. absent).
+    pub fn config(
+        &mut self,
+        pid: i32,
+        heap_type: i32,
+        interval: u32,
+        enable_cpu_profiler: bool,
+        cpu_interval: u32,
+    ) -> &mut Self {
+        let data = arkts_config(pid, heap_type, interval, enable_cpu_profiler, cpu_interval);
+        let record = plugin_data(self.encoding, ARKTS_PLUGIN_CONFIG, &data, None);
+        self.records.push(record);
+        self
+    }
+
+    /// One `arkts-plugin` record: `ArkTSResult { result = json }`, timestamped `time_ns`.
+    pub fn message(&mut self, time_ns: u64, json: &str) -> &mut Self {
+        self.message_bytes(time_ns, json.as_bytes())
+    }
+
+    /// Like `message`, for a result that need not be UTF-8 (or JSON).
+    pub fn message_bytes(&mut self, time_ns: u64, result: &[u8]) -> &mut Self {
+        let data = arkts_result(result);
+        let record = plugin_data(self.encoding, ARKTS_PLUGIN, &data, Some(time_ns));
+        self.records.push(record);
+        self
+    }
+
+    /// A SNAPSHOT-mode sequence for one heap snapshot: a progress message (`done` 0), the
+    /// text cut into `chunk_size`-byte pieces each sent as an `addHeapSnapshotChunk`
+    /// message, a final progress message with `"finished":true`, and the end marker
+    /// `{"id":1,"result":{}}`. Record k of the sequence is timestamped `time_ns + k ms`.
+    ///
+    /// Cuts fall anywhere, even mid-token or mid-`\uXXXX`; only a cut inside a multi-byte
+    /// UTF-8 character is moved to the character's end (a JSON string cannot hold half
+    /// of one). Returns the builder; `snapshot_records(text.len(), chunk_size)` tells how
+    /// many records were added.
+    pub fn snapshot(&mut self, time_ns: u64, snapshot_text: &[u8], chunk_size: usize) -> &mut Self {
+        assert!(chunk_size > 0, "chunk_size must be > 0");
+        let total = snapshot_text.len();
+        let mut k: u64 = 0;
+        let mut next_time = || {
+            let t = time_ns + k * 1_000_000;
+            k += 1;
+            t
+        };
+        let progress = format!(
+            r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{total}}}}}"#
+        );
+        let t = next_time();
+        self.message(t, &progress);
+        for piece in cut(snapshot_text, chunk_size) {
+            let msg = format!(
+                r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
+                json_escape(piece)
+            );
+            let t = next_time();
+            self.message(t, &msg);
+        }
+        let finished = format!(
+            r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":{total},"total":{total},"finished":true}}}}"#
+        );
+        let t = next_time();
+        self.message(t, &finished);
+        let t = next_time();
+        self.message(t, r#"{"id":1,"result":{}}"#);
+        self
+    }
+
+    /// A record of another plugin (e.g. `cpu-plugin`), with no timestamp, which readers
+    /// must skip.
+    pub fn other_plugin_record(&mut self, name: &str, data: &[u8]) -> &mut Self {
+        let record = plugin_data(self.encoding, name, data, None);
+        self.records.push(record);
+        self
+    }
+
+    /// A record whose payload is written as is: `[u32 LE len][payload]`.
+    pub fn raw_record(&mut self, payload: &[u8]) -> &mut Self {
+        self.records.push(payload.to_vec());
+        self
+    }
+
+    /// The whole file: a 1024-byte header (magic `OHOSPROF`, `length` = every byte of the
+    /// section including the header, version 0x00010000, segments = 2 per record,
+    /// dataType 0, the clock snapshot, zero sha256 / plugin name / duration / padding)
+    /// followed by the records.
+    pub fn build(&self) -> Vec<u8> {
+        let body: usize = self.records.iter().map(|r| 4 + r.len()).sum();
+        let mut out = Vec::with_capacity(HEADER_SIZE + body);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&((HEADER_SIZE + body) as u64).to_le_bytes());
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&((2 * self.records.len()) as u32).to_le_bytes());
+        out.extend_from_slice(&[0u8; 32]); // sha256
+        out.extend_from_slice(&0u32.to_le_bytes()); // dataType: HIPROFILER_PROTOBUF_BIN
+        for clock in [
+            self.boottime_ns,
+            self.realtime_ns,
+            self.realtime_ns, // realtimeCoarse
+            self.monotonic_ns,
+            self.monotonic_ns, // monotonicCoarse
+            self.monotonic_ns, // monotonicRaw
+        ] {
+            out.extend_from_slice(&clock.to_le_bytes());
+        }
+        debug_assert_eq!(out.len(), 108);
+        out.resize(HEADER_SIZE, 0); // plugin name, plugin version, durationNs, padding
+        for record in &self.records {
+            out.extend_from_slice(&(record.len() as u32).to_le_bytes());
+            out.extend_from_slice(record);
+        }
+        out
+    }
+
+    /// How many records have been added so far.
+    pub fn records(&self) -> usize {
+        self.records.len()
+    }
+}
+
+/// How many records `HtraceBuilder::snapshot` adds for an ASCII text of `text_len` bytes.
+pub fn snapshot_records(text_len: usize, chunk_size: usize) -> usize {
+    3 + text_len.div_ceil(chunk_size)
+}
+
+/// Overwrite the header's `length` field (bytes 8..16, u64 LE).
+pub fn set_header_length(file: &mut [u8], length: u64) {
+    file[8..16].copy_from_slice(&length.to_le_bytes());
+}
+
+/// Escape bytes for the inside of a JSON string: `\"`, `\\`, `\n`, other control
+/// characters as `\u00XX`. Non-ASCII UTF-8 is kept as is; invalid UTF-8 becomes U+FFFD.
+pub fn json_escape(s: &[u8]) -> String {
+    let text = String::from_utf8_lossy(s);
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Cut `text` into pieces of `chunk_size` bytes, moving a cut that falls inside a UTF-8
+/// multi-byte character forward to the character's end.
+fn cut(text: &[u8], chunk_size: usize) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + chunk_size).min(text.len());
+        while end < text.len() && (text[end] & 0xC0) == 0x80 {
+            end += 1;
+        }
+        pieces.push(&text[start..end]);
+        start = end;
+    }
+    pieces
+}
+
+// ---------------------------------------------------------------------------------------
+// Protobuf messages
+
+/// `ArkTSConfig` (spec §3.1), canonical: default values left out; `heap_type` -1 (any
+/// negative int32) is a 10-byte varint.
+pub fn arkts_config(
+    pid: i32,
+    heap_type: i32,
+    interval: u32,
+    enable_cpu_profiler: bool,
+    cpu_interval: u32,
+) -> Vec<u8> {
+    let mut m = Vec::new();
+    if pid != 0 {
+        put_varint_field(&mut m, 1, pid as i64 as u64);
+    }
+    if heap_type != 0 {
+        put_varint_field(&mut m, 2, heap_type as i64 as u64);
+    }
+    if interval != 0 {
+        put_varint_field(&mut m, 3, interval as u64);
+    }
+    if enable_cpu_profiler {
+        put_varint_field(&mut m, 6, 1);
+    }
+    if cpu_interval != 0 {
+        put_varint_field(&mut m, 7, cpu_interval as u64);
+    }
+    m
+}
+
+/// `ArkTSResult { bytes result = 1 }`, canonical (empty result: empty message).
+pub fn arkts_result(result: &[u8]) -> Vec<u8> {
+    let mut m = Vec::new();
+    if !result.is_empty() {
+        put_bytes_field(&mut m, 1, result);
+    }
+    m
+}
+
+/// `ProfilerPluginData` (spec §2.1). `time_ns` None = no timestamp (config and other
+/// records), and then also no version in canonical encoding.
+///
+/// Canonical: 1 name, [3 data], [5 tv_sec], [6 tv_nsec], [7 version]; zero fields
+/// omitted (so a record whose tv_nsec is 0 has no field 6). Padded: 1 name, 7 version,
+/// 2 status 0, 3 data (4-byte length), 4 clock_id 0, then 5 tv_sec and 6 tv_nsec (always
+/// written when `time_ns` is Some).
+pub fn plugin_data(encoding: Encoding, name: &str, data: &[u8], time_ns: Option<u64>) -> Vec<u8> {
+    let mut m = Vec::new();
+    let tv = time_ns.map(|t| (t / 1_000_000_000, t % 1_000_000_000));
+    match encoding {
+        Encoding::Canonical => {
+            put_bytes_field(&mut m, 1, name.as_bytes());
+            if !data.is_empty() {
+                put_bytes_field(&mut m, 3, data);
+            }
+            if let Some((sec, nsec)) = tv {
+                if sec != 0 {
+                    put_varint_field(&mut m, 5, sec);
+                }
+                if nsec != 0 {
+                    put_varint_field(&mut m, 6, nsec);
+                }
+                put_bytes_field(&mut m, 7, PLUGIN_VERSION.as_bytes());
+            }
+        }
+        Encoding::Padded => {
+            put_bytes_field(&mut m, 1, name.as_bytes());
+            put_bytes_field(&mut m, 7, PLUGIN_VERSION.as_bytes());
+            put_varint_field(&mut m, 2, 0); // status
+            put_tag(&mut m, 3, WIRE_LEN);
+            put_padded_varint4(&mut m, data.len() as u64);
+            m.extend_from_slice(data);
+            put_varint_field(&mut m, 4, 0); // clock_id: CLOCK_REALTIME
+            if let Some((sec, nsec)) = tv {
+                put_varint_field(&mut m, 5, sec);
+                put_varint_field(&mut m, 6, nsec);
+            }
+        }
+    }
+    m
+}
+
+// ---------------------------------------------------------------------------------------
+// Protobuf wire primitives
+
+pub const WIRE_VARINT: u8 = 0;
+pub const WIRE_LEN: u8 = 2;
+
+/// Minimal (canonical) varint.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A varint padded to exactly 4 bytes (e.g. 60 -> `bc 80 80 00`); `v` must be < 2^28.
+pub fn put_padded_varint4(out: &mut Vec<u8>, v: u64) {
+    assert!(v < 1 << 28, "{v} does not fit a 4-byte varint");
+    out.push((v & 0x7f) as u8 | 0x80);
+    out.push(((v >> 7) & 0x7f) as u8 | 0x80);
+    out.push(((v >> 14) & 0x7f) as u8 | 0x80);
+    out.push(((v >> 21) & 0x7f) as u8);
+}
+
+pub fn put_tag(out: &mut Vec<u8>, field: u32, wire_type: u8) {
+    put_varint(out, ((field as u64) << 3) | wire_type as u64);
+}
+
+pub fn put_varint_field(out: &mut Vec<u8>, field: u32, v: u64) {
+    put_tag(out, field, WIRE_VARINT);
+    put_varint(out, v);
+}
+
+pub fn put_bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+    put_tag(out, field, WIRE_LEN);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Decode a varint (minimal or not) at the start of `bytes`: (value, bytes used).
+pub fn get_varint(bytes: &[u8]) -> (u64, usize) {
+    let mut v = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        v |= ((b & 0x7f) as u64) << (7 * i);
+        if b & 0x80 == 0 {
+            return (v, i + 1);
+        }
+    }
+    panic!("truncated or overlong varint")
+}
+
+// ---------------------------------------------------------------------------------------
+// A tiny reader, for tests that inspect or damage built files
+
+/// One decoded protobuf field value (only the wire types the builder writes).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+}
+
+/// Decode every field of a protobuf message, in wire order. Panics on wire types other
+/// than varint and length-delimited.
+pub fn parse_fields(msg: &[u8]) -> Vec<(u32, Field<'_>)> {
+    let mut fields = Vec::new();
+    let mut pos = 0;
+    while pos < msg.len() {
+        let (tag, n) = get_varint(&msg[pos..]);
+        pos += n;
+        let field = (tag >> 3) as u32;
+        match (tag & 7) as u8 {
+            WIRE_VARINT => {
+                let (v, n) = get_varint(&msg[pos..]);
+                pos += n;
+                fields.push((field, Field::Varint(v)));
+            }
+            WIRE_LEN => {
+                let (len, n) = get_varint(&msg[pos..]);
+                pos += n;
+                let end = pos + len as usize;
+                fields.push((field, Field::Bytes(&msg[pos..end])));
+                pos = end;
+            }
+            w => panic!("unexpected wire type {w} at byte {pos}"),
+        }
+    }
+    fields
+}
+
+/// The byte ranges `(start, end)` of the record payloads of the first section, walking
+/// `[u32 LE len][payload]` from byte 1024 up to the header's `length` (or the end of the
+/// file, whichever comes first; a cut last record is left out).
+pub fn record_ranges(file: &[u8]) -> Vec<(usize, usize)> {
+    assert!(
+        file.len() >= HEADER_SIZE && &file[..8] == MAGIC,
+        "not an htrace file"
+    );
+    let length = u64::from_le_bytes(file[8..16].try_into().unwrap()) as usize;
+    let end = length.min(file.len());
+    let mut ranges = Vec::new();
+    let mut pos = HEADER_SIZE;
+    while pos + 4 <= end {
+        let len = u32::from_le_bytes(file[pos..pos + 4].try_into().unwrap()) as usize;
+        if pos + 4 + len > end {
+            break;
+        }
+        ranges.push((pos + 4, pos + 4 + len));
+        pos += 4 + len;
+    }
+    ranges
+}

@@ -1,0 +1,9 @@
+#![allow(dead_code)]
+//! Test support shared by the integration tests (`mod support;`).
+//!
+//! Everything here is an independent implementation written from the specs in
+//! `shared/spec/` (heap recount, htrace writer); it uses no code of the arkdiff crate,
+//! so the tests can check the real implementation against it.
+
+pub mod htrace;
+pub mod recount;

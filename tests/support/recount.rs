@@ -1,0 +1,239 @@
+//! A plain, slow, independent recount of a V8 / ArkTS `.heapsnapshot`, following
+//! `shared/spec/semantics.md` §2 (class names, `self_size > 0`, same object = same id and
+//! same class name). It parses the whole document into a `serde_json::Value`.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Per-class and per-object counts of one heap snapshot.
+pub struct Recount {
+    /// class name -> (count, summed self_size), counted nodes only.
+    pub classes: BTreeMap<String, (u64 /*count*/, u64 /*size*/)>,
+    /// node id -> (class name, self_size), counted nodes only. When an id occurs on more
+    /// than one counted node, the first one is kept (see `duplicate_ids`).
+    pub objects: hashbrown::HashMap<u64 /*id*/, (String /*class*/, u64 /*self_size*/)>,
+    /// Number of counted nodes (self_size > 0).
+    pub total_count: u64,
+    /// Sum of the counted nodes' self_size.
+    pub total_size: u64,
+    /// Counted nodes whose id was already taken by an earlier counted node of the same
+    /// snapshot (0 in real V8 data). `diff` is exact only when this is 0 on both sides.
+    pub duplicate_ids: u64,
+}
+
+/// Recount a snapshot given as its JSON text. Panics on anything malformed (it is test
+/// support: a panic names what is wrong).
+pub fn recount(text: &[u8]) -> Recount {
+    let doc: Value = serde_json::from_slice(text).expect("heap snapshot: invalid JSON");
+    let meta = &doc["snapshot"]["meta"];
+    let node_fields: Vec<&str> = meta["node_fields"]
+        .as_array()
+        .expect("heap snapshot: meta.node_fields is not an array")
+        .iter()
+        .map(|f| {
+            f.as_str()
+                .expect("heap snapshot: node field name is not a string")
+        })
+        .collect();
+    let stride = node_fields.len();
+    assert!(stride > 0, "heap snapshot: meta.node_fields is empty");
+    let field = |name: &str| node_fields.iter().position(|f| *f == name);
+    let f_type = field("type").expect("heap snapshot: no `type` node field");
+    let f_name = field("name").expect("heap snapshot: no `name` node field");
+    let f_id = field("id").expect("heap snapshot: no `id` node field");
+    let f_size = field("self_size").expect("heap snapshot: no `self_size` node field");
+    let f_detached = field("detachedness");
+
+    let type_names: Vec<&str> = meta["node_types"][0]
+        .as_array()
+        .expect("heap snapshot: meta.node_types[0] is not an array")
+        .iter()
+        .map(|t| {
+            t.as_str()
+                .expect("heap snapshot: node type name is not a string")
+        })
+        .collect();
+    let strings: Vec<&str> = doc["strings"]
+        .as_array()
+        .expect("heap snapshot: `strings` is not an array")
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .expect("heap snapshot: a string-table entry is not a string")
+        })
+        .collect();
+    let nodes = doc["nodes"]
+        .as_array()
+        .expect("heap snapshot: `nodes` is not an array");
+    assert!(
+        nodes.len().is_multiple_of(stride),
+        "heap snapshot: nodes length {} is not a multiple of {stride}",
+        nodes.len()
+    );
+
+    let mut out = Recount {
+        classes: BTreeMap::new(),
+        objects: hashbrown::HashMap::new(),
+        total_count: 0,
+        total_size: 0,
+        duplicate_ids: 0,
+    };
+    for node in nodes.chunks(stride) {
+        let self_size = number(&node[f_size]);
+        if self_size == 0 {
+            continue;
+        }
+        let type_index = number(&node[f_type]);
+        let name_index = number(&node[f_name]) as usize;
+        let name = *strings.get(name_index).unwrap_or_else(|| {
+            panic!("heap snapshot: name index {name_index} past the string table")
+        });
+        let detachedness = f_detached.map(|f| number(&node[f]));
+        let class = class_name(&type_names, type_index, name, detachedness);
+        let id = number(&node[f_id]);
+
+        let entry = out.classes.entry(class.clone()).or_insert((0, 0));
+        entry.0 += 1;
+        entry.1 += self_size;
+        out.total_count += 1;
+        out.total_size += self_size;
+        match out.objects.entry(id) {
+            hashbrown::hash_map::Entry::Occupied(_) => out.duplicate_ids += 1,
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert((class, self_size));
+            }
+        }
+    }
+    out
+}
+
+/// Read a `.heapsnapshot` file (gunzipping it when it starts with `1f 8b`) and recount it.
+pub fn recount_file(path: &Path) -> Recount {
+    let raw = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    recount(&maybe_gunzip(raw))
+}
+
+/// Gunzip `raw` when it starts with the gzip magic `1f 8b`, else return it unchanged.
+pub fn maybe_gunzip(raw: Vec<u8>) -> Vec<u8> {
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut text)
+            .expect("gunzip failed");
+        text
+    } else {
+        raw
+    }
+}
+
+/// The class ("Constructor" column) of a node, per semantics.md §2.
+pub fn class_name(
+    type_names: &[&str],
+    type_index: u64,
+    name: &str,
+    detachedness: Option<u64>,
+) -> String {
+    let Some(&type_name) = usize::try_from(type_index)
+        .ok()
+        .and_then(|i| type_names.get(i))
+    else {
+        return format!("(type {type_index})");
+    };
+    match type_name {
+        "hidden" => "(system)".to_string(),
+        "object" | "native" => {
+            let mut class = match name.find(' ') {
+                Some(space) if name.starts_with('<') => format!("{}>", &name[..space]),
+                _ => name.to_string(),
+            };
+            if type_name == "native" && detachedness == Some(2) && !class.starts_with("Detached ") {
+                class = format!("Detached {class}");
+            }
+            class
+        }
+        "code" => "(compiled code)".to_string(),
+        "closure" => "Function".to_string(),
+        "regexp" => "RegExp".to_string(),
+        other => format!("({other})"),
+    }
+}
+
+fn number(v: &Value) -> u64 {
+    if let Some(n) = v.as_u64() {
+        n
+    } else if let Some(n) = v.as_i64() {
+        n as u64
+    } else if let Some(f) = v.as_f64() {
+        f as u64
+    } else {
+        panic!("heap snapshot: node value {v} is not a number")
+    }
+}
+
+/// One class's row of a heap diff (semantics.md §2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassDiff {
+    pub name: String,
+    pub count_base: u64,
+    pub count_head: u64,
+    pub size_base: u64,
+    pub size_head: u64,
+    pub new_count: u64,
+    pub deleted_count: u64,
+    pub alloc_size: u64,
+    pub freed_size: u64,
+}
+
+/// Diff two recounts. Only classes with some change (count, size, or a nonzero
+/// new/deleted count) are returned.
+pub fn diff(base: &Recount, head: &Recount) -> BTreeMap<String, ClassDiff> {
+    let mut rows: BTreeMap<String, ClassDiff> = BTreeMap::new();
+    for (name, &(count, size)) in &base.classes {
+        let r = row(&mut rows, name);
+        r.count_base = count;
+        r.size_base = size;
+    }
+    for (name, &(count, size)) in &head.classes {
+        let r = row(&mut rows, name);
+        r.count_head = count;
+        r.size_head = size;
+    }
+    for (id, (class, size)) in &head.objects {
+        if !matches!(base.objects.get(id), Some((c, _)) if c == class) {
+            let r = row(&mut rows, class);
+            r.new_count += 1;
+            r.alloc_size += size;
+        }
+    }
+    for (id, (class, size)) in &base.objects {
+        if !matches!(head.objects.get(id), Some((c, _)) if c == class) {
+            let r = row(&mut rows, class);
+            r.deleted_count += 1;
+            r.freed_size += size;
+        }
+    }
+    rows.retain(|_, r| {
+        r.count_base != r.count_head
+            || r.size_base != r.size_head
+            || r.new_count != 0
+            || r.deleted_count != 0
+    });
+    rows
+}
+
+fn row<'a>(rows: &'a mut BTreeMap<String, ClassDiff>, name: &str) -> &'a mut ClassDiff {
+    rows.entry(name.to_string()).or_insert_with(|| ClassDiff {
+        name: name.to_string(),
+        count_base: 0,
+        count_head: 0,
+        size_base: 0,
+        size_head: 0,
+        new_count: 0,
+        deleted_count: 0,
+        alloc_size: 0,
+        freed_size: 0,
+    })
+}
