@@ -289,9 +289,9 @@ mod tests {
         );
         assert_eq!(row("B").objects.unwrap().deleted_count, 1);
         assert_eq!(row("C").objects.unwrap().new_count, 1);
-        // Sorted by |size delta|: A +20, B -20, C +20 -> A, B, C by name on ties.
+        // |size delta| is 20 for all three; then |count delta|: B and C 1, A 0; then name.
         let order: Vec<&str> = d.classes.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(order, vec!["A", "B", "C"]);
+        assert_eq!(order, vec!["B", "C", "A"]);
         assert!(d.classes.iter().all(|r| r.name != "(system)"));
     }
 
