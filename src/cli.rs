@@ -90,7 +90,7 @@ pub struct Cli {
 pub enum OutputFormat {
     /// A terminal table.
     Table,
-    /// The JSON report (schema_version 1).
+    /// The JSON report (`schema_version` 1).
     Json,
 }
 

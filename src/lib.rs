@@ -117,16 +117,16 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     if !(one_file && base.index == head.index) {
         warnings.extend(head_snap.warnings.iter().cloned());
     }
-    let heap = diff::heap::diff(&base_snap, &head_snap, one_file);
-    if heap.id_matching == diff::heap::IdMatching::Disjoint {
-        if let Some(c) = heap.id_check {
-            warnings.push(format!(
+    let heap_diff = diff::heap::diff(&base_snap, &head_snap, one_file);
+    if heap_diff.id_matching == diff::heap::IdMatching::Disjoint
+        && let Some(c) = heap_diff.id_check
+    {
+        warnings.push(format!(
                 "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared",
                 c.mismatched_ids, c.shared_ids
             ));
-        }
     }
-    let verdict = gate::evaluate(Some(&heap), &config.thresholds);
+    let verdict = gate::evaluate(Some(&heap_diff), &config.thresholds);
     let report = Report {
         schema_version: report::SCHEMA_VERSION,
         tool: Tool {
@@ -136,7 +136,7 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         base: side(&base),
         head: side(&head),
         warnings,
-        heap: Some(HeapSection::from_diff(&heap)),
+        heap: Some(HeapSection::from_diff(&heap_diff)),
         cpu: None,
         gate: GateSection::from_verdict(&verdict),
     };
@@ -185,7 +185,7 @@ fn write_report(config: &Config, report: &Report) -> Result<()> {
         OutputFormat::Table => Box::new(report::table::TableRenderer {
             top: config.top,
             width: (config.output.is_none() && std::io::stdout().is_terminal())
-                .then(|| comfy_table_width())
+                .then(comfy_table_width)
                 .flatten(),
         }),
     };

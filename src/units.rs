@@ -88,7 +88,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{text}' is not a size (e.g. 256KiB, 1MiB, 5%)"))?;
     #[allow(clippy::cast_precision_loss)]
     let bytes = value * factor as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > 9.0e18 {
+    if !bytes.is_finite() || !(0.0..=9.0e18).contains(&bytes) {
         return Err(format!("'{text}' is out of range"));
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -125,7 +125,7 @@ pub fn format_count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -143,6 +143,7 @@ pub fn format_count_delta(delta: i64) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
 

@@ -1,3 +1,4 @@
+#![allow(clippy::cast_possible_wrap)]
 //! Checks of the test support code itself (`tests/support/`) against known facts.
 
 mod support;
@@ -40,7 +41,7 @@ fn varint_of(fields: &[(u32, Field<'_>)], number: u32) -> Option<u64> {
     })
 }
 
-/// (name, time_ns if both tv fields are present, ArkTSResult.result text)
+/// (name, `time_ns` if both tv fields are present, ArkTSResult.result text)
 fn decode_record(payload: &[u8]) -> (String, Option<u64>, String) {
     let fields = parse_fields(payload);
     let name = String::from_utf8(bytes_of(&fields, 1).unwrap().to_vec()).unwrap();
@@ -339,7 +340,7 @@ fn recount_class_names() {
         ("<p>", (1, 14)),
         ("(array)", (1, 15)),
     ];
-    expected.sort();
+    expected.sort_unstable();
     assert_eq!(classes, expected);
     assert_eq!(r.total_count, 15);
     assert_eq!(

@@ -1,6 +1,6 @@
 //! The per-class heap diff of two snapshots (semantics.md §2).
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 
 use hashbrown::HashMap;
 
@@ -221,21 +221,25 @@ fn match_objects(base: &[Object], head: &[Object], classes: usize) -> (Vec<Objec
     let (mut i, mut j) = (0, 0);
     while i < base.len() && j < head.len() {
         let (b, h) = (&base[i], &head[j]);
-        if b.id < h.id {
-            deleted(&mut churn, b);
-            i += 1;
-        } else if h.id < b.id {
-            new(&mut churn, h);
-            j += 1;
-        } else {
-            check.shared_ids += 1;
-            if b.class != h.class {
-                check.mismatched_ids += 1;
+        match b.id.cmp(&h.id) {
+            Ordering::Less => {
                 deleted(&mut churn, b);
-                new(&mut churn, h);
+                i += 1;
             }
-            i += 1;
-            j += 1;
+            Ordering::Greater => {
+                new(&mut churn, h);
+                j += 1;
+            }
+            Ordering::Equal => {
+                check.shared_ids += 1;
+                if b.class != h.class {
+                    check.mismatched_ids += 1;
+                    deleted(&mut churn, b);
+                    new(&mut churn, h);
+                }
+                i += 1;
+                j += 1;
+            }
         }
     }
     base[i..].iter().for_each(|o| deleted(&mut churn, o));
@@ -250,12 +254,11 @@ mod tests {
     fn snap(nodes: &[(u64, &str, u64)]) -> HeapSnapshot {
         let mut s = HeapSnapshot::default();
         for &(id, class, size) in nodes {
-            let c = match s.class_names.iter().position(|n| n == class) {
-                Some(c) => c,
-                None => {
-                    s.class_names.push(class.to_owned());
-                    s.class_names.len() - 1
-                }
+            let c = if let Some(c) = s.class_names.iter().position(|n| n == class) {
+                c
+            } else {
+                s.class_names.push(class.to_owned());
+                s.class_names.len() - 1
             };
             s.ids.push(id);
             s.classes.push(c as u32);

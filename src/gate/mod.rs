@@ -126,13 +126,13 @@ fn exceeds(value: i64, limit: f64) -> bool {
 fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
     if let Some(limit) = t.max_heap_growth {
         // Ignored classes are taken out of the totals as well.
-        let (mut base, mut head) = (heap.base_totals.size, heap.head_totals.size);
+        let (mut base_size, mut head_size) = (heap.base_totals.size, heap.head_totals.size);
         for c in heap.classes.iter().filter(|c| t.ignored(&c.name)) {
-            base -= c.size_base.min(base);
-            head -= c.size_head.min(head);
+            base_size -= c.size_base.min(base_size);
+            head_size -= c.size_head.min(head_size);
         }
-        let value = delta(base, head);
-        let resolved = limit.resolve(base);
+        let value = delta(base_size, head_size);
+        let resolved = limit.resolve(base_size);
         if exceeds(value, resolved) {
             out.push(Violation {
                 level: Level::Fail,
@@ -178,6 +178,7 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
     use crate::diff::heap::{ClassDiff, IdMatching};
@@ -214,12 +215,12 @@ mod tests {
         }
     }
 
-    fn globs(patterns: &[&str]) -> Option<GlobSet> {
+    fn globs(patterns: &[&str]) -> GlobSet {
         let mut b = GlobSetBuilder::new();
         for p in patterns {
             b.add(Glob::new(p).unwrap());
         }
-        Some(b.build().unwrap())
+        b.build().unwrap()
     }
 
     #[test]
@@ -255,7 +256,7 @@ mod tests {
     fn class_globs_scope_and_ignore() {
         let t = Thresholds {
             max_class_size_growth: Some(Limit::Absolute(100)),
-            classes: globs(&["Ca*"]),
+            classes: Some(globs(&["Ca*"])),
             ..Thresholds::default()
         };
         let v = evaluate(Some(&heap()), &t);
@@ -265,7 +266,7 @@ mod tests {
         // Ignoring Leaky takes its 2500 bytes out of the heap total too: 500 of 10000.
         let t = Thresholds {
             max_heap_growth: Some(Limit::Absolute(1000)),
-            ignore: globs(&["Leaky"]),
+            ignore: Some(globs(&["Leaky"])),
             ..Thresholds::default()
         };
         assert_eq!(evaluate(Some(&heap()), &t).status, Status::Pass);

@@ -363,12 +363,11 @@ fn resolve_classes(
         let class = if is_named_type(type_name) {
             let detached = type_name == Some("native") && raw.detached.get(node) == Some(&true);
             *by_name.entry((name, detached)).or_insert_with(|| {
-                let text = match strings.get(&name) {
-                    Some(s) => s.as_str(),
-                    None => {
-                        missing_names += 1;
-                        ""
-                    }
+                let text = if let Some(s) = strings.get(&name) {
+                    s.as_str()
+                } else {
+                    missing_names += 1;
+                    ""
                 };
                 let text = if text.is_empty() && u64::from(name) >= strings_len {
                     format!("(missing string #{name})")
@@ -500,6 +499,20 @@ mod tests {
         assert!(err.to_string().contains("no \"name\""), "{err}");
     }
 
+    /// Hands out one byte per read.
+    struct OneByte<'a>(&'a [u8]);
+
+    impl Read for OneByte<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() || buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = self.0[0];
+            self.0 = &self.0[1..];
+            Ok(1)
+        }
+    }
+
     #[test]
     fn tiny_buffers_give_the_same_result() {
         // Refills in the middle of every token must not change anything.
@@ -507,23 +520,9 @@ mod tests {
             r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[3,1,3,48,0,0,0 , 3 , 2,5, 123456789012 ,0,0,0],"edges":[[1,"]"],{{"a":"}}"}}],"strings":["","Foo","Ba\nr\ud83d\ude00"]}}"#
         );
         let whole = parse_str(&text);
-        let mut json = JsonReader::with_capacity(text.as_bytes(), 1);
-        // The smallest buffer the reader allows.
-        let _ = &mut json;
-        struct OneByte<'a>(&'a [u8]);
-        impl Read for OneByte<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                if self.0.is_empty() || buf.is_empty() {
-                    return Ok(0);
-                }
-                buf[0] = self.0[0];
-                self.0 = &self.0[1..];
-                Ok(1)
-            }
-        }
         let trickled = parse(OneByte(text.as_bytes())).unwrap();
         assert_eq!(whole.ids, trickled.ids);
-        assert_eq!(whole.self_sizes, vec![48, 123456789012]);
+        assert_eq!(whole.self_sizes, vec![48, 123_456_789_012]);
         assert_eq!(whole.class_names, trickled.class_names);
         assert_eq!(whole.class_name(whole.classes[1]), "Ba\nr\u{1F600}");
     }

@@ -454,7 +454,7 @@ impl Htrace {
     ) {
         match classify(text) {
             MessageKind::Chunk => {
-                let span = pending.span.get_or_insert_with(|| SnapshotSpan {
+                let span = pending.span.get_or_insert(SnapshotSpan {
                     start_offset: offset,
                     end_offset: offset,
                     first_record: record,

@@ -222,22 +222,19 @@ impl<R: Read> JsonReader<R> {
         self.expect(b'"', "a string")?;
         loop {
             let window = &self.buf[self.pos..self.end];
-            match memchr::memchr2(b'"', b'\\', window) {
-                Some(i) => {
-                    out.extend_from_slice(&window[..i]);
-                    let special = window[i];
-                    self.pos += i + 1;
-                    if special == b'"' {
-                        return Ok(());
-                    }
-                    self.escape(out)?;
+            if let Some(i) = memchr::memchr2(b'"', b'\\', window) {
+                out.extend_from_slice(&window[..i]);
+                let special = window[i];
+                self.pos += i + 1;
+                if special == b'"' {
+                    return Ok(());
                 }
-                None => {
-                    out.extend_from_slice(window);
-                    self.pos = self.end;
-                    if !self.fill()? {
-                        return Err(self.unexpected("the end of a string"));
-                    }
+                self.escape(out)?;
+            } else {
+                out.extend_from_slice(window);
+                self.pos = self.end;
+                if !self.fill()? {
+                    return Err(self.unexpected("the end of a string"));
                 }
             }
         }
@@ -323,21 +320,18 @@ impl<R: Read> JsonReader<R> {
     fn skip_string_body(&mut self) -> Result<()> {
         loop {
             let window = &self.buf[self.pos..self.end];
-            match memchr::memchr2(b'"', b'\\', window) {
-                Some(i) => {
-                    let special = window[i];
-                    self.pos += i + 1;
-                    if special == b'"' {
-                        return Ok(());
-                    }
-                    // Whatever follows a backslash is part of the string.
-                    self.next_raw()?;
+            if let Some(i) = memchr::memchr2(b'"', b'\\', window) {
+                let special = window[i];
+                self.pos += i + 1;
+                if special == b'"' {
+                    return Ok(());
                 }
-                None => {
-                    self.pos = self.end;
-                    if !self.fill()? {
-                        return Err(self.unexpected("the end of a string"));
-                    }
+                // Whatever follows a backslash is part of the string.
+                self.next_raw()?;
+            } else {
+                self.pos = self.end;
+                if !self.fill()? {
+                    return Err(self.unexpected("the end of a string"));
                 }
             }
         }
@@ -429,29 +423,26 @@ impl<R: Read> JsonReader<R> {
                 let mut depth = 1usize;
                 loop {
                     let window = &self.buf[self.pos..self.end];
-                    match memchr::memchr3(open, close, b'"', window) {
-                        Some(i) => {
-                            let b = window[i];
-                            self.pos += i + 1;
-                            if b == b'"' {
-                                self.skip_string_body()?;
-                            } else if b == open {
-                                depth += 1;
-                                if depth > MAX_DEPTH {
-                                    return Err(self.invalid("nesting is deeper than 10000"));
-                                }
-                            } else {
-                                depth -= 1;
-                                if depth == 0 {
-                                    return Ok(());
-                                }
+                    if let Some(i) = memchr::memchr3(open, close, b'"', window) {
+                        let b = window[i];
+                        self.pos += i + 1;
+                        if b == b'"' {
+                            self.skip_string_body()?;
+                        } else if b == open {
+                            depth += 1;
+                            if depth > MAX_DEPTH {
+                                return Err(self.invalid("nesting is deeper than 10000"));
+                            }
+                        } else {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(());
                             }
                         }
-                        None => {
-                            self.pos = self.end;
-                            if !self.fill()? {
-                                return Err(self.unexpected("the end of an array or object"));
-                            }
+                    } else {
+                        self.pos = self.end;
+                        if !self.fill()? {
+                            return Err(self.unexpected("the end of an array or object"));
                         }
                     }
                 }

@@ -106,8 +106,19 @@ pub struct ViolationJson {
     pub metric: &'static str,
     pub subject: String,
     pub value: i64,
+    /// Whole numbers are written without a fraction.
+    #[serde(serialize_with = "number")]
     pub limit: f64,
     pub limit_text: String,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref, clippy::cast_precision_loss)]
+fn number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
 }
 
 impl HeapSection {

@@ -110,12 +110,14 @@ impl Render for TableRenderer {
         if gate.thresholds == 0 {
             writeln!(out, "gate: no thresholds given (report only)")?;
         } else {
+            let plural =
+                |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
             writeln!(
                 out,
-                "gate: {} ({} of {} thresholds exceeded)",
+                "gate: {} ({} of {} checked)",
                 gate.status.to_uppercase(),
-                gate.violations.len(),
-                gate.thresholds
+                plural(gate.violations.len(), "violation"),
+                plural(gate.thresholds, "threshold"),
             )?;
         }
         for v in &gate.violations {
@@ -124,10 +126,15 @@ impl Render for TableRenderer {
             } else {
                 (format_count_delta(v.value), format_count_f(v.limit))
             };
+            let relative = if v.limit_text.ends_with('%') {
+                format!(" ({} of base)", v.limit_text)
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
-                "  {}: {} {} grew {value}, limit {limit} ({})",
-                v.level, v.metric, v.subject, v.limit_text
+                "  {}: {} {} grew {value}, limit {limit}{relative}",
+                v.level, v.metric, v.subject
             )?;
         }
         Ok(())

@@ -11,7 +11,7 @@ pub enum Encoding {
     /// The newer protoencoder path: fields in the order 1, 7, 2, 3, 4, 5, 6; `status: 0`
     /// and `clock_id: 0` (and `tv_sec`/`tv_nsec`, even when 0) written explicitly; the
     /// length of `data` written as a zero-padded 4-byte varint. Config records are padded
-    /// too (name, version, status, data, clock_id; no timestamps).
+    /// too (name, version, status, data, `clock_id`; no timestamps).
     Padded,
 }
 
@@ -230,19 +230,19 @@ pub fn arkts_config(
 ) -> Vec<u8> {
     let mut m = Vec::new();
     if pid != 0 {
-        put_varint_field(&mut m, 1, pid as i64 as u64);
+        put_varint_field(&mut m, 1, i64::from(pid) as u64);
     }
     if heap_type != 0 {
-        put_varint_field(&mut m, 2, heap_type as i64 as u64);
+        put_varint_field(&mut m, 2, i64::from(heap_type) as u64);
     }
     if interval != 0 {
-        put_varint_field(&mut m, 3, interval as u64);
+        put_varint_field(&mut m, 3, u64::from(interval));
     }
     if enable_cpu_profiler {
         put_varint_field(&mut m, 6, 1);
     }
     if cpu_interval != 0 {
-        put_varint_field(&mut m, 7, cpu_interval as u64);
+        put_varint_field(&mut m, 7, u64::from(cpu_interval));
     }
     m
 }
@@ -259,9 +259,9 @@ pub fn arkts_result(result: &[u8]) -> Vec<u8> {
 /// `ProfilerPluginData` (spec §2.1). `time_ns` None = no timestamp (config and other
 /// records), and then also no version in canonical encoding.
 ///
-/// Canonical: 1 name, [3 data], [5 tv_sec], [6 tv_nsec], [7 version]; zero fields
-/// omitted (so a record whose tv_nsec is 0 has no field 6). Padded: 1 name, 7 version,
-/// 2 status 0, 3 data (4-byte length), 4 clock_id 0, then 5 tv_sec and 6 tv_nsec (always
+/// Canonical: 1 name, [3 data], [5 `tv_sec`], [6 `tv_nsec`], [7 version]; zero fields
+/// omitted (so a record whose `tv_nsec` is 0 has no field 6). Padded: 1 name, 7 version,
+/// 2 status 0, 3 data (4-byte length), 4 `clock_id` 0, then 5 `tv_sec` and 6 `tv_nsec` (always
 /// written when `time_ns` is Some).
 pub fn plugin_data(encoding: Encoding, name: &str, data: &[u8], time_ns: Option<u64>) -> Vec<u8> {
     let mut m = Vec::new();
@@ -324,7 +324,7 @@ pub fn put_padded_varint4(out: &mut Vec<u8>, v: u64) {
 }
 
 pub fn put_tag(out: &mut Vec<u8>, field: u32, wire_type: u8) {
-    put_varint(out, ((field as u64) << 3) | wire_type as u64);
+    put_varint(out, (u64::from(field) << 3) | u64::from(wire_type));
 }
 
 pub fn put_varint_field(out: &mut Vec<u8>, field: u32, v: u64) {
@@ -342,7 +342,7 @@ pub fn put_bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
 pub fn get_varint(bytes: &[u8]) -> (u64, usize) {
     let mut v = 0u64;
     for (i, &b) in bytes.iter().enumerate().take(10) {
-        v |= ((b & 0x7f) as u64) << (7 * i);
+        v |= u64::from(b & 0x7f) << (7 * i);
         if b & 0x80 == 0 {
             return (v, i + 1);
         }

@@ -10,14 +10,14 @@ use serde_json::Value;
 
 /// Per-class and per-object counts of one heap snapshot.
 pub struct Recount {
-    /// class name -> (count, summed self_size), counted nodes only.
+    /// class name -> (count, summed `self_size`), counted nodes only.
     pub classes: BTreeMap<String, (u64 /*count*/, u64 /*size*/)>,
-    /// node id -> (class name, self_size), counted nodes only. When an id occurs on more
+    /// node id -> (class name, `self_size`), counted nodes only. When an id occurs on more
     /// than one counted node, the first one is kept (see `duplicate_ids`).
     pub objects: hashbrown::HashMap<u64 /*id*/, (String /*class*/, u64 /*self_size*/)>,
-    /// Number of counted nodes (self_size > 0).
+    /// Number of counted nodes (`self_size` > 0).
     pub total_count: u64,
-    /// Sum of the counted nodes' self_size.
+    /// Sum of the counted nodes' `self_size`.
     pub total_size: u64,
     /// Counted nodes whose id was already taken by an earlier counted node of the same
     /// snapshot (0 in real V8 data). `diff` is exact only when this is 0 on both sides.

@@ -1,0 +1,542 @@
+//! Binary-level tests: exit code, stdout and stderr of real runs on real captures.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use support::recount::{self, recount_file};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Runs arkdiff in tests/data, so that paths in reports are short and stable.
+fn arkdiff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arkdiff"))
+        .args(args)
+        .current_dir(data(""))
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn class<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["heap"]["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no class {name}"))
+}
+
+/// insta snapshots live in the top-level `snapshots/` folder.
+fn snapshot_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("../snapshots");
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+#[test]
+fn leak_pair_matches_an_independent_recount() {
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+
+    let leaked = class(&report, "LeakedRecord");
+    assert_eq!(leaked["count_delta"], 6000);
+    assert_eq!(leaked["new_count"], 6000);
+    assert_eq!(leaked["deleted_count"], 0);
+    assert_eq!(report["heap"]["id_matching"], "same-process");
+    assert_eq!(report["heap"]["id_check"]["mismatched_ids"], 0);
+
+    let base = recount_file(&data("leak-0.heapsnapshot.gz"));
+    let head = recount_file(&data("leak-3.heapsnapshot.gz"));
+    assert_eq!((base.duplicate_ids, head.duplicate_ids), (0, 0));
+    let totals = &report["heap"]["totals"];
+    assert_eq!(totals["count_base"], base.total_count);
+    assert_eq!(totals["count_head"], head.total_count);
+    assert_eq!(totals["size_base"], base.total_size);
+    assert_eq!(totals["size_head"], head.total_size);
+
+    let expected = recount::diff(&base, &head);
+    let rows = report["heap"]["classes"].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len());
+    for row in rows {
+        let name = row["name"].as_str().unwrap();
+        let e = &expected[name];
+        assert_eq!(row["count_base"], e.count_base, "{name}");
+        assert_eq!(row["count_head"], e.count_head, "{name}");
+        assert_eq!(row["size_base"], e.size_base, "{name}");
+        assert_eq!(row["size_head"], e.size_head, "{name}");
+        assert_eq!(row["new_count"], e.new_count, "{name}");
+        assert_eq!(row["deleted_count"], e.deleted_count, "{name}");
+        assert_eq!(row["alloc_size"], e.alloc_size, "{name}");
+        assert_eq!(row["freed_size"], e.freed_size, "{name}");
+    }
+}
+
+#[test]
+fn successive_phases_each_add_2000_records() {
+    for (a, b) in [
+        ("leak-0", "leak-1"),
+        ("leak-1", "leak-2"),
+        ("leak-2", "leak-3"),
+    ] {
+        let out = arkdiff(&[
+            &format!("{a}.heapsnapshot.gz"),
+            &format!("{b}.heapsnapshot.gz"),
+            "--format",
+            "json",
+        ]);
+        let report = json(&out);
+        let leaked = class(&report, "LeakedRecord");
+        assert_eq!(leaked["count_delta"], 2000, "{a} -> {b}");
+        assert_eq!(leaked["new_count"], 2000, "{a} -> {b}");
+    }
+}
+
+#[test]
+fn rows_are_sorted_by_size_then_count_then_name() {
+    let report = json(&arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]));
+    let keys: Vec<(u64, u64, String)> = report["heap"]["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["size_delta"].as_i64().unwrap().unsigned_abs(),
+                c["count_delta"].as_i64().unwrap().unsigned_abs(),
+                c["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    assert_eq!(keys, sorted);
+}
+
+#[test]
+fn table_report() {
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--top",
+        "12",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    snapshot_settings().bind(|| insta::assert_snapshot!("table_leak_0_vs_3", stdout(&out)));
+}
+
+#[test]
+fn json_report_with_a_failed_gate() {
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+        "--max-class-count-growth",
+        "1000",
+        "--class",
+        "Leaked*",
+        "--class",
+        "Stable*",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["gate"]["status"], "fail");
+    assert_eq!(report["cpu"], Value::Null);
+    let text = stdout(&out).replace(
+        &format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION")),
+        "\"version\": \"[version]\"",
+    );
+    snapshot_settings().bind(|| insta::assert_snapshot!("json_leak_0_vs_3_gate", text));
+}
+
+#[test]
+fn table_shows_violations() {
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--top",
+        "3",
+        "--max-heap-growth",
+        "1MiB",
+        "--max-class-size-growth",
+        "100KiB",
+        "--class",
+        "LeakedRecord",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    snapshot_settings().bind(|| insta::assert_snapshot!("table_leak_0_vs_3_gate", stdout(&out)));
+}
+
+#[test]
+fn gate_thresholds_and_exit_codes() {
+    let pair = [
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = pair.to_vec();
+        args.extend_from_slice(extra);
+        let out = arkdiff(&args);
+        (out.status.code(), json(&out))
+    };
+    // The heap grows by 2.77 MiB of 2.79 MiB.
+    let (code, report) = run(&["--max-heap-growth", "1MiB"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(report["gate"]["violations"][0]["metric"], "heap.size_delta");
+    assert_eq!(run(&["--max-heap-growth", "3MiB"]).0, Some(0));
+    assert_eq!(run(&["--max-heap-growth", "99%"]).0, Some(1));
+    assert_eq!(run(&["--max-heap-growth", "100%"]).0, Some(0));
+    // LeakedRecord: +6000 objects from none.
+    assert_eq!(
+        run(&[
+            "--max-class-count-growth",
+            "6000",
+            "--class",
+            "LeakedRecord"
+        ])
+        .0,
+        Some(0)
+    );
+    let (code, report) = run(&[
+        "--max-class-count-growth",
+        "5999",
+        "--class",
+        "LeakedRecord",
+    ]);
+    assert_eq!(code, Some(1));
+    let v = &report["gate"]["violations"][0];
+    assert_eq!(
+        (v["subject"].as_str(), v["value"].as_i64()),
+        (Some("LeakedRecord"), Some(6000))
+    );
+    // --ignore wins over --class; --exit-zero keeps the violations but exits 0.
+    let (code, report) = run(&[
+        "--max-class-count-growth",
+        "10",
+        "--class",
+        "LeakedRecord",
+        "--ignore",
+        "Leaked*",
+    ]);
+    assert_eq!(
+        (code, report["gate"]["violations"].as_array().unwrap().len()),
+        (Some(0), 0)
+    );
+    let (code, report) = run(&["--max-class-count-growth", "10", "--exit-zero"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(report["gate"]["status"], "fail");
+    assert!(report["gate"]["violations"].as_array().unwrap().len() > 1);
+    // No threshold: report only.
+    let (code, report) = run(&[]);
+    assert_eq!(
+        (code, &report["gate"]["status"]),
+        (Some(0), &Value::from("pass"))
+    );
+    assert_eq!(report["gate"]["thresholds"], 0);
+}
+
+#[test]
+fn stable_program_has_no_app_class_growth() {
+    let report = json(&arkdiff(&[
+        "stable-0.heapsnapshot.gz",
+        "stable-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]));
+    let names: Vec<&str> = report["heap"]["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    for app in ["LeakedRecord", "StableService"] {
+        assert!(!names.contains(&app), "{app} changed: {names:?}");
+    }
+}
+
+#[test]
+fn two_processes_are_disjoint() {
+    let out = arkdiff(&[
+        "leak-3.heapsnapshot.gz",
+        "other-process-leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["heap"]["id_matching"], "disjoint");
+    let check = &report["heap"]["id_check"];
+    assert!(
+        check["mismatched_ids"].as_u64().unwrap() * 100 > check["shared_ids"].as_u64().unwrap()
+    );
+    for c in report["heap"]["classes"].as_array().unwrap() {
+        for key in ["new_count", "deleted_count", "alloc_size", "freed_size"] {
+            assert_eq!(c[key], Value::Null, "{key} of {}", c["name"]);
+        }
+    }
+    assert!(
+        stderr(&out).contains("two different processes"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        report["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("two different processes")
+    );
+    // Counts are still compared.
+    let base = recount_file(&data("leak-3.heapsnapshot.gz"));
+    let head = recount_file(&data("other-process-leak-3.heapsnapshot.gz"));
+    assert_eq!(
+        report["heap"]["totals"]["count_delta"],
+        head.total_count as i64 - base.total_count as i64
+    );
+}
+
+#[test]
+fn a_lone_heapsnapshot_has_nothing_to_compare() {
+    let out = arkdiff(&["leak-0.heapsnapshot.gz"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("leak-0.heapsnapshot.gz") && err.contains("nothing to compare"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_snapshot_index_says_how_many_there_are() {
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--head-snapshot",
+        "-2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--head-snapshot -2") && err.contains("has 1 heap snapshot"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_usage_and_inputs_exit_2_with_a_clear_message() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["no-such-file.htrace", "leak-0.heapsnapshot.gz"],
+            &["no-such-file.htrace", "cannot open"],
+        ),
+        (
+            &[
+                "leak-0.heapsnapshot.gz",
+                "leak-3.heapsnapshot.gz",
+                "--max-heap-growth",
+                "12parsecs",
+            ],
+            &["--max-heap-growth", "unknown unit"],
+        ),
+        (
+            &[
+                "leak-0.heapsnapshot.gz",
+                "leak-3.heapsnapshot.gz",
+                "--class",
+                "[a",
+            ],
+            &["--class '[a'"],
+        ),
+        (
+            &["fast.cpuprofile", "slow.cpuprofile"],
+            &["fast.cpuprofile", "CPU profile", "no heap snapshot"],
+        ),
+        (
+            &["README.md", "leak-0.heapsnapshot.gz"],
+            &["README.md", "not a format arkdiff reads"],
+        ),
+        (
+            &["pbreader_ffrt.htrace", "leak-0.heapsnapshot.gz"],
+            &["pbreader_ffrt.htrace", "no ArkTS heap data"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let out = arkdiff(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        for n in *needles {
+            assert!(err.contains(n), "{args:?}: {err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed a report");
+    }
+}
+
+/// Writes `bytes` into a fresh temporary directory and returns its path.
+fn temp_file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn gunzip(path: &Path) -> Vec<u8> {
+    recount::maybe_gunzip(std::fs::read(path).unwrap())
+}
+
+#[test]
+fn cut_snapshots_are_errors_naming_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = gunzip(&data("leak-0.heapsnapshot.gz"));
+    let cut_at = text.len() / 2;
+    let plain = temp_file(&dir, "cut.heapsnapshot", &text[..cut_at]);
+    let out = arkdiff(&[plain.to_str().unwrap(), "leak-3.heapsnapshot.gz"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cut.heapsnapshot") && err.contains(&format!("at byte {cut_at}")),
+        "{err}"
+    );
+    assert!(err.contains("cut short"), "{err}");
+
+    // A gzip stream cut in the middle.
+    let gz = std::fs::read(data("leak-0.heapsnapshot.gz")).unwrap();
+    let cut = temp_file(&dir, "cut.heapsnapshot.gz", &gz[..gz.len() / 2]);
+    let out = arkdiff(&[cut.to_str().unwrap(), "leak-3.heapsnapshot.gz"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cut.heapsnapshot.gz") && err.contains("heapsnapshot (gzip)"),
+        "{err}"
+    );
+
+    // Not JSON where numbers belong.
+    let mut bad = text.clone();
+    let nodes = String::from_utf8_lossy(&text).find("\"nodes\":[").unwrap() + 20;
+    bad[nodes] = b'x';
+    let bad = temp_file(&dir, "bad.heapsnapshot", &bad);
+    let out = arkdiff(&[bad.to_str().unwrap(), "leak-3.heapsnapshot.gz"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("found 'x'"), "{}", stderr(&out));
+}
+
+#[test]
+fn zlib_and_plain_inputs_read_like_gzip() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let text = gunzip(&data("leak-0.heapsnapshot.gz"));
+    let plain = temp_file(&dir, "leak-0.heapsnapshot", &text);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&text).unwrap();
+    let zlib = temp_file(&dir, "leak-0.zz", &z.finish().unwrap());
+    let heap = |p: &Path| {
+        let out = arkdiff(&[
+            p.to_str().unwrap(),
+            "leak-3.heapsnapshot.gz",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let report = json(&out);
+        (report["base"]["format"].clone(), report["heap"].clone())
+    };
+    let (gz_format, gz_heap) = heap(&data("leak-0.heapsnapshot.gz"));
+    let (plain_format, plain_heap) = heap(&plain);
+    let (zlib_format, zlib_heap) = heap(&zlib);
+    assert_eq!(
+        (
+            gz_format.as_str(),
+            plain_format.as_str(),
+            zlib_format.as_str()
+        ),
+        (
+            Some("heapsnapshot (gzip)"),
+            Some("heapsnapshot"),
+            Some("heapsnapshot (zlib)")
+        )
+    );
+    assert_eq!(gz_heap, plain_heap);
+    assert_eq!(gz_heap, zlib_heap);
+}
+
+#[test]
+fn output_file_is_written_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let written: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(class(&written, "LeakedRecord")["count_delta"], 6000);
+
+    // A failing run leaves the earlier report as it was, and no temporary file behind.
+    let before = std::fs::read(&report).unwrap();
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "fast.cpuprofile",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&report).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn help_has_examples_and_version_is_printed() {
+    let out = arkdiff(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = stdout(&out);
+    for needle in [
+        "Examples:",
+        "--max-heap-growth",
+        "--base-snapshot",
+        "Exit codes",
+    ] {
+        assert!(help.contains(needle), "{needle}");
+    }
+    let out = arkdiff(&["--version"]);
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("arkdiff {}", env!("CARGO_PKG_VERSION"))
+    );
+    // No input at all is a usage error.
+    assert_eq!(arkdiff(&[]).status.code(), Some(2));
+}
