@@ -132,52 +132,63 @@ pub fn parse<R: Read>(src: R) -> Result<HeapSnapshot, JsonError> {
     if !json.eat(b'}')? {
         loop {
             json.key(&mut key)?;
-            match key.as_slice() {
-                b"snapshot" => {
-                    let mut text = Vec::new();
-                    let at = json.offset();
-                    json.capture_value(&mut text, MAX_HEADER_LEN)?;
-                    let header: Header = serde_json::from_slice(&text).map_err(|e| JsonError {
-                        offset: at,
-                        kind: super::json::JsonErrorKind::Invalid(format!(
-                            "the \"snapshot\" header is not what a heap snapshot has: {e}"
-                        )),
-                    })?;
-                    let l = Layout::from_fields(&header.meta.node_fields)
-                        .map_err(|msg| json.invalid(msg))?;
-                    layout = Some(l);
-                    type_names = match header.meta.node_types.first() {
-                        Some(serde_json::Value::Array(names)) => names
-                            .iter()
-                            .map(|n| n.as_str().unwrap_or("").to_owned())
-                            .collect(),
-                        _ => {
+            // Errors name the top-level key whose value was being read.
+            let mut read_value = || -> Result<(), JsonError> {
+                match key.as_slice() {
+                    b"snapshot" => {
+                        let mut text = Vec::new();
+                        let at = json.offset();
+                        json.capture_value(&mut text, MAX_HEADER_LEN)?;
+                        let header: Header = serde_json::from_slice(&text).map_err(|e| {
+                            JsonError::invalid_at(
+                                at,
+                                format!("the header is not what a heap snapshot has: {e}"),
+                            )
+                        })?;
+                        let l = Layout::from_fields(&header.meta.node_fields)
+                            .map_err(|msg| json.invalid(msg))?;
+                        layout = Some(l);
+                        type_names = match header.meta.node_types.first() {
+                            Some(serde_json::Value::Array(names)) => names
+                                .iter()
+                                .map(|n| n.as_str().unwrap_or("").to_owned())
+                                .collect(),
+                            _ => {
+                                return Err(json.invalid(
+                                    "snapshot.meta.node_types[0] is not the list of node type names",
+                                ));
+                            }
+                        };
+                        snap.node_field_count = l.stride;
+                        snap.declared_node_count = header.node_count;
+                        snap.declared_edge_count = header.edge_count;
+                    }
+                    b"nodes" => {
+                        let Some(l) = layout else {
                             return Err(json.invalid(
-                                "snapshot.meta.node_types[0] is not the list of node type names",
+                                "\"nodes\" comes before \"snapshot\", so its fields are unknown",
                             ));
-                        }
-                    };
-                    snap.node_field_count = l.stride;
-                    snap.declared_node_count = header.node_count;
-                    snap.declared_edge_count = header.edge_count;
+                        };
+                        read_nodes(&mut json, l, &mut snap, &mut raw)?;
+                        nodes_seen = true;
+                    }
+                    b"strings" => {
+                        let needed = (!strings_seen && nodes_seen)
+                            .then(|| needed_strings(&raw, &type_names));
+                        strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
+                        strings_seen = true;
+                    }
+                    _ => json.skip_value()?,
                 }
-                b"nodes" => {
-                    let Some(l) = layout else {
-                        return Err(json.invalid(
-                            "\"nodes\" comes before \"snapshot\", so its fields are unknown",
-                        ));
-                    };
-                    read_nodes(&mut json, l, &mut snap, &mut raw)?;
-                    nodes_seen = true;
+                Ok(())
+            };
+            read_value().map_err(|e| {
+                if e.context.is_some() {
+                    e
+                } else {
+                    e.within(&key)
                 }
-                b"strings" => {
-                    let needed =
-                        (!strings_seen && nodes_seen).then(|| needed_strings(&raw, &type_names));
-                    strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
-                    strings_seen = true;
-                }
-                _ => json.skip_value()?,
-            }
+            })?;
             if !json.next_or_close(b'}')? {
                 break;
             }
@@ -233,10 +244,8 @@ fn read_nodes<R: Read>(
         field += 1;
         if field == l.stride {
             field = 0;
-            push_node(snap, raw, l, &row[..l.stride]).map_err(|msg| JsonError {
-                offset: start,
-                kind: super::json::JsonErrorKind::Invalid(msg),
-            })?;
+            push_node(snap, raw, l, &row[..l.stride])
+                .map_err(|msg| JsonError::invalid_at(start, msg))?;
         }
         Ok(())
     })?;

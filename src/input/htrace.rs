@@ -69,7 +69,8 @@ pub struct SnapshotSpan {
     pub first_record: usize,
     pub last_record: usize,
     pub chunks: usize,
-    /// Time of the first chunk record and of the end marker, BOOTTIME ns when the header
+    /// Time of the first chunk record (for a timeline: of its `{"id":1,"result":{}}` start
+    /// marker, as trace_streamer has it) and of the end marker, BOOTTIME ns when the header
     /// has a clock snapshot, REALTIME ns otherwise.
     pub start_time_ns: Option<u64>,
     pub end_time_ns: Option<u64>,
@@ -216,6 +217,8 @@ fn le_u32(b: &[u8], at: usize) -> u32 {
 #[derive(Default)]
 struct Pending {
     span: Option<SnapshotSpan>,
+    /// Time of the TIMELINE start marker, which is the timeline's start time.
+    timeline_start: Option<u64>,
 }
 
 impl Htrace {
@@ -471,12 +474,16 @@ impl Htrace {
             MessageKind::EndMarker(id) => {
                 if self.mode == HeapMode::Timeline && id == 1 && !*timeline_started {
                     *timeline_started = true;
+                    pending.timeline_start = time;
                     return;
                 }
                 match pending.span.take() {
                     Some(mut span) => {
                         span.end_time_ns = time;
                         span.timeline = self.mode == HeapMode::Timeline;
+                        if span.timeline && pending.timeline_start.is_some() {
+                            span.start_time_ns = pending.timeline_start.take();
+                        }
                         self.snapshots.push(span);
                     }
                     None => self.warnings.push(format!(

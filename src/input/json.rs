@@ -24,6 +24,26 @@ pub struct JsonError {
     /// Offset of the offending byte from the start of the JSON text.
     pub offset: u64,
     pub kind: JsonErrorKind,
+    /// The top-level key whose value was being read, if any.
+    pub context: Option<String>,
+}
+
+impl JsonError {
+    /// A value at `offset` that the format does not allow.
+    pub fn invalid_at(offset: u64, msg: impl Into<String>) -> JsonError {
+        JsonError {
+            offset,
+            kind: JsonErrorKind::Invalid(msg.into()),
+            context: None,
+        }
+    }
+
+    /// Names the top-level key whose value was being read.
+    #[must_use]
+    pub fn within(mut self, key: &[u8]) -> JsonError {
+        self.context = Some(String::from_utf8_lossy(key).into_owned());
+        self
+    }
 }
 
 #[derive(Debug)]
@@ -41,6 +61,9 @@ pub enum JsonErrorKind {
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(key) = &self.context {
+            write!(f, "in \"{key}\" ")?;
+        }
         match &self.kind {
             JsonErrorKind::Unexpected { expected, found } => {
                 write!(f, "at byte {}: expected {expected}, found ", self.offset)?;
@@ -98,6 +121,7 @@ impl<R: Read> JsonReader<R> {
         JsonError {
             offset: self.offset(),
             kind,
+            context: None,
         }
     }
 
@@ -147,6 +171,7 @@ impl<R: Read> JsonReader<R> {
                     return Err(JsonError {
                         offset: self.consumed + self.end as u64,
                         kind: JsonErrorKind::Io(e),
+                        context: None,
                     });
                 }
             }
