@@ -540,3 +540,60 @@ fn help_has_examples_and_version_is_printed() {
     // No input at all is a usage error.
     assert_eq!(arkdiff(&[]).status.code(), Some(2));
 }
+
+#[test]
+fn the_sample_htrace_gives_the_rows_of_its_snapshot_files() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/leak4.htrace.gz");
+    let out = arkdiff(&[sample.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let from_htrace = json(&out);
+    let from_files = json(&arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        from_htrace["heap"]["classes"],
+        from_files["heap"]["classes"]
+    );
+    assert_eq!(from_htrace["heap"]["totals"], from_files["heap"]["totals"]);
+    // One capture is one process: the ids are not checked.
+    assert_eq!(from_htrace["heap"]["id_matching"], "same-process");
+    assert_eq!(from_htrace["heap"]["id_check"], Value::Null);
+    let (base, head) = (&from_htrace["base"], &from_htrace["head"]);
+    assert_eq!(base["format"], "htrace (gzip)");
+    assert_eq!(
+        (
+            base["snapshot_index"].as_u64(),
+            head["snapshot_index"].as_u64()
+        ),
+        (Some(0), Some(3))
+    );
+    assert_eq!(head["snapshot_count"], 4);
+    // Snapshots are taken in order, each over a span of time.
+    let t = |side: &Value, key: &str| side[key].as_u64().unwrap();
+    assert!(t(base, "start_time_ns") < t(base, "end_time_ns"));
+    assert!(t(base, "end_time_ns") < t(head, "start_time_ns"));
+    assert!(t(head, "start_time_ns") < t(head, "end_time_ns"));
+    assert_eq!(from_htrace["warnings"], Value::Array(vec![]));
+
+    // Phase by phase inside the capture: +2000 records each.
+    for (b, h) in [("0", "1"), ("1", "2"), ("-2", "-1")] {
+        let out = arkdiff(&[
+            sample.to_str().unwrap(),
+            "--format",
+            "json",
+            "--base-snapshot",
+            b,
+            "--head-snapshot",
+            h,
+        ]);
+        let report = json(&out);
+        assert_eq!(
+            class(&report, "LeakedRecord")["new_count"],
+            2000,
+            "{b} -> {h}"
+        );
+    }
+}
