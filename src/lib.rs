@@ -74,11 +74,26 @@ fn resolve_index(capture: &HeapCapture, flag: &str, requested: i64) -> Result<us
     }
 }
 
+/// A spinner on stderr while inputs are read; drawn only when stderr is a terminal.
+fn progress(quiet: bool) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar =
+        indicatif::ProgressBar::new_spinner().with_finish(indicatif::ProgressFinish::AndClear);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 fn execute(config: &Config) -> Result<ExitStatus> {
+    let bar = progress(config.quiet);
     let captures: Vec<HeapCapture> = config
         .inputs
         .iter()
-        .map(|p| HeapCapture::open(p))
+        .map(|p| {
+            bar.set_message(format!("indexing {}", p.display()));
+            HeapCapture::open(p)
+        })
         .collect::<Result<_>>()?;
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
@@ -112,7 +127,14 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     };
 
     let mut warnings: Vec<String> = captures.iter().flat_map(HeapCapture::warnings).collect();
-    let (base_snap, head_snap) = load_pair(&base, &head)?;
+    bar.set_message(format!(
+        "parsing heap snapshots {} and {}",
+        base.capture.path.display(),
+        head.capture.path.display()
+    ));
+    let loaded = load_pair(&base, &head);
+    bar.finish_and_clear();
+    let (base_snap, head_snap) = loaded?;
     warnings.extend(base_snap.warnings.iter().cloned());
     if !(one_file && base.index == head.index) {
         warnings.extend(head_snap.warnings.iter().cloned());
@@ -214,10 +236,11 @@ fn ignore_broken_pipe(e: std::io::Error) -> std::io::Result<()> {
     }
 }
 
+/// The terminal's width, when it reports a usable one (a pseudo-terminal may say 0).
 fn comfy_table_width() -> Option<u16> {
     let mut t = comfy_table::Table::new();
     t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    t.width()
+    t.width().filter(|&w| w >= 60)
 }
 
 /// Writes through a temporary file in the same directory, renamed over `path` only once

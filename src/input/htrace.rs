@@ -70,7 +70,7 @@ pub struct SnapshotSpan {
     pub last_record: usize,
     pub chunks: usize,
     /// Time of the first chunk record (for a timeline: of its `{"id":1,"result":{}}` start
-    /// marker, as trace_streamer has it) and of the end marker, BOOTTIME ns when the header
+    /// marker, as `trace_streamer` has it) and of the end marker, BOOTTIME ns when the header
     /// has a clock snapshot, REALTIME ns otherwise.
     pub start_time_ns: Option<u64>,
     pub end_time_ns: Option<u64>,
