@@ -322,7 +322,7 @@ fn two_processes_are_disjoint() {
     let head = recount_file(&data("other-process-leak-3.heapsnapshot.gz"));
     assert_eq!(
         report["heap"]["totals"]["count_delta"],
-        head.total_count as i64 - base.total_count as i64
+        i64::try_from(head.total_count).unwrap() - i64::try_from(base.total_count).unwrap()
     );
 }
 

@@ -135,6 +135,15 @@ enum MessageKind {
     Other,
 }
 
+/// The fields of a small inspector message that tell what it is.
+#[derive(Deserialize)]
+struct Small {
+    id: Option<u32>,
+    method: Option<String>,
+    result: Option<serde_json::Map<String, serde_json::Value>>,
+    params: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
 fn classify(text: &[u8]) -> MessageKind {
     let head = &text[..text.len().min(96)];
     if text.len() >= SMALL_MESSAGE {
@@ -147,13 +156,6 @@ fn classify(text: &[u8]) -> MessageKind {
             return MessageKind::CpuProfile;
         }
         return MessageKind::Other;
-    }
-    #[derive(Deserialize)]
-    struct Small {
-        id: Option<u32>,
-        method: Option<String>,
-        result: Option<serde_json::Map<String, serde_json::Value>>,
-        params: Option<serde_json::Map<String, serde_json::Value>>,
     }
     let Ok(msg) = serde_json::from_slice::<Small>(text) else {
         // The re-exported profile form ends in `}"`, which is not JSON.
@@ -533,7 +535,7 @@ struct ChunkParams<'a> {
 }
 
 impl<R: Read> ChunkReader<R> {
-    fn damaged(&self, what: String) -> io::Error {
+    fn damaged(&self, what: &str) -> io::Error {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("record {} at byte {} {what}", self.record, self.offset),
@@ -547,7 +549,7 @@ impl<R: Read> ChunkReader<R> {
             self.src.read_exact(&mut len_bytes)?;
             let len = u64::from(u32::from_le_bytes(len_bytes));
             if len > self.end - self.offset - 4 {
-                return Err(self.damaged("runs past the snapshot's records".into()));
+                return Err(self.damaged("runs past the snapshot's records"));
             }
             self.payload.resize(usize::try_from(len).unwrap_or(0), 0);
             self.src.read_exact(&mut self.payload)?;
@@ -575,7 +577,7 @@ impl<R: Read> ChunkReader<R> {
             return Ok(false);
         }
         let msg: ChunkMessage<'_> = serde_json::from_slice(&result.result).map_err(|e| {
-            self.damaged(format!(
+            self.damaged(&format!(
                 "holds a heap snapshot chunk that is not valid JSON ({e})"
             ))
         })?;
@@ -584,7 +586,7 @@ impl<R: Read> ChunkReader<R> {
         self.served = 0;
         if raw.starts_with('"') {
             let s: String = serde_json::from_str(raw).map_err(|e| {
-                self.damaged(format!("holds a chunk string that does not decode ({e})"))
+                self.damaged(&format!("holds a chunk string that does not decode ({e})"))
             })?;
             self.text.extend_from_slice(s.as_bytes());
         } else {

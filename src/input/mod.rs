@@ -404,7 +404,7 @@ fn no_snapshot_message(index: &Htrace) -> String {
         )
     };
     if let Some(w) = index.warnings.first() {
-        msg.push_str(&format!(" ({w})"));
+        msg = format!("{msg} ({w})");
     }
     msg
 }
