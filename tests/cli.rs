@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::class_row;
 use support::recount::{self, recount_file};
 
 fn data(name: &str) -> PathBuf {
@@ -35,15 +36,6 @@ fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
-fn class<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["heap"]["classes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no class {name}"))
-}
-
 /// insta snapshots live in the top-level `snapshots/` folder.
 fn snapshot_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
@@ -63,7 +55,7 @@ fn leak_pair_matches_an_independent_recount() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json(&out);
 
-    let leaked = class(&report, "LeakedRecord");
+    let leaked = class_row(&report, "LeakedRecord");
     assert_eq!(leaked["count_delta"], 6000);
     assert_eq!(leaked["new_count"], 6000);
     assert_eq!(leaked["deleted_count"], 0);
@@ -110,7 +102,7 @@ fn successive_phases_each_add_2000_records() {
             "json",
         ]);
         let report = json(&out);
-        let leaked = class(&report, "LeakedRecord");
+        let leaked = class_row(&report, "LeakedRecord");
         assert_eq!(leaked["count_delta"], 2000, "{a} -> {b}");
         assert_eq!(leaked["new_count"], 2000, "{a} -> {b}");
     }
@@ -504,7 +496,7 @@ fn output_file_is_written_whole_or_not_at_all() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
     let written: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    assert_eq!(class(&written, "LeakedRecord")["count_delta"], 6000);
+    assert_eq!(class_row(&written, "LeakedRecord")["count_delta"], 6000);
 
     // A failing run leaves the earlier report as it was, and no temporary file behind.
     let before = std::fs::read(&report).unwrap();
@@ -591,7 +583,7 @@ fn the_sample_htrace_gives_the_rows_of_its_snapshot_files() {
         ]);
         let report = json(&out);
         assert_eq!(
-            class(&report, "LeakedRecord")["new_count"],
+            class_row(&report, "LeakedRecord")["new_count"],
             2000,
             "{b} -> {h}"
         );

@@ -358,15 +358,6 @@ fn class_rows(report: &Value) -> BTreeMap<String, ClassDiff> {
     out
 }
 
-fn row<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["heap"]["classes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no class row {name}"))
-}
-
 /// Checks the heap section against the independent recount of leak-`b` vs leak-`h`: every
 /// class row (all fields), the totals, and `LeakedRecord`'s growth of 2000 per phase.
 fn assert_leak_heap(report: &Value, b: usize, h: usize, ctx: &str) {
@@ -392,7 +383,7 @@ fn assert_leak_heap(report: &Value, b: usize, h: usize, ctx: &str) {
         }
         panic!("{ctx}: class rows differ from the recount of leak-{b} vs leak-{h}");
     }
-    let leaked = row(report, "LeakedRecord");
+    let leaked = support::class_row(report, "LeakedRecord");
     let grown = 2000 * i64::try_from(h - b).unwrap();
     assert_eq!(i(&leaked["count_delta"]), grown, "{ctx}");
     assert_eq!(i(&leaked["new_count"]), grown, "{ctx}");
@@ -460,7 +451,7 @@ fn four_snapshots_in_one_capture() {
         assert_times(&report["base"], spans[0]);
         assert_times(&report["head"], spans[3]);
         assert_leak_heap(&report, 0, 3, &ctx);
-        let leaked = row(&report, "LeakedRecord");
+        let leaked = support::class_row(&report, "LeakedRecord");
         assert_eq!(u(&leaked["count_base"]), 0, "{ctx}");
         assert_eq!(u(&leaked["count_head"]), 6000, "{ctx}");
         assert_eq!(u(&leaked["new_count"]), 6000, "{ctx}");
@@ -473,7 +464,10 @@ fn four_snapshots_in_one_capture() {
         assert_times(&report["base"], spans[1]);
         assert_times(&report["head"], spans[2]);
         assert_leak_heap(&report, 1, 2, &ctx);
-        assert_eq!(i(&row(&report, "LeakedRecord")["count_delta"]), 2000);
+        assert_eq!(
+            i(&support::class_row(&report, "LeakedRecord")["count_delta"]),
+            2000
+        );
     }
 }
 

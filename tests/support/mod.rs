@@ -13,3 +13,13 @@
 
 pub mod htrace;
 pub mod recount;
+
+/// The class row called `name` in a JSON report's heap section.
+pub fn class_row<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["heap"]["classes"]
+        .as_array()
+        .expect("the report has class rows")
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no class row {name}"))
+}
