@@ -533,15 +533,21 @@ fn push_char(out: &mut Vec<u8>, c: char) {
 }
 
 /// Parses the decimal digits at the start of `s`; None if there is none, if the number has
-/// a sign, fraction or exponent, or if it overflows.
+/// a sign, fraction or exponent, if it has more than 20 digits (a u64 has at most 20, and
+/// JSON allows no leading zeros), or if it overflows. Reading at most 21 bytes keeps the
+/// integer scanner's fast path inside its buffer margin.
 #[inline]
 fn scan_u64(s: &[u8]) -> Option<(u64, usize)> {
+    const MAX_DIGITS: usize = 20;
     let mut value: u64 = 0;
     let mut i = 0;
     while i < s.len() {
         let d = s[i].wrapping_sub(b'0');
         if d > 9 {
             break;
+        }
+        if i == MAX_DIGITS {
+            return None;
         }
         value = value.checked_mul(10)?.checked_add(u64::from(d))?;
         i += 1;
@@ -550,4 +556,63 @@ fn scan_u64(s: &[u8]) -> Option<(u64, usize)> {
         return None;
     }
     Some((value, i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_scan_up_to_twenty_digits() {
+        assert_eq!(scan_u64(b"0,"), Some((0, 1)));
+        assert_eq!(scan_u64(b"18446744073709551615]"), Some((u64::MAX, 20)));
+        assert_eq!(scan_u64(b"18446744073709551616"), None);
+        assert_eq!(scan_u64(&[b'0'; 21]), None);
+        assert_eq!(scan_u64(b"1.5"), None);
+        assert_eq!(scan_u64(b"-1"), None);
+    }
+
+    #[test]
+    fn a_run_of_zeros_at_the_buffer_edge_is_an_error_not_a_panic() {
+        // Zeros long enough to run past the scanner's margin, placed at every offset
+        // around the end of the first buffer.
+        let capacity = MAX_NUMBER_LEN * 4;
+        for at in capacity - 40..capacity {
+            let mut text = b"[".to_vec();
+            while text.len() < at {
+                text.extend_from_slice(b"1,");
+            }
+            text.truncate(at);
+            if text.last() != Some(&b',') && text.len() > 1 {
+                text.pop();
+                text.push(b',');
+            }
+            text.extend(std::iter::repeat_n(b'0', 50));
+            text.extend_from_slice(b",1]");
+            let mut json = JsonReader::with_capacity(text.as_slice(), capacity);
+            let result = json.u64_array(|_| Ok(()));
+            assert!(result.is_err(), "accepted 50 zeros at {at}");
+        }
+    }
+
+    #[test]
+    fn numbers_cut_by_a_refill_keep_their_digits() {
+        let numbers: Vec<u64> = (0..500).map(|i| 1_000_000_007 * i).collect();
+        let text = format!(
+            "[{}]",
+            numbers
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(" ,\n")
+        );
+        let mut json = JsonReader::with_capacity(text.as_bytes(), MAX_NUMBER_LEN * 4);
+        let mut seen = Vec::new();
+        json.u64_array(|v| {
+            seen.push(v);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, numbers);
+    }
 }
