@@ -219,6 +219,8 @@ fn le_u32(b: &[u8], at: usize) -> u32 {
 #[derive(Default)]
 struct Pending {
     span: Option<SnapshotSpan>,
+    /// Whether the TIMELINE start marker was seen.
+    timeline_started: bool,
     /// Time of the TIMELINE start marker, which is the timeline's start time.
     timeline_start: Option<u64>,
 }
@@ -242,7 +244,6 @@ impl Htrace {
             warnings: Vec::new(),
         };
         let mut pending = Pending::default();
-        let mut timeline_started = false;
         let mut section_start = 0u64;
         let mut payload = Vec::new();
         'sections: loop {
@@ -334,14 +335,7 @@ impl Htrace {
                 r.read_exact(&mut payload)?;
                 let record = h.records;
                 h.records += 1;
-                h.record(
-                    &payload,
-                    offset,
-                    len,
-                    record,
-                    &mut pending,
-                    &mut timeline_started,
-                );
+                h.record(&payload, offset, len, record, &mut pending);
                 offset += 4 + len;
             }
             section_start = section_end;
@@ -390,7 +384,6 @@ impl Htrace {
         len: u64,
         record: usize,
         pending: &mut Pending,
-        timeline_started: &mut bool,
     ) {
         if payload.is_empty() {
             return;
@@ -436,7 +429,7 @@ impl Htrace {
                             .saturating_add(data.tv_nsec),
                     )
                 });
-                self.message(&result, offset, len, record, time, pending, timeline_started);
+                self.message(&result, offset, len, record, time, pending);
             }
             other => {
                 if self.other_plugins.last().map(String::as_str) != Some(other) {
@@ -455,7 +448,6 @@ impl Htrace {
         record: usize,
         time: Option<u64>,
         pending: &mut Pending,
-        timeline_started: &mut bool,
     ) {
         match classify(text) {
             MessageKind::Chunk => {
@@ -474,8 +466,8 @@ impl Htrace {
                 span.chunks += 1;
             }
             MessageKind::EndMarker(id) => {
-                if self.mode == HeapMode::Timeline && id == 1 && !*timeline_started {
-                    *timeline_started = true;
+                if self.mode == HeapMode::Timeline && id == 1 && !pending.timeline_started {
+                    pending.timeline_started = true;
                     pending.timeline_start = time;
                     return;
                 }
