@@ -238,14 +238,12 @@ fn read_nodes<R: Read>(
     }
     let mut row = [0u64; 64];
     let mut field = 0usize;
-    let start = json.offset();
     json.u64_array(|value| {
         row[field] = value;
         field += 1;
         if field == l.stride {
             field = 0;
-            push_node(snap, raw, l, &row[..l.stride])
-                .map_err(|msg| JsonError::invalid_at(start, msg))?;
+            push_node(snap, raw, l, &row[..l.stride])?;
         }
         Ok(())
     })?;
@@ -493,6 +491,23 @@ mod tests {
         );
         let err = parse(partial_row.as_bytes()).unwrap_err();
         assert!(err.to_string().contains("middle of a node"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_node_value_is_reported_where_it_is() {
+        let head = format!(r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[3,0,1,8,0,0,0,"#);
+        let text = format!(r#"{head}3,0,3,8,99999999999,0,0],"strings":[""]}}"#);
+        let err = parse(text.as_bytes()).unwrap_err();
+        // Just past the last value of the node that holds the bad edge_count.
+        assert_eq!(
+            err.offset,
+            (head.len() + "3,0,3,8,99999999999,0,0".len()) as u64
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("in \"nodes\"") && msg.contains("edge_count 99999999999"),
+            "{msg}"
+        );
     }
 
     #[test]

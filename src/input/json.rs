@@ -375,8 +375,13 @@ impl<R: Read> JsonReader<R> {
     }
 
     /// Reads an array of non-negative integers, handing each to `sink` in order. This is the
-    /// hot loop of heap snapshot parsing.
-    pub fn u64_array(&mut self, mut sink: impl FnMut(u64) -> Result<()>) -> Result<()> {
+    /// hot loop of heap snapshot parsing. A message the sink returns becomes an error at the
+    /// offset just past the value it refused.
+    pub fn u64_array(
+        &mut self,
+        mut sink: impl FnMut(u64) -> std::result::Result<(), String>,
+    ) -> Result<()> {
+        let mut sink = |value, at: &Self| sink(value).map_err(|msg| at.invalid(msg));
         self.expect(b'[', "'['")?;
         if self.eat(b']')? {
             return Ok(());
@@ -407,18 +412,18 @@ impl<R: Read> JsonReader<R> {
                 match buf[p] {
                     b',' if p < limit => {
                         self.pos = p + 1;
-                        sink(value)?;
+                        sink(value, self)?;
                         p += 1;
                     }
                     b']' => {
                         self.pos = p + 1;
-                        return sink(value);
+                        return sink(value, self);
                     }
                     _ => {
                         // The separator is past the limit or unexpected: let the slow
                         // path look at it.
                         self.pos = p;
-                        sink(value)?;
+                        sink(value, self)?;
                         if !self.next_or_close(b']')? {
                             return Ok(());
                         }
@@ -429,7 +434,7 @@ impl<R: Read> JsonReader<R> {
             self.pos = p;
             // Slow path near the end of the buffer, or for an unexpected byte.
             let value = self.u64()?;
-            sink(value)?;
+            sink(value, self)?;
             if !self.next_or_close(b']')? {
                 return Ok(());
             }
