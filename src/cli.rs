@@ -7,8 +7,9 @@ use clap::{Parser, ValueEnum};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
-use crate::gate::Thresholds;
-use crate::units::{parse_count_limit, parse_size_limit};
+use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Thresholds};
+use crate::input::trace_event::ProfilePick;
+use crate::units::{parse_count_limit, parse_duration, parse_duration_limit, parse_size_limit};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -24,6 +25,11 @@ Examples:
           --ignore '(system)' --class 'My*'
       Gate: exit 1 when the heap grows by more than 1 MiB, or a class whose name starts
       with My gains more than 1000 objects.
+  arkdiff fast.cpuprofile slow.cpuprofile --max-function-self-growth 50%
+      Compare two CPU profiles; exit 1 when a function's self time grows by more than
+      half (functions under 1 ms on both sides are not gated: --min-function-self).
+  arkdiff base-trace.json head-trace.json --profile 17026:0x2 --function 'parse*'
+      Pick one profile of a Chrome trace, and gate only functions named parse*.
 
 Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or input.";
 
@@ -31,9 +37,10 @@ Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or inpu
 #[derive(Debug, Parser)]
 #[command(name = "arkdiff", version, about, after_help = EXAMPLES)]
 pub struct Cli {
-    /// Captures: .htrace or .heapsnapshot, plain or gzip/zlib-compressed. One input: its
-    /// first snapshot against its last; two: BASE against HEAD; more: the first against
-    /// the last.
+    /// Captures: .htrace, .heapsnapshot, .cpuprofile, Chrome Trace Event JSON or a JS
+    /// Self-Profiling trace, plain or gzip/zlib-compressed. One input: its first heap
+    /// snapshot against its last; two: BASE against HEAD (heap and CPU, whichever both
+    /// carry); more: the first against the last.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 
@@ -69,13 +76,46 @@ pub struct Cli {
     #[arg(long, value_name = "LIMIT")]
     pub max_class_size_growth: Option<String>,
 
+    /// Fail if any function's self time grows by more than LIMIT (e.g. 20ms, 50%).
+    #[arg(long, value_name = "LIMIT")]
+    pub max_function_self_growth: Option<String>,
+
+    /// Functions whose self time is below DUR on both sides are not gated (noise floor).
+    #[arg(long, value_name = "DUR", default_value = "1ms")]
+    pub min_function_self: String,
+
+    /// Fail if the total non-idle CPU time grows by more than LIMIT (e.g. 100ms, 10%).
+    #[arg(long, value_name = "LIMIT")]
+    pub max_cpu_time_growth: Option<String>,
+
+    /// Fail if the garbage collector's time grows by more than LIMIT (e.g. 10ms, 25%).
+    #[arg(long, value_name = "LIMIT")]
+    pub max_gc_time_growth: Option<String>,
+
     /// Limit the per-class thresholds to classes matching GLOB (repeatable).
     #[arg(long = "class", value_name = "GLOB")]
     pub classes: Vec<String>,
 
-    /// Leave classes matching GLOB out of every threshold (repeatable).
+    /// Limit the per-function thresholds to functions whose name matches GLOB (repeatable).
+    #[arg(long = "function", value_name = "GLOB")]
+    pub functions: Vec<String>,
+
+    /// Leave classes and functions matching GLOB out of every threshold (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub ignore: Vec<String>,
+
+    /// Scale BASE's CPU times so that its total non-idle time equals HEAD's.
+    #[arg(long)]
+    pub normalize: bool,
+
+    /// In a Chrome trace holding several CPU profiles, use this one (default: the one
+    /// with the most samples).
+    #[arg(long, value_name = "PID:ID", conflicts_with = "pid")]
+    pub profile: Option<String>,
+
+    /// In a Chrome trace, use the CPU profile of this process.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u64>,
 
     /// Report violations but exit 0.
     #[arg(long)]
@@ -104,6 +144,8 @@ pub struct Config {
     pub head_snapshot: Option<i64>,
     pub top: usize,
     pub thresholds: Thresholds,
+    pub normalize: bool,
+    pub profile_pick: ProfilePick,
     pub exit_zero: bool,
     pub quiet: bool,
 }
@@ -151,9 +193,45 @@ impl Cli {
                 self.max_class_size_growth.as_ref(),
                 parse_size_limit,
             )?,
+            max_function_self_growth: limit(
+                "--max-function-self-growth",
+                self.max_function_self_growth.as_ref(),
+                parse_duration_limit,
+            )?,
+            min_function_self_us: parse_duration(&self.min_function_self)
+                .map_err(|e| Error::Usage(format!("--min-function-self: {e}")))?,
+            max_cpu_time_growth: limit(
+                "--max-cpu-time-growth",
+                self.max_cpu_time_growth.as_ref(),
+                parse_duration_limit,
+            )?,
+            max_gc_time_growth: limit(
+                "--max-gc-time-growth",
+                self.max_gc_time_growth.as_ref(),
+                parse_duration_limit,
+            )?,
             classes: globs("--class", &self.classes)?,
+            functions: globs("--function", &self.functions)?,
             ignore: globs("--ignore", &self.ignore)?,
         };
+        debug_assert_eq!(
+            Thresholds::default().min_function_self_us,
+            DEFAULT_MIN_FUNCTION_SELF_US
+        );
+        let profile = self
+            .profile
+            .as_deref()
+            .map(|p| {
+                p.split_once(':')
+                    .and_then(|(pid, id)| {
+                        Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned()))
+                    })
+                    .filter(|(_, id)| !id.is_empty())
+                    .ok_or_else(|| {
+                        Error::Usage(format!("--profile '{p}': expected PID:ID, e.g. 17026:0x2"))
+                    })
+            })
+            .transpose()?;
         Ok(Config {
             inputs: self.inputs,
             format: self.format,
@@ -162,6 +240,11 @@ impl Cli {
             head_snapshot: self.head_snapshot,
             top: self.top,
             thresholds,
+            normalize: self.normalize,
+            profile_pick: ProfilePick {
+                profile,
+                pid: self.pid,
+            },
             exit_zero: self.exit_zero,
             quiet: self.quiet,
         })

@@ -17,11 +17,14 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use cli::{Config, OutputFormat};
+use diff::cpu::CpuDiff;
+use diff::heap::HeapDiff;
 use error::{Error, Result};
 use gate::Status;
-use input::HeapCapture;
+use input::Capture;
+use input::trace_event::ProfilePick;
 use model::heap::HeapSnapshot;
-use report::{GateSection, HeapSection, Render, Report, Side, Tool};
+use report::{CpuSection, GateSection, HeapSection, Render, Report, Side, Tool};
 
 /// How a run ended; `main` turns it into the process exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,12 +50,12 @@ pub fn run(config: &Config) -> ExitStatus {
 
 /// Which snapshot of which capture is compared.
 struct Pick<'a> {
-    capture: &'a HeapCapture,
+    capture: &'a Capture,
     index: usize,
 }
 
 /// Resolves a possibly negative snapshot index against a capture.
-fn resolve_index(capture: &HeapCapture, flag: &str, requested: i64) -> Result<usize> {
+fn resolve_index(capture: &Capture, flag: &str, requested: i64) -> Result<usize> {
     let count = capture.snapshot_count();
     let count_i = i64::try_from(count).unwrap_or(i64::MAX);
     let index = if requested < 0 {
@@ -85,81 +88,158 @@ fn progress(quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
+/// Opens every input, in parallel (Trace Event files can be large); the first error in
+/// input order wins.
+fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capture>> {
+    let opened: Vec<Result<Capture>> = std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .iter()
+            .map(|p| s.spawn(move || Capture::open(p, pick)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::Usage(
+                        "internal error: a reader thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    opened.into_iter().collect()
+}
+
 fn execute(config: &Config) -> Result<ExitStatus> {
     let bar = progress(config.quiet);
-    let captures: Vec<HeapCapture> = config
-        .inputs
-        .iter()
-        .map(|p| {
-            bar.set_message(format!("indexing {}", p.display()));
-            HeapCapture::open(p)
-        })
-        .collect::<Result<_>>()?;
+    bar.set_message("reading inputs");
+    let opened = open_all(&config.inputs, &config.profile_pick);
+    let captures = match opened {
+        Ok(c) => c,
+        Err(e) => {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    };
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
     let one_file = captures.len() == 1;
-    if one_file
-        && first.snapshot_count() < 2
-        && config.base_snapshot.is_none()
-        && config.head_snapshot.is_none()
-    {
-        return Err(Error::input(
-            &first.path,
-            format!(
-                "{} holds a single heap snapshot, so there is nothing to compare inside it; give a second input to compare against",
-                first.detected.describe()
-            ),
-        ));
-    }
-    let base = Pick {
-        capture: first,
-        index: resolve_index(
-            first,
-            "--base-snapshot",
-            config
-                .base_snapshot
-                .unwrap_or(if one_file { 0 } else { -1 }),
-        )?,
-    };
-    let head = Pick {
-        capture: last,
-        index: resolve_index(last, "--head-snapshot", config.head_snapshot.unwrap_or(-1))?,
-    };
+    let mut warnings: Vec<String> = captures.iter().flat_map(Capture::warnings).collect();
 
-    let mut warnings: Vec<String> = captures.iter().flat_map(HeapCapture::warnings).collect();
-    bar.set_message(format!(
-        "parsing heap snapshots {} and {}",
-        base.capture.path.display(),
-        head.capture.path.display()
-    ));
-    let loaded = load_pair(&base, &head);
-    bar.finish_and_clear();
-    let (base_snap, head_snap) = loaded?;
-    warnings.extend(base_snap.warnings.iter().cloned());
-    if !(one_file && base.index == head.index) {
-        warnings.extend(head_snap.warnings.iter().cloned());
+    let picked_snapshots = config.base_snapshot.is_some() || config.head_snapshot.is_some();
+    let compare_heap = first.snapshot_count() > 0
+        && last.snapshot_count() > 0
+        && (!one_file || first.snapshot_count() >= 2 || picked_snapshots);
+    let compare_cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
+    if !compare_heap && !compare_cpu {
+        bar.finish_and_clear();
+        return Err(nothing_to_compare(first, last, one_file));
     }
-    let heap_diff = diff::heap::diff(&base_snap, &head_snap, one_file);
-    if heap_diff.id_matching == diff::heap::IdMatching::Disjoint
-        && let Some(c) = heap_diff.id_check
-    {
-        warnings.push(format!(
-                "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared",
-                c.mismatched_ids, c.shared_ids
+    if !one_file {
+        for (what, base_has, head_has) in [
+            (
+                "heap snapshot",
+                first.snapshot_count() > 0,
+                last.snapshot_count() > 0,
+            ),
+            ("CPU profile", first.cpu.is_some(), last.cpu.is_some()),
+        ] {
+            let lacking = match (base_has, head_has) {
+                (true, false) => last,
+                (false, true) => first,
+                _ => continue,
+            };
+            warnings.push(format!(
+                "{} holds no {what}, so only the other data is compared",
+                lacking.path.display()
             ));
+        }
     }
-    let verdict = gate::evaluate(Some(&heap_diff), &config.thresholds);
+    let needs = |wanted: bool, have: bool, what: &str, flags: &str| {
+        if wanted && !have {
+            Err(Error::Usage(format!(
+                "{flags} given, but the inputs carry no {what} to compare ({} holds {}{})",
+                first.path.display(),
+                first.contents(),
+                if one_file {
+                    String::new()
+                } else {
+                    format!(", {} holds {}", last.path.display(), last.contents())
+                }
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    let thresholds = &config.thresholds;
+    let checked = needs(
+        thresholds.has_heap(),
+        compare_heap,
+        "heap snapshots",
+        "heap thresholds are",
+    )
+    .and_then(|()| {
+        needs(
+            picked_snapshots,
+            compare_heap,
+            "heap snapshots",
+            "--base-snapshot/--head-snapshot is",
+        )
+    })
+    .and_then(|()| {
+        needs(
+            thresholds.has_cpu(),
+            compare_cpu,
+            "CPU profiles on both sides",
+            "CPU thresholds are",
+        )
+    });
+    if let Err(e) = checked {
+        bar.finish_and_clear();
+        return Err(e);
+    }
+
+    let heap = if compare_heap {
+        let result = compare_heaps(config, first, last, one_file, &bar);
+        bar.finish_and_clear();
+        let mut result = result?;
+        warnings.append(&mut result.warnings);
+        Some(result)
+    } else {
+        None
+    };
+    bar.finish_and_clear();
+    let cpu: Option<CpuDiff> = match (&first.cpu, &last.cpu) {
+        (Some(b), Some(h)) if compare_cpu => Some(diff::cpu::diff(
+            &b.profile.times(),
+            &h.profile.times(),
+            config.normalize,
+        )),
+        _ => None,
+    };
+    if let Some(c) = &cpu
+        && config.normalize
+        && c.scale.is_none()
+    {
+        warnings.push("--normalize: BASE has no non-idle CPU time, so nothing was scaled".into());
+    }
+
+    let verdict = gate::evaluate(heap.as_ref().map(|h| &h.diff), cpu.as_ref(), thresholds);
+    let (base_index, head_index) = match &heap {
+        Some(h) => (Some(h.indexes.0), Some(h.indexes.1)),
+        None => (None, None),
+    };
     let report = Report {
         schema_version: report::SCHEMA_VERSION,
         tool: Tool {
             name: "arkdiff",
             version: env!("CARGO_PKG_VERSION"),
         },
-        base: side(&base),
-        head: side(&head),
+        base: side(first, base_index, compare_cpu),
+        head: side(last, head_index, compare_cpu),
         warnings,
-        heap: Some(HeapSection::from_diff(&heap_diff)),
-        cpu: None,
+        heap: heap.as_ref().map(|h| HeapSection::from_diff(&h.diff)),
+        cpu: cpu.as_ref().map(CpuSection::from_diff),
         gate: GateSection::from_verdict(&verdict),
     };
     if !config.quiet {
@@ -174,15 +254,104 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     })
 }
 
-fn side(pick: &Pick<'_>) -> Side {
-    let info = pick.capture.snapshot_info(pick.index);
+/// The error for inputs that share no kind of data.
+fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error {
+    if one_file {
+        let what = if first.snapshot_count() == 1 {
+            "a single heap snapshot"
+        } else {
+            "a single CPU profile"
+        };
+        return Error::input(
+            &first.path,
+            format!(
+                "{} holds {what}, so there is nothing to compare inside it; give a second input to compare against",
+                first.detected.describe()
+            ),
+        );
+    }
+    Error::Usage(format!(
+        "nothing to compare: {} ({}) holds {}, but {} ({}) holds {}; arkdiff compares heap snapshots with heap snapshots and CPU profiles with CPU profiles",
+        first.path.display(),
+        first.detected.describe(),
+        first.contents(),
+        last.path.display(),
+        last.detected.describe(),
+        last.contents()
+    ))
+}
+
+/// What the heap comparison gives: the diff, its warnings, and the snapshots used.
+struct HeapResult {
+    diff: HeapDiff,
+    warnings: Vec<String>,
+    indexes: (usize, usize),
+}
+
+/// Picks, parses and compares the heap snapshots.
+fn compare_heaps(
+    config: &Config,
+    first: &Capture,
+    last: &Capture,
+    one_file: bool,
+    bar: &indicatif::ProgressBar,
+) -> Result<HeapResult> {
+    let base = Pick {
+        capture: first,
+        index: resolve_index(
+            first,
+            "--base-snapshot",
+            config
+                .base_snapshot
+                .unwrap_or(if one_file { 0 } else { -1 }),
+        )?,
+    };
+    let head = Pick {
+        capture: last,
+        index: resolve_index(last, "--head-snapshot", config.head_snapshot.unwrap_or(-1))?,
+    };
+    bar.set_message(format!(
+        "parsing heap snapshots {} and {}",
+        base.capture.path.display(),
+        head.capture.path.display()
+    ));
+    let (base_snap, head_snap) = load_pair(&base, &head)?;
+    let mut warnings = base_snap.warnings.clone();
+    if !(one_file && base.index == head.index) {
+        warnings.extend(head_snap.warnings.iter().cloned());
+    }
+    let diff = diff::heap::diff(&base_snap, &head_snap, one_file);
+    if diff.id_matching == diff::heap::IdMatching::Disjoint
+        && let Some(c) = diff.id_check
+    {
+        warnings.push(format!(
+            "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared",
+            c.mismatched_ids, c.shared_ids
+        ));
+    }
+    Ok(HeapResult {
+        diff,
+        warnings,
+        indexes: (base.index, head.index),
+    })
+}
+
+fn side(capture: &Capture, snapshot: Option<usize>, cpu: bool) -> Side {
+    let info = snapshot
+        .map(|i| capture.snapshot_info(i))
+        .unwrap_or_default();
     Side {
-        path: pick.capture.path.display().to_string(),
-        format: pick.capture.detected.describe(),
-        snapshot_index: pick.index,
-        snapshot_count: pick.capture.snapshot_count(),
+        path: capture.path.display().to_string(),
+        format: capture.detected.describe(),
+        snapshot_index: snapshot,
+        snapshot_count: capture.snapshot_count(),
         start_time_ns: info.start_time_ns,
         end_time_ns: info.end_time_ns,
+        profile: if cpu {
+            capture.cpu.as_ref().and_then(|c| c.label.clone())
+        } else {
+            None
+        },
     }
 }
 

@@ -62,6 +62,55 @@ pub fn parse_count_limit(text: &str) -> Result<Limit, String> {
         .map_err(|_| format!("'{text}' is not a whole number or a percentage (e.g. 100, 10%)"))
 }
 
+/// Shows a duration limit as it was given (`20.0 ms`, `50%`).
+pub struct DurationLimitText(pub Limit);
+
+impl fmt::Display for DurationLimitText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Limit::Absolute(us) => f.write_str(&format_us(us)),
+            Limit::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+/// Parses a duration with its unit into microseconds: `500us`, `500µs`, `20ms`, `1.5s`.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+        "us" | "µs" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        "" => return Err(format!("'{text}' needs a unit: us, ms or s (e.g. 20ms)")),
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown unit '{other}' (use us, ms, s or %)"
+            ));
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (e.g. 500us, 20ms, 1.5s)"))?;
+    let us = value * factor;
+    if !us.is_finite() || !(0.0..=9.0e18).contains(&us) {
+        return Err(format!("'{text}' is out of range"));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(us.round() as u64)
+}
+
+/// Parses a duration (`20ms`) or a percentage (`50%`).
+pub fn parse_duration_limit(text: &str) -> Result<Limit, String> {
+    if let Some(p) = parse_percent(text) {
+        return p;
+    }
+    parse_duration(text).map(Limit::Absolute)
+}
+
 /// Parses a byte size with an optional unit: B, KB, KiB, MB, MiB, GB, GiB.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -142,6 +191,28 @@ pub fn format_count_delta(delta: i64) -> String {
     }
 }
 
+/// Microseconds for people: `850 µs`, `12.3 ms`, `1.25 s`.
+pub fn format_us(us: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let v = us as f64;
+    if us < 1_000 {
+        format!("{us} µs")
+    } else if us < 1_000_000 {
+        format!("{:.1} ms", v / 1e3)
+    } else {
+        format!("{:.2} s", v / 1e6)
+    }
+}
+
+/// A signed duration delta: `+12.3 ms`, `-850 µs`, `0 µs`.
+pub fn format_us_delta(delta: i64) -> String {
+    match delta.signum() {
+        0 => "0 µs".to_owned(),
+        1 => format!("+{}", format_us(delta.unsigned_abs())),
+        _ => format!("-{}", format_us(delta.unsigned_abs())),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::float_cmp)]
 mod tests {
@@ -165,6 +236,26 @@ mod tests {
         assert!(parse_size_limit("-5%").is_err());
         assert_eq!(parse_count_limit("100"), Ok(Limit::Absolute(100)));
         assert!(parse_count_limit("1.5").is_err());
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("500us"), Ok(500));
+        assert_eq!(parse_duration("500 µs"), Ok(500));
+        assert_eq!(parse_duration("20ms"), Ok(20_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000));
+        assert!(parse_duration("20").unwrap_err().contains("needs a unit"));
+        assert!(
+            parse_duration("2 min")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert_eq!(parse_duration_limit("50%"), Ok(Limit::Percent(50.0)));
+        assert_eq!(format_us(850), "850 µs");
+        assert_eq!(format_us(12_345), "12.3 ms");
+        assert_eq!(format_us(1_250_000), "1.25 s");
+        assert_eq!(format_us_delta(-850), "-850 µs");
+        assert_eq!(format_us_delta(391_300), "+391.3 ms");
     }
 
     #[test]

@@ -371,8 +371,47 @@ fn bad_usage_and_inputs_exit_2_with_a_clear_message() {
             &["--class '[a'"],
         ),
         (
-            &["fast.cpuprofile", "slow.cpuprofile"],
-            &["fast.cpuprofile", "CPU profile", "no heap snapshot"],
+            &["leak-0.heapsnapshot.gz", "slow.cpuprofile"],
+            &[
+                "nothing to compare",
+                "leak-0.heapsnapshot.gz (heapsnapshot (gzip)) holds a heap snapshot",
+                "slow.cpuprofile (cpuprofile) holds a CPU profile",
+            ],
+        ),
+        (
+            &["fast.cpuprofile"],
+            &[
+                "fast.cpuprofile",
+                "a single CPU profile",
+                "give a second input",
+            ],
+        ),
+        (
+            &[
+                "fast.cpuprofile",
+                "slow.cpuprofile",
+                "--max-heap-growth",
+                "1MiB",
+            ],
+            &["heap thresholds are given", "no heap snapshots to compare"],
+        ),
+        (
+            &[
+                "leak-0.heapsnapshot.gz",
+                "leak-3.heapsnapshot.gz",
+                "--max-function-self-growth",
+                "10%",
+            ],
+            &["CPU thresholds are given", "no CPU profiles on both sides"],
+        ),
+        (
+            &[
+                "fast.cpuprofile",
+                "slow.cpuprofile",
+                "--max-function-self-growth",
+                "20",
+            ],
+            &["--max-function-self-growth", "needs a unit"],
         ),
         (
             &["README.md", "leak-0.heapsnapshot.gz"],

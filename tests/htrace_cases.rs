@@ -757,9 +757,12 @@ fn files_that_are_no_usable_capture_are_errors() {
     let path = write(&dir, "empty.htrace", &[]);
     arkdiff(&[&path, &good]).input_error(&path, &["empty"]);
 
-    // A CPU profile where a heap capture is expected.
+    // A heap-only capture against a CPU profile: nothing in common.
     let cpu = data("fast.cpuprofile");
-    arkdiff(&[&good, &cpu]).input_error(&cpu, &["CPU profile", "holds no heap snapshot"]);
+    arkdiff(&[&good, &cpu]).input_error(
+        &cpu,
+        &["nothing to compare", "holds 2 heap snapshots", "holds a CPU profile"],
+    );
 }
 
 // ---------------------------------------------------------------------------------------

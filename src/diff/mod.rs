@@ -1,3 +1,4 @@
 //! Pure functions from models to comparisons.
 
+pub mod cpu;
 pub mod heap;

@@ -88,6 +88,8 @@ pub struct Htrace {
     pub snapshots: Vec<SnapshotSpan>,
     /// Raw text of the CPU profile message, if the capture has one.
     pub cpu_profile: Option<Vec<u8>>,
+    /// The record number and byte offset of that message.
+    pub cpu_profile_at: Option<(usize, u64)>,
     pub records: usize,
     pub arkts_records: usize,
     /// Names of other plugins seen, sorted.
@@ -238,6 +240,7 @@ impl Htrace {
             config: None,
             snapshots: Vec::new(),
             cpu_profile: None,
+            cpu_profile_at: None,
             records: 0,
             arkts_records: 0,
             other_plugins: Vec::new(),
@@ -492,6 +495,7 @@ impl Htrace {
                     ));
                 } else {
                     self.cpu_profile = Some(text.to_vec());
+                    self.cpu_profile_at = Some((record, offset));
                 }
             }
             MessageKind::ErrorReply(reply) => self.warnings.push(format!(

@@ -1,17 +1,22 @@
 //! Readers: format sniffing by content and one module per input format.
 
+pub mod cpuprofile;
 pub mod heapsnapshot;
 pub mod htrace;
 pub mod json;
+pub mod selfprof;
+pub mod trace_event;
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::model::cpu::Profile;
 use crate::model::heap::HeapSnapshot;
 use htrace::Htrace;
 use json::JsonReader;
+use trace_event::ProfilePick;
 
 /// How many bytes are looked at to tell formats apart.
 const SNIFF_LEN: usize = 64 * 1024;
@@ -37,16 +42,6 @@ impl Format {
             Format::CpuProfile => "cpuprofile",
             Format::TraceEvent => "trace-event",
             Format::SelfProfile => "js-self-profile",
-        }
-    }
-
-    fn description(self) -> &'static str {
-        match self {
-            Format::Htrace => "an htrace capture",
-            Format::HeapSnapshot => "a heap snapshot",
-            Format::CpuProfile => "a CPU profile (.cpuprofile)",
-            Format::TraceEvent => "a Chrome Trace Event file",
-            Format::SelfProfile => "a JS Self-Profiling trace",
         }
     }
 }
@@ -264,103 +259,206 @@ pub struct SnapshotInfo {
     pub end_time_ns: Option<u64>,
 }
 
-/// An input that holds heap snapshots: an htrace or a `.heapsnapshot` file.
-pub struct HeapCapture {
-    pub path: PathBuf,
-    pub detected: Detected,
-    kind: CaptureKind,
+/// A CPU profile read from a capture.
+#[derive(Debug)]
+pub struct CpuCapture {
+    pub profile: Profile,
+    /// Which profile of the file this is, when a file can hold several (`PID:ID`).
+    pub label: Option<String>,
 }
 
-enum CaptureKind {
+/// An opened input: its heap snapshots (htrace, `.heapsnapshot`) and its CPU profile
+/// (htrace, `.cpuprofile`, Trace Event, JS Self-Profiling), whichever it has.
+pub struct Capture {
+    pub path: PathBuf,
+    pub detected: Detected,
+    heap: HeapKind,
+    pub cpu: Option<CpuCapture>,
+    /// Problems met while opening, worded for the user (the path included).
+    warnings: Vec<String>,
+}
+
+enum HeapKind {
+    None,
     HeapSnapshot,
     /// The htrace's bytes (the file itself, or its decompressed copy) and its index.
     Htrace {
         file: File,
-        index: Htrace,
+        index: Box<Htrace>,
     },
 }
 
-impl HeapCapture {
-    /// Opens `path` and finds its heap snapshots. Inputs without any are errors that say
-    /// what the file holds instead.
-    pub fn open(path: &Path) -> Result<HeapCapture> {
+impl Capture {
+    /// Opens `path`, indexes its heap snapshots and reads its CPU profile. An input with
+    /// neither is an error that says what the file holds instead.
+    pub fn open(path: &Path, pick: &ProfilePick) -> Result<Capture> {
         let detected = detect(path)?;
-        let kind = match detected.format {
-            Format::HeapSnapshot => CaptureKind::HeapSnapshot,
-            Format::Htrace => {
-                let file = if detected.wrapping.is_empty() {
-                    open_file(path)?
-                } else {
-                    decompress_to_temp(path, &detected.wrapping)?
-                };
-                let len = file
-                    .metadata()
-                    .map_err(|e| Error::input(path, format!("cannot stat: {e}")))?
-                    .len();
-                let index = Htrace::index(PosReader::new(&file), len)
-                    .map_err(|e| Error::input(path, format!("htrace: {e}")))?;
-                if index.snapshots.is_empty() {
-                    return Err(Error::input(path, no_snapshot_message(&index)));
-                }
-                CaptureKind::Htrace { file, index }
-            }
-            other => {
-                return Err(Error::input(
-                    path,
-                    format!(
-                        "{} ({}) holds no heap snapshot; arkdiff compares heap snapshots from htrace and .heapsnapshot files",
-                        other.description(),
-                        detected.describe()
-                    ),
-                ));
-            }
-        };
-        Ok(HeapCapture {
+        let mut capture = Capture {
             path: path.to_owned(),
             detected,
-            kind,
-        })
+            heap: HeapKind::None,
+            cpu: None,
+            warnings: Vec::new(),
+        };
+        let describe = capture.detected.describe();
+        let fail = |msg: String| Error::input(path, format!("{describe}: {msg}"));
+        match capture.detected.format {
+            Format::HeapSnapshot => capture.heap = HeapKind::HeapSnapshot,
+            Format::Htrace => capture.open_htrace()?,
+            Format::CpuProfile => {
+                let text = capture.read_all()?;
+                let raw = cpuprofile::parse(&text).map_err(|e| fail(e.to_string()))?;
+                capture.set_cpu(raw.build().map_err(fail)?, None);
+            }
+            Format::SelfProfile => {
+                let text = capture.read_all()?;
+                let raw = selfprof::parse(&text).map_err(|e| fail(e.to_string()))?;
+                capture.set_cpu(raw.build().map_err(fail)?, None);
+            }
+            Format::TraceEvent => {
+                let reader = open_unwrapped(path, &capture.detected.wrapping)?;
+                let trace = trace_event::read(reader).map_err(|e| fail(e.to_string()))?;
+                for w in &trace.warnings {
+                    capture.warnings.push(format!("{}: {w}", path.display()));
+                }
+                let (chosen, note) = trace.pick(pick).map_err(&fail)?;
+                if let Some(note) = note {
+                    capture.warnings.push(format!("{}: {note}", path.display()));
+                }
+                let label = chosen.key();
+                let profile = chosen
+                    .into_raw()
+                    .build()
+                    .map_err(|e| fail(format!("CPU profile {label}: {e}")))?;
+                capture.set_cpu(profile, Some(label));
+            }
+        }
+        Ok(capture)
+    }
+
+    fn read_all(&self) -> Result<Vec<u8>> {
+        let mut text = Vec::new();
+        open_unwrapped(&self.path, &self.detected.wrapping)?
+            .read_to_end(&mut text)
+            .map_err(|e| {
+                Error::input(
+                    &self.path,
+                    format!("{}: cannot read: {e}", self.detected.describe()),
+                )
+            })?;
+        Ok(text)
+    }
+
+    fn set_cpu(&mut self, profile: Profile, label: Option<String>) {
+        let path = self.path.display();
+        self.warnings.extend(
+            profile
+                .warnings
+                .iter()
+                .map(|w| format!("{path}: CPU profile: {w}")),
+        );
+        self.cpu = Some(CpuCapture { profile, label });
+    }
+
+    fn open_htrace(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let file = if self.detected.wrapping.is_empty() {
+            open_file(&path)?
+        } else {
+            decompress_to_temp(&path, &self.detected.wrapping)?
+        };
+        let len = file
+            .metadata()
+            .map_err(|e| Error::input(&path, format!("cannot stat: {e}")))?
+            .len();
+        let mut index = Htrace::index(PosReader::new(&file), len)
+            .map_err(|e| Error::input(&path, format!("htrace: {e}")))?;
+        for w in &index.warnings {
+            self.warnings.push(format!("{}: {w}", path.display()));
+        }
+        if let Some(text) = index.cpu_profile.take() {
+            let (record, offset) = index.cpu_profile_at.unwrap_or_default();
+            let built = cpuprofile::parse_message(&text)
+                .map_err(|e| e.to_string())
+                .and_then(crate::model::cpu::RawProfile::build);
+            match built {
+                Ok(profile) => self.set_cpu(profile, None),
+                // The heap snapshots may still be usable; the run decides whether the
+                // profile was needed.
+                Err(e) => self.warnings.push(format!(
+                    "{}: htrace: the CPU profile in record {record} (at byte {offset}) is unreadable, so it is left out: in the message text {e}",
+                    path.display()
+                )),
+            }
+        }
+        if index.snapshots.is_empty() {
+            if self.cpu.is_none() {
+                return Err(Error::input(&path, no_snapshot_message(&index)));
+            }
+        } else {
+            self.heap = HeapKind::Htrace {
+                file,
+                index: Box::new(index),
+            };
+        }
+        Ok(())
+    }
+
+    /// What the input holds, for messages: `a heap snapshot`, `4 heap snapshots and a CPU
+    /// profile`, …
+    pub fn contents(&self) -> String {
+        let heap = match self.snapshot_count() {
+            0 => None,
+            1 => Some("a heap snapshot".to_owned()),
+            n => Some(format!("{n} heap snapshots")),
+        };
+        match (heap, &self.cpu) {
+            (Some(h), Some(_)) => format!("{h} and a CPU profile"),
+            (Some(h), None) => h,
+            (None, Some(_)) => "a CPU profile".to_owned(),
+            (None, None) => "nothing arkdiff compares".to_owned(),
+        }
     }
 
     pub fn snapshot_count(&self) -> usize {
-        match &self.kind {
-            CaptureKind::HeapSnapshot => 1,
-            CaptureKind::Htrace { index, .. } => index.snapshots.len(),
+        match &self.heap {
+            HeapKind::None => 0,
+            HeapKind::HeapSnapshot => 1,
+            HeapKind::Htrace { index, .. } => index.snapshots.len(),
         }
     }
 
     pub fn snapshot_info(&self, i: usize) -> SnapshotInfo {
-        match &self.kind {
-            CaptureKind::HeapSnapshot => SnapshotInfo::default(),
-            CaptureKind::Htrace { index, .. } => SnapshotInfo {
+        match &self.heap {
+            HeapKind::None | HeapKind::HeapSnapshot => SnapshotInfo::default(),
+            HeapKind::Htrace { index, .. } => SnapshotInfo {
                 start_time_ns: index.snapshots[i].start_time_ns,
                 end_time_ns: index.snapshots[i].end_time_ns,
             },
         }
     }
 
-    /// Problems met while indexing, worded for the user.
+    /// Problems met while opening, worded for the user.
     pub fn warnings(&self) -> Vec<String> {
-        match &self.kind {
-            CaptureKind::HeapSnapshot => Vec::new(),
-            CaptureKind::Htrace { index, .. } => index
-                .warnings
-                .iter()
-                .map(|w| format!("{}: {w}", self.path.display()))
-                .collect(),
-        }
+        self.warnings.clone()
     }
 
     /// Parses heap snapshot `i` (0-based, already range-checked).
     pub fn load(&self, i: usize) -> Result<HeapSnapshot> {
-        let mut snap = match &self.kind {
-            CaptureKind::HeapSnapshot => {
+        let mut snap = match &self.heap {
+            HeapKind::None => {
+                return Err(Error::input(
+                    &self.path,
+                    format!("{} holds no heap snapshot", self.detected.describe()),
+                ));
+            }
+            HeapKind::HeapSnapshot => {
                 let reader = open_unwrapped(&self.path, &self.detected.wrapping)?;
                 heapsnapshot::parse(reader).map_err(|e| {
                     Error::input(&self.path, format!("{}: {e}", self.detected.describe()))
                 })?
             }
-            CaptureKind::Htrace { file, index } => {
+            HeapKind::Htrace { file, index } => {
                 let span = &index.snapshots[i];
                 let reader = index
                     .snapshot_reader(PosReader::new(file), i)

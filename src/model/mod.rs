@@ -1,3 +1,4 @@
 //! Format-independent models that every reader produces.
 
+pub mod cpu;
 pub mod heap;

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::diff::cpu::CpuDiff;
 use crate::diff::heap::HeapDiff;
 use crate::gate::Verdict;
 
@@ -23,8 +24,7 @@ pub struct Report {
     pub head: Side,
     pub warnings: Vec<String>,
     pub heap: Option<HeapSection>,
-    /// CPU profiles are not compared yet.
-    pub cpu: Option<()>,
+    pub cpu: Option<CpuSection>,
     pub gate: GateSection,
 }
 
@@ -40,12 +40,17 @@ pub struct Side {
     pub path: String,
     /// `htrace`, `heapsnapshot`, …, with the compression, e.g. `heapsnapshot (gzip)`.
     pub format: String,
-    pub snapshot_index: usize,
+    /// The compared heap snapshot; null when the heap is not compared.
+    pub snapshot_index: Option<usize>,
+    /// Heap snapshots in the input (0 for a CPU profile).
     pub snapshot_count: usize,
     /// When the snapshot was taken (htrace only): BOOTTIME ns where the capture's header
     /// has a clock snapshot, REALTIME ns otherwise.
     pub start_time_ns: Option<u64>,
     pub end_time_ns: Option<u64>,
+    /// Which of the file's CPU profiles was compared (`PID:ID` in a Trace Event file);
+    /// null when the file holds one or none.
+    pub profile: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +94,102 @@ pub struct ClassJson {
     pub deleted_count: Option<u64>,
     pub alloc_size: Option<u64>,
     pub freed_size: Option<u64>,
+}
+
+/// The CPU diff: times in microseconds (semantics.md §4).
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuSection {
+    /// Non-idle time.
+    pub duration_us_base: u64,
+    pub duration_us_head: u64,
+    pub duration_us_delta: i64,
+    pub idle_us_base: u64,
+    pub idle_us_head: u64,
+    /// Self time of `(garbage collector)`.
+    pub gc_us_base: u64,
+    pub gc_us_head: u64,
+    pub gc_us_delta: i64,
+    /// Self time of `(program)`.
+    pub program_us_base: u64,
+    pub program_us_head: u64,
+    pub program_us_delta: i64,
+    pub samples_base: u64,
+    pub samples_head: u64,
+    /// With `--normalize`: the factor BASE's times were multiplied by; otherwise null.
+    pub scale: Option<f64>,
+    /// Category totals carried by ArkTS profiles (`gcTime`, `napiTime`, …).
+    pub categories: Vec<CategoryJson>,
+    pub functions: Vec<FunctionJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CategoryJson {
+    pub name: String,
+    pub us_base: u64,
+    pub us_head: u64,
+    pub us_delta: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionJson {
+    pub name: String,
+    pub url: String,
+    /// 1-based; 0 when unknown.
+    pub line: u32,
+    pub column: u32,
+    pub self_us_base: u64,
+    pub self_us_head: u64,
+    pub self_us_delta: i64,
+    pub total_us_base: u64,
+    pub total_us_head: u64,
+    pub total_us_delta: i64,
+}
+
+impl CpuSection {
+    pub fn from_diff(d: &CpuDiff) -> CpuSection {
+        CpuSection {
+            duration_us_base: d.duration_us.base,
+            duration_us_head: d.duration_us.head,
+            duration_us_delta: d.duration_us.delta(),
+            idle_us_base: d.idle_us.base,
+            idle_us_head: d.idle_us.head,
+            gc_us_base: d.gc_us.base,
+            gc_us_head: d.gc_us.head,
+            gc_us_delta: d.gc_us.delta(),
+            program_us_base: d.program_us.base,
+            program_us_head: d.program_us.head,
+            program_us_delta: d.program_us.delta(),
+            samples_base: d.samples.base,
+            samples_head: d.samples.head,
+            scale: d.scale,
+            categories: d
+                .categories
+                .iter()
+                .map(|c| CategoryJson {
+                    name: c.name.clone(),
+                    us_base: c.us.base,
+                    us_head: c.us.head,
+                    us_delta: c.us.delta(),
+                })
+                .collect(),
+            functions: d
+                .functions
+                .iter()
+                .map(|f| FunctionJson {
+                    name: f.frame.name.clone(),
+                    url: f.frame.url.clone(),
+                    line: f.frame.line,
+                    column: f.frame.column,
+                    self_us_base: f.base.self_us,
+                    self_us_head: f.head.self_us,
+                    self_us_delta: f.self_delta(),
+                    total_us_base: f.base.total_us,
+                    total_us_head: f.head.total_us,
+                    total_us_delta: f.total_delta(),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,12 +1,15 @@
-//! The default terminal report: a summary, the class table and the gate's verdict.
+//! The default terminal report: a summary, the class table, the function table and the
+//! gate's verdict.
 
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::{ClassJson, Render, Report, Side};
-use crate::units::{format_count, format_count_delta, format_size, format_size_delta};
+use super::{ClassJson, CpuSection, FunctionJson, Render, Report, Side};
+use crate::units::{
+    format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
+};
 
 pub struct TableRenderer {
     /// Rows shown per section.
@@ -16,12 +19,151 @@ pub struct TableRenderer {
 }
 
 fn side(label: &str, s: &Side) -> String {
-    let pick = if s.snapshot_count > 1 {
-        format!(", snapshot {} of {}", s.snapshot_index, s.snapshot_count)
-    } else {
-        String::new()
+    let mut pick = match s.snapshot_index {
+        Some(i) if s.snapshot_count > 1 => format!(", snapshot {i} of {}", s.snapshot_count),
+        _ => String::new(),
     };
+    if let Some(p) = &s.profile {
+        pick = format!("{pick}, profile {p}");
+    }
     format!("{label}: {} ({}{pick})", s.path, s.format)
+}
+
+/// A table in the house style, fitted to `width` when there is one.
+fn new_table(width: Option<u16>, header: Vec<&str>) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    match width {
+        Some(w) => {
+            table.set_content_arrangement(ContentArrangement::Dynamic);
+            table.set_width(w);
+        }
+        None => {
+            table.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
+    let columns = header.len();
+    table.set_header(header);
+    for col in 1..columns {
+        if let Some(column) = table.column_mut(col) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+/// `+177.2%`, `new`, or `-` for a base of zero and no change.
+#[allow(clippy::cast_precision_loss)]
+fn percent_change(base: u64, delta: i64) -> String {
+    if base == 0 {
+        return if delta == 0 { "-".into() } else { "new".into() };
+    }
+    let p = delta as f64 * 100.0 / base as f64;
+    format!("{p:+.1}%")
+}
+
+/// The script's last path segment with line and column: `cpu.js:4:22`.
+fn location(f: &FunctionJson) -> String {
+    if f.url.is_empty() {
+        return String::new();
+    }
+    let file = f
+        .url
+        .trim_end_matches('/')
+        .rsplit(['/', '|'])
+        .next()
+        .unwrap_or(&f.url);
+    if f.line == 0 {
+        file.to_owned()
+    } else {
+        format!("{file}:{}:{}", f.line, f.column)
+    }
+}
+
+fn function_row(f: &FunctionJson) -> Vec<String> {
+    vec![
+        f.name.clone(),
+        location(f),
+        format_us(f.self_us_base),
+        format_us(f.self_us_head),
+        format_us_delta(f.self_us_delta),
+        percent_change(f.self_us_base, f.self_us_delta),
+        format_us(f.total_us_head),
+        format_us_delta(f.total_us_delta),
+    ]
+}
+
+impl TableRenderer {
+    fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
+            format_us(cpu.duration_us_base),
+            format_us(cpu.duration_us_head),
+            format_us_delta(cpu.duration_us_delta),
+            percent_change(cpu.duration_us_base, cpu.duration_us_delta),
+            format_us(cpu.gc_us_base),
+            format_us(cpu.gc_us_head),
+            format_us_delta(cpu.gc_us_delta),
+            format_count(cpu.samples_base),
+            format_count(cpu.samples_head),
+        )?;
+        if let Some(scale) = cpu.scale {
+            writeln!(
+                out,
+                "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
+            )?;
+        }
+        let categories: Vec<String> = cpu
+            .categories
+            .iter()
+            .filter(|c| c.us_base > 0 || c.us_head > 0)
+            .map(|c| {
+                format!(
+                    "{} {} -> {} ({})",
+                    c.name,
+                    format_us(c.us_base),
+                    format_us(c.us_head),
+                    format_us_delta(c.us_delta)
+                )
+            })
+            .collect();
+        if !categories.is_empty() {
+            writeln!(out, "categories: {}", categories.join("; "))?;
+        }
+        writeln!(out)?;
+        if cpu.functions.is_empty() {
+            return writeln!(out, "No function was sampled.");
+        }
+        let mut table = new_table(
+            self.width,
+            vec![
+                "Function",
+                "Location",
+                "Self base",
+                "Self head",
+                "Δ Self",
+                "Δ Self %",
+                "Total",
+                "Δ Total",
+            ],
+        );
+        // The location is text: keep it left-aligned.
+        if let Some(column) = table.column_mut(1) {
+            column.set_cell_alignment(CellAlignment::Left);
+        }
+        for f in cpu.functions.iter().take(self.top) {
+            table.add_row(function_row(f));
+        }
+        if self.top > 0 {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = cpu.functions.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more functions (--top to show more)")?;
+        }
+        Ok(())
+    }
 }
 
 fn opt_count(v: Option<u64>) -> String {
@@ -75,35 +217,30 @@ impl Render for TableRenderer {
             if heap.classes.is_empty() {
                 writeln!(out, "No class changed.")?;
             } else {
-                let mut table = Table::new();
-                table.load_style(UTF8_FULL_CONDENSED);
-                match self.width {
-                    Some(w) => {
-                        table.set_content_arrangement(ContentArrangement::Dynamic);
-                        table.set_width(w);
-                    }
-                    None => {
-                        table.set_content_arrangement(ContentArrangement::Disabled);
-                    }
-                }
-                table.set_header(vec![
-                    "Class", "Count", "Δ Count", "Size", "Δ Size", "New", "Deleted", "Alloc",
-                    "Freed",
-                ]);
+                let mut table = new_table(
+                    self.width,
+                    vec![
+                        "Class", "Count", "Δ Count", "Size", "Δ Size", "New", "Deleted", "Alloc",
+                        "Freed",
+                    ],
+                );
                 for c in heap.classes.iter().take(self.top) {
                     table.add_row(class_row(c));
                 }
-                for col in 1..9 {
-                    if let Some(column) = table.column_mut(col) {
-                        column.set_cell_alignment(CellAlignment::Right);
-                    }
+                if self.top > 0 {
+                    writeln!(out, "{table}")?;
                 }
-                writeln!(out, "{table}")?;
                 let hidden = heap.classes.len().saturating_sub(self.top);
                 if hidden > 0 {
                     writeln!(out, "… {hidden} more changed classes (--top to show more)")?;
                 }
             }
+        }
+        if let Some(cpu) = &report.cpu {
+            if report.heap.is_some() {
+                writeln!(out)?;
+            }
+            self.cpu(cpu, out)?;
         }
         writeln!(out)?;
         let gate = &report.gate;
@@ -123,6 +260,8 @@ impl Render for TableRenderer {
         for v in &gate.violations {
             let (value, limit) = if v.metric.ends_with("size_delta") {
                 (format_size_delta(v.value), format_size_f(v.limit))
+            } else if v.metric.ends_with("us_delta") {
+                (format_us_delta(v.value), format_us_f(v.limit))
             } else {
                 (format_count_delta(v.value), format_count_f(v.limit))
             };
@@ -149,4 +288,9 @@ fn format_size_f(v: f64) -> String {
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 fn format_count_f(v: f64) -> String {
     format_count(v.max(0.0) as u64)
+}
+
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+fn format_us_f(v: f64) -> String {
+    format_us(v.max(0.0) as u64)
 }

@@ -1,0 +1,203 @@
+//! Per-function CPU time, BASE against HEAD (semantics.md §4).
+
+use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
+
+/// One function on either side; a function missing on one side has zeros there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionDiff {
+    pub frame: Frame,
+    pub base: FunctionTime,
+    pub head: FunctionTime,
+}
+
+impl FunctionDiff {
+    pub fn self_delta(&self) -> i64 {
+        delta(self.base.self_us, self.head.self_us)
+    }
+
+    pub fn total_delta(&self) -> i64 {
+        delta(self.base.total_us, self.head.total_us)
+    }
+}
+
+/// A value on both sides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pair {
+    pub base: u64,
+    pub head: u64,
+}
+
+impl Pair {
+    pub fn delta(self) -> i64 {
+        delta(self.base, self.head)
+    }
+}
+
+/// A named category total (ArkTS `gcTime`, …) on both sides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CategoryDiff {
+    pub name: String,
+    pub us: Pair,
+}
+
+#[derive(Debug, Clone)]
+pub struct CpuDiff {
+    /// Non-idle time.
+    pub duration_us: Pair,
+    pub idle_us: Pair,
+    pub gc_us: Pair,
+    pub program_us: Pair,
+    pub samples: Pair,
+    /// The factor BASE's times were multiplied by (`--normalize`), if any.
+    pub scale: Option<f64>,
+    /// Categories present on either side, in the order first seen.
+    pub categories: Vec<CategoryDiff>,
+    /// Sorted by |self delta|, then |total delta|, then identity.
+    pub functions: Vec<FunctionDiff>,
+}
+
+pub fn delta(base: u64, head: u64) -> i64 {
+    let d = i128::from(head) - i128::from(base);
+    i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Compares two profiles' times. With `normalize`, BASE's times are first scaled so that
+/// its non-idle time equals HEAD's (when BASE has any).
+pub fn diff(base: &ProfileTimes, head: &ProfileTimes, normalize: bool) -> CpuDiff {
+    #[allow(clippy::cast_precision_loss)]
+    let scale = (normalize && base.duration_us > 0)
+        .then(|| head.duration_us as f64 / base.duration_us as f64);
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let scaled = |v: u64| scale.map_or(v, |s| (v as f64 * s).round() as u64);
+    let pair = |b: u64, h: u64| Pair {
+        base: scaled(b),
+        head: h,
+    };
+
+    let mut functions: Vec<FunctionDiff> = base
+        .functions
+        .iter()
+        .map(|(frame, b)| FunctionDiff {
+            frame: frame.clone(),
+            base: FunctionTime {
+                self_us: scaled(b.self_us),
+                total_us: scaled(b.total_us),
+            },
+            head: head.functions.get(frame).copied().unwrap_or_default(),
+        })
+        .collect();
+    functions.extend(
+        head.functions
+            .iter()
+            .filter(|(frame, _)| !base.functions.contains_key(*frame))
+            .map(|(frame, h)| FunctionDiff {
+                frame: frame.clone(),
+                base: FunctionTime::default(),
+                head: *h,
+            }),
+    );
+    functions.sort_by(|a, b| {
+        b.self_delta()
+            .unsigned_abs()
+            .cmp(&a.self_delta().unsigned_abs())
+            .then_with(|| {
+                b.total_delta()
+                    .unsigned_abs()
+                    .cmp(&a.total_delta().unsigned_abs())
+            })
+            .then_with(|| a.frame.cmp(&b.frame))
+    });
+
+    let mut categories: Vec<CategoryDiff> = Vec::new();
+    for (name, us) in &base.categories {
+        categories.push(CategoryDiff {
+            name: name.clone(),
+            us: pair(*us, 0),
+        });
+    }
+    for (name, us) in &head.categories {
+        match categories.iter_mut().find(|c| &c.name == name) {
+            Some(c) => c.us.head = *us,
+            None => categories.push(CategoryDiff {
+                name: name.clone(),
+                us: Pair { base: 0, head: *us },
+            }),
+        }
+    }
+
+    CpuDiff {
+        duration_us: pair(base.duration_us, head.duration_us),
+        idle_us: pair(base.idle_us, head.idle_us),
+        gc_us: pair(base.gc_us, head.gc_us),
+        program_us: pair(base.program_us, head.program_us),
+        samples: Pair {
+            base: base.samples as u64,
+            head: head.samples as u64,
+        },
+        scale,
+        categories,
+        functions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(rows: &[(&str, u64, u64)], duration: u64) -> ProfileTimes {
+        let mut t = ProfileTimes {
+            duration_us: duration,
+            ..ProfileTimes::default()
+        };
+        for &(name, s, total) in rows {
+            t.functions.insert(
+                Frame::one_based(name, "a.js", 1, 1),
+                FunctionTime {
+                    self_us: s,
+                    total_us: total,
+                },
+            );
+        }
+        t
+    }
+
+    #[test]
+    fn rows_on_one_side_get_zeros_and_sort_by_self_delta() {
+        let base = times(
+            &[("gone", 50, 50), ("same", 100, 200), ("slower", 100, 100)],
+            250,
+        );
+        let head = times(
+            &[("same", 100, 210), ("slower", 400, 400), ("new", 20, 20)],
+            520,
+        );
+        let d = diff(&base, &head, false);
+        let order: Vec<(&str, i64)> = d
+            .functions
+            .iter()
+            .map(|f| (f.frame.name.as_str(), f.self_delta()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![("slower", 300), ("gone", -50), ("new", 20), ("same", 0)]
+        );
+        assert_eq!(d.functions[1].head, FunctionTime::default());
+        assert_eq!(d.duration_us.delta(), 270);
+        assert_eq!(d.scale, None);
+    }
+
+    #[test]
+    fn normalize_scales_base_to_head_duration() {
+        let base = times(&[("f", 100, 100)], 200);
+        let head = times(&[("f", 150, 150)], 400);
+        let d = diff(&base, &head, true);
+        assert_eq!(d.scale, Some(2.0));
+        assert_eq!(d.functions[0].base.self_us, 200);
+        assert_eq!(d.functions[0].self_delta(), -50);
+        assert_eq!(d.duration_us.delta(), 0);
+    }
+}

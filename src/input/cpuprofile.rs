@@ -1,0 +1,296 @@
+//! `.cpuprofile` documents (Chrome, Node, ArkTS), the CPU profile message inside an
+//! htrace, and the node and call-frame shapes that Trace Event chunks share with them.
+//!
+//! CPU profiles are small next to heap snapshots (megabytes, not hundreds of them), so the
+//! document is read into memory and deserialized with serde in one go.
+
+use serde::Deserialize;
+
+use super::json::{JsonError, JsonReader};
+use crate::model::cpu::{Frame, RawNode, RawProfile};
+
+/// A JSON number read as whole microseconds: V8 writes integers, other tools may not.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Micros(pub i64);
+
+impl<'de> Deserialize<'de> for Micros {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Micros;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number of microseconds")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Micros, E> {
+                Ok(Micros(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Micros, E> {
+                i64::try_from(v)
+                    .map(Micros)
+                    .map_err(|_| E::custom(format!("{v} µs is out of range")))
+            }
+            #[allow(clippy::cast_possible_truncation)]
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Micros, E> {
+                if v.is_finite() && v.abs() < 9.0e18 {
+                    Ok(Micros(v.round() as i64))
+                } else {
+                    Err(E::custom(format!("{v} µs is out of range")))
+                }
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A call frame as V8 and ArkTS write it; `scriptId` (a string or a number) is not read.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallFrame {
+    #[serde(default)]
+    pub function_name: String,
+    #[serde(default)]
+    pub url: String,
+    pub line_number: Option<Micros>,
+    pub column_number: Option<Micros>,
+    /// ArkTS, newer toolchains.
+    #[serde(default)]
+    pub module_name: String,
+}
+
+impl CallFrame {
+    /// The frame's identity; an ArkTS module name is prefixed to the url as `module|url`.
+    pub fn frame(&self) -> Frame {
+        let url = if self.module_name.is_empty() {
+            std::borrow::Cow::Borrowed(self.url.as_str())
+        } else {
+            std::borrow::Cow::Owned(format!("{}|{}", self.module_name, self.url))
+        };
+        Frame::zero_based(
+            &self.function_name,
+            &url,
+            self.line_number.map(|v| v.0),
+            self.column_number.map(|v| v.0),
+        )
+    }
+}
+
+/// A node of a `.cpuprofile` (with `children`) or of a Trace Event chunk (with `parent`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Node {
+    pub id: u64,
+    pub call_frame: CallFrame,
+    #[serde(default)]
+    pub children: Vec<u64>,
+    pub parent: Option<u64>,
+}
+
+impl Node {
+    pub fn into_raw(self) -> RawNode {
+        RawNode {
+            id: self.id,
+            frame: self.call_frame.frame(),
+            parent: self.parent,
+            children: self.children,
+        }
+    }
+}
+
+/// The ArkTS category totals, in the order the runtime writes them.
+const ARKTS_CATEGORIES: [&str; 9] = [
+    "gcTime",
+    "cInterpreterTime",
+    "asmInterpreterTime",
+    "aotTime",
+    "builtinTime",
+    "napiTime",
+    "arkuiEngineTime",
+    "runtimeTime",
+    "otherTime",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Document {
+    nodes: Vec<Node>,
+    start_time: Option<Micros>,
+    end_time: Option<Micros>,
+    #[serde(default)]
+    samples: Vec<u64>,
+    #[serde(default)]
+    time_deltas: Vec<Micros>,
+    gc_time: Option<Micros>,
+    c_interpreter_time: Option<Micros>,
+    asm_interpreter_time: Option<Micros>,
+    aot_time: Option<Micros>,
+    builtin_time: Option<Micros>,
+    napi_time: Option<Micros>,
+    arkui_engine_time: Option<Micros>,
+    runtime_time: Option<Micros>,
+    other_time: Option<Micros>,
+}
+
+impl Document {
+    fn into_raw(self) -> RawProfile {
+        let categories: Vec<(String, u64)> = ARKTS_CATEGORIES
+            .iter()
+            .zip([
+                self.gc_time,
+                self.c_interpreter_time,
+                self.asm_interpreter_time,
+                self.aot_time,
+                self.builtin_time,
+                self.napi_time,
+                self.arkui_engine_time,
+                self.runtime_time,
+                self.other_time,
+            ])
+            .filter_map(|(name, v)| {
+                v.map(|v| ((*name).to_owned(), u64::try_from(v.0).unwrap_or(0)))
+            })
+            .collect();
+        RawProfile {
+            nodes: self.nodes.into_iter().map(Node::into_raw).collect(),
+            timestamps: timestamps(self.start_time.unwrap_or_default().0, &self.time_deltas),
+            samples: self.samples,
+            end_time: self.end_time.map(|e| e.0),
+            categories,
+        }
+    }
+}
+
+/// Sample timestamps: `start + Σ deltas[0..=i]`.
+pub fn timestamps(start: i64, deltas: &[Micros]) -> Vec<i64> {
+    let mut t = start;
+    deltas
+        .iter()
+        .map(|d| {
+            t = t.saturating_add(d.0);
+            t
+        })
+        .collect()
+}
+
+/// Reads a `.cpuprofile` document.
+pub fn parse(text: &[u8]) -> Result<RawProfile, JsonError> {
+    let doc: Document = serde_json::from_slice(text).map_err(|e| serde_error(text, &e))?;
+    Ok(doc.into_raw())
+}
+
+/// Reads the profile out of an ArkTS `{"id":3,"result":{"profile":{…}}}` message. Only
+/// the text up to the end of the profile object is read, so the `}"` ending of
+/// `SmartPerf` re-exports does no harm.
+pub fn parse_message(text: &[u8]) -> Result<RawProfile, JsonError> {
+    let start = profile_offset(text)?;
+    let body = &text[start..];
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let doc = Document::deserialize(&mut de).map_err(|e| {
+        let mut err = serde_error(body, &e);
+        err.offset += start as u64;
+        err
+    })?;
+    Ok(doc.into_raw())
+}
+
+/// Where the value of `result.profile` starts in a message.
+fn profile_offset(text: &[u8]) -> Result<usize, JsonError> {
+    let mut json = JsonReader::with_capacity(text, text.len());
+    let mut key = Vec::new();
+    json.expect(b'{', "the start of the message object")?;
+    loop {
+        json.key(&mut key)?;
+        if key == b"result" {
+            json.expect(b'{', "the result object")?;
+            if json.eat(b'}')? {
+                return Err(json.invalid("the result object has no \"profile\""));
+            }
+            loop {
+                json.key(&mut key)?;
+                if key == b"profile" {
+                    json.peek()?;
+                    return usize::try_from(json.offset())
+                        .map_err(|_| json.invalid("message too long"));
+                }
+                json.skip_value()?;
+                if !json.next_or_close(b'}')? {
+                    return Err(json.invalid("the result object has no \"profile\""));
+                }
+            }
+        }
+        json.skip_value()?;
+        if !json.next_or_close(b'}')? {
+            return Err(json.invalid("the message has no \"result\""));
+        }
+    }
+}
+
+/// A serde error as a [`JsonError`] at its byte offset in `text`.
+pub fn serde_error(text: &[u8], e: &serde_json::Error) -> JsonError {
+    let offset = line_column_offset(text, e.line(), e.column());
+    let msg = e.to_string();
+    let msg = match msg.rfind(" at line ") {
+        Some(cut) => &msg[..cut],
+        None => &msg,
+    };
+    JsonError::invalid_at(offset, msg)
+}
+
+/// The byte offset of a 1-based line and column (serde's column is 1-based and points
+/// at the offending byte, or 0 before the line's first byte).
+fn line_column_offset(text: &[u8], line: usize, column: usize) -> u64 {
+    let mut start = 0usize;
+    if line > 1 {
+        let mut seen = 1;
+        for pos in memchr::memchr_iter(b'\n', text) {
+            seen += 1;
+            if seen == line {
+                start = pos + 1;
+                break;
+            }
+        }
+    }
+    (start + column.saturating_sub(1)).min(text.len()) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arkts_message_with_the_re_export_ending_is_read() {
+        let profile = br#"{"tid":1,"startTime":100,"endTime":130,"gcTime":0,"otherTime":30,"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"hitCount":0,"children":[2]},{"id":2,"callFrame":{"functionName":"f","scriptId":1,"url":"a.js","moduleName":"entry","lineNumber":4,"columnNumber":2},"hitCount":1,"children":[]}],"samples":[2,2],"timeDeltas":[5,10]}"#;
+        let mut clean = br#"{"id":3,"result":{"profile":"#.to_vec();
+        clean.extend_from_slice(profile);
+        clean.extend_from_slice(b"}}");
+        let mut re_export = br#"{"id":3, "result":{"profile":"#.to_vec();
+        re_export.extend_from_slice(profile);
+        re_export.extend_from_slice(b"}\"");
+        for text in [clean, re_export] {
+            let raw = parse_message(&text).unwrap();
+            assert_eq!(raw.timestamps, vec![105, 115]);
+            assert_eq!(raw.end_time, Some(130));
+            assert_eq!(
+                raw.categories,
+                vec![("gcTime".into(), 0), ("otherTime".into(), 30)]
+            );
+            let f = &raw.nodes[1].frame;
+            assert_eq!((f.url.as_str(), f.line, f.column), ("entry|a.js", 5, 3));
+        }
+    }
+
+    #[test]
+    fn errors_carry_the_byte_offset() {
+        let text = b"{\"nodes\":[],\n\"samples\":[1,x]}";
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.offset, 26, "{e}");
+        let msg = br#"{"id":3,"result":{"profile":{"nodes":[{"id":"one"}]}}}"#;
+        let e = parse_message(msg).unwrap_err();
+        assert!(e.offset > 28, "{e}");
+        assert!(
+            parse_message(br#"{"id":3,"result":{}}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("profile")
+        );
+    }
+}

@@ -1,0 +1,489 @@
+//! A sampled CPU profile in one format-independent shape, and its per-function times
+//! (semantics.md §4).
+//!
+//! Every reader turns its format into [`RawProfile`]: call-tree nodes that name their
+//! frame and their parent, the sampled node of each sample and each sample's timestamp.
+//! [`RawProfile::build`] checks the tree and computes every sample's time; then
+//! [`Profile::times`] sums self and total time per function.
+
+use hashbrown::HashMap;
+
+/// A function's identity: `scriptId` is not part of it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    /// `(anonymous)` when the profile gives no name.
+    pub name: String,
+    /// The script URL; an ArkTS `moduleName` is prefixed as `module|url`.
+    pub url: String,
+    /// 1-based; 0 when unknown.
+    pub line: u32,
+    /// 1-based; 0 when unknown.
+    pub column: u32,
+}
+
+impl Frame {
+    /// A frame from a format whose line and column numbers are 0-based, -1 meaning none.
+    pub fn zero_based(name: &str, url: &str, line: Option<i64>, column: Option<i64>) -> Frame {
+        let one_based = |v: Option<i64>| {
+            v.filter(|&v| v >= 0)
+                .and_then(|v| u32::try_from(v + 1).ok())
+                .unwrap_or(0)
+        };
+        Frame::one_based(name, url, one_based(line), one_based(column))
+    }
+
+    /// A frame from a format whose line and column numbers are already 1-based.
+    pub fn one_based(name: &str, url: &str, line: u32, column: u32) -> Frame {
+        Frame {
+            name: if name.is_empty() {
+                "(anonymous)".to_owned()
+            } else {
+                name.to_owned()
+            },
+            url: url.to_owned(),
+            line,
+            column,
+        }
+    }
+
+    /// The V8 pseudo-function this frame stands for, if any.
+    pub fn kind(&self) -> FrameKind {
+        if !self.url.is_empty() {
+            return FrameKind::Function;
+        }
+        match self.name.as_str() {
+            "(root)" => FrameKind::Root,
+            "(idle)" => FrameKind::Idle,
+            "(program)" => FrameKind::Program,
+            "(garbage collector)" => FrameKind::GarbageCollector,
+            _ => FrameKind::Function,
+        }
+    }
+}
+
+/// How a frame is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// `(root)`: never a row.
+    Root,
+    /// `(idle)`: kept out of every total and of the rows.
+    Idle,
+    /// `(program)`: a row, also summed into `program_us`.
+    Program,
+    /// `(garbage collector)`: a row, also summed into `gc_us`.
+    GarbageCollector,
+    Function,
+}
+
+/// One call-tree node as a reader found it.
+#[derive(Debug, Clone)]
+pub struct RawNode {
+    pub id: u64,
+    pub frame: Frame,
+    /// The parent's id, when the format gives parents.
+    pub parent: Option<u64>,
+    /// The children's ids, when the format gives children instead.
+    pub children: Vec<u64>,
+}
+
+/// A profile as read, before its tree is checked.
+#[derive(Debug, Clone, Default)]
+pub struct RawProfile {
+    pub nodes: Vec<RawNode>,
+    /// The node id sampled by each sample.
+    pub samples: Vec<u64>,
+    /// Each sample's timestamp, µs.
+    pub timestamps: Vec<i64>,
+    /// When the profile stopped, µs; formats without it give the last sample no time.
+    pub end_time: Option<i64>,
+    /// Category totals some formats carry (ArkTS `gcTime`, `napiTime`, …), µs.
+    pub categories: Vec<(String, u64)>,
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+/// A checked profile: a forest of nodes and the time of every sample.
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    /// Distinct function identities.
+    pub frames: Vec<Frame>,
+    node_frame: Vec<u32>,
+    node_parent: Vec<u32>,
+    /// The node of each sample.
+    samples: Vec<u32>,
+    /// Each sample's time, µs.
+    sample_us: Vec<u64>,
+    pub categories: Vec<(String, u64)>,
+    /// Problems found while building, worded for the user.
+    pub warnings: Vec<String>,
+}
+
+impl RawProfile {
+    /// Checks the tree (every id known, no cycle) and computes each sample's time: its
+    /// interval to the next sample, the last one running to the end time; a negative
+    /// interval gives no time.
+    pub fn build(self) -> Result<Profile, String> {
+        let RawProfile {
+            nodes,
+            samples,
+            timestamps,
+            end_time,
+            categories,
+        } = self;
+        let mut warnings = Vec::new();
+        let mut index: HashMap<u64, u32> = HashMap::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            let i = u32::try_from(i).map_err(|_| "more than 4 billion nodes".to_owned())?;
+            if index.insert(n.id, i).is_some() {
+                return Err(format!("node id {} occurs twice in nodes", n.id));
+            }
+        }
+        let mut frame_index: HashMap<Frame, u32> = HashMap::new();
+        let mut frames = Vec::new();
+        let mut node_frame = Vec::with_capacity(nodes.len());
+        let mut node_parent = vec![NO_PARENT; nodes.len()];
+        for (i, n) in nodes.into_iter().enumerate() {
+            for child in &n.children {
+                let &c = index.get(child).ok_or_else(|| {
+                    format!(
+                        "node {} lists child {child}, which is not among the nodes",
+                        n.id
+                    )
+                })?;
+                set_parent(&mut node_parent, c as usize, i as u32, *child)?;
+            }
+            if let Some(parent) = n.parent {
+                let &p = index.get(&parent).ok_or_else(|| {
+                    format!(
+                        "node {} names parent {parent}, which is not among the nodes",
+                        n.id
+                    )
+                })?;
+                set_parent(&mut node_parent, i, p, n.id)?;
+            }
+            let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
+            let f = *frame_index.entry(n.frame).or_insert_with_key(|frame| {
+                frames.push(frame.clone());
+                next
+            });
+            node_frame.push(f);
+        }
+        check_acyclic(&node_parent)?;
+
+        let mut sample_nodes = Vec::with_capacity(samples.len());
+        let mut sample_us = Vec::with_capacity(samples.len());
+        let mut unknown = 0usize;
+        let count = samples.len().min(timestamps.len());
+        if samples.len() != timestamps.len() {
+            warnings.push(format!(
+                "{} samples but {} time deltas; only the first {count} samples are used",
+                samples.len(),
+                timestamps.len()
+            ));
+        }
+        for i in 0..count {
+            let time = match timestamps.get(i + 1) {
+                Some(next) if i + 1 < count => next - timestamps[i],
+                _ => end_time.map_or(0, |end| end - timestamps[i]),
+            };
+            let Some(&node) = index.get(&samples[i]) else {
+                unknown += 1;
+                continue;
+            };
+            sample_nodes.push(node);
+            sample_us.push(u64::try_from(time).unwrap_or(0));
+        }
+        if unknown > 0 {
+            warnings.push(format!(
+                "{unknown} samples name a node that is not among the nodes; they are left out"
+            ));
+        }
+        Ok(Profile {
+            frames,
+            node_frame,
+            node_parent,
+            samples: sample_nodes,
+            sample_us,
+            categories,
+            warnings,
+        })
+    }
+}
+
+fn set_parent(parents: &mut [u32], node: usize, parent: u32, id: u64) -> Result<(), String> {
+    match parents[node] {
+        NO_PARENT => {
+            parents[node] = parent;
+            Ok(())
+        }
+        p if p == parent => Ok(()),
+        _ => Err(format!("node {id} has two parents")),
+    }
+}
+
+/// Fails if following parents from some node comes back to it. Linear: each node is
+/// walked once.
+fn check_acyclic(parents: &[u32]) -> Result<(), String> {
+    const UNSEEN: u8 = 0;
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![UNSEEN; parents.len()];
+    let mut path = Vec::new();
+    for start in 0..parents.len() {
+        let mut n = start as u32;
+        while n != NO_PARENT && state[n as usize] == UNSEEN {
+            state[n as usize] = ON_PATH;
+            path.push(n);
+            n = parents[n as usize];
+        }
+        if n != NO_PARENT && state[n as usize] == ON_PATH {
+            return Err(format!(
+                "the call tree has a cycle (through node index {n})"
+            ));
+        }
+        for p in path.drain(..) {
+            state[p as usize] = DONE;
+        }
+    }
+    Ok(())
+}
+
+/// Self and total time of one function, µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FunctionTime {
+    pub self_us: u64,
+    pub total_us: u64,
+}
+
+/// A profile's per-function times and sums.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileTimes {
+    /// Every function on the stack of at least one sample, `(root)` and `(idle)` excepted.
+    pub functions: HashMap<Frame, FunctionTime>,
+    /// Time of all samples except idle ones.
+    pub duration_us: u64,
+    pub idle_us: u64,
+    pub gc_us: u64,
+    pub program_us: u64,
+    pub samples: usize,
+    pub categories: Vec<(String, u64)>,
+}
+
+impl Profile {
+    /// Sums self and total time per function. Total time counts a sample once per
+    /// function even when the function recurs on its stack: the sample's time goes to the
+    /// topmost node of each function. Linear in nodes plus samples.
+    pub fn times(&self) -> ProfileTimes {
+        let n = self.node_parent.len();
+        let kinds: Vec<FrameKind> = self.frames.iter().map(Frame::kind).collect();
+        let mut out = ProfileTimes {
+            samples: self.samples.len(),
+            categories: self.categories.clone(),
+            ..ProfileTimes::default()
+        };
+        // Self time and sample count per node.
+        let mut weight = vec![0u64; n];
+        let mut hits = vec![0u64; n];
+        for (&node, &us) in self.samples.iter().zip(&self.sample_us) {
+            if kinds[self.node_frame[node as usize] as usize] == FrameKind::Idle {
+                out.idle_us += us;
+                continue;
+            }
+            out.duration_us += us;
+            weight[node as usize] += us;
+            hits[node as usize] += 1;
+        }
+        let mut self_us = vec![0u64; self.frames.len()];
+        for (node, &w) in weight.iter().enumerate() {
+            self_us[self.node_frame[node] as usize] += w;
+        }
+
+        // Children lists (CSR), then a depth-first walk that keeps how many nodes of each
+        // frame are open on the current path.
+        let mut first_child = vec![0u32; n + 1];
+        for &p in &self.node_parent {
+            if p != NO_PARENT {
+                first_child[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            first_child[i + 1] += first_child[i];
+        }
+        let mut fill = first_child.clone();
+        let mut children = vec![0u32; n];
+        for (c, &p) in self.node_parent.iter().enumerate() {
+            if p != NO_PARENT {
+                children[fill[p as usize] as usize] = c as u32;
+                fill[p as usize] += 1;
+            }
+        }
+        let mut open = vec![0u32; self.frames.len()];
+        let mut total_us = vec![0u64; self.frames.len()];
+        let mut sampled = vec![false; self.frames.len()];
+        // (node, next child position); a node's weight and hits become its subtree's on exit.
+        let mut stack: Vec<(u32, u32)> = Vec::new();
+        for root in (0..n).filter(|&i| self.node_parent[i] == NO_PARENT) {
+            stack.push((root as u32, first_child[root]));
+            open[self.node_frame[root] as usize] += 1;
+            while let Some(top) = stack.last_mut() {
+                let (node, next) = (top.0 as usize, top.1);
+                if next < first_child[node + 1] {
+                    top.1 += 1;
+                    let child = children[next as usize];
+                    open[self.node_frame[child as usize] as usize] += 1;
+                    stack.push((child, first_child[child as usize]));
+                    continue;
+                }
+                stack.pop();
+                let f = self.node_frame[node] as usize;
+                open[f] -= 1;
+                if open[f] == 0 {
+                    total_us[f] += weight[node];
+                    sampled[f] |= hits[node] > 0;
+                }
+                if let Some(&(parent, _)) = stack.last() {
+                    weight[parent as usize] += weight[node];
+                    hits[parent as usize] += hits[node];
+                }
+            }
+        }
+
+        for (f, frame) in self.frames.iter().enumerate() {
+            match kinds[f] {
+                FrameKind::Root | FrameKind::Idle => continue,
+                FrameKind::Program => out.program_us += self_us[f],
+                FrameKind::GarbageCollector => out.gc_us += self_us[f],
+                FrameKind::Function => {}
+            }
+            if sampled[f] {
+                out.functions.insert(
+                    frame.clone(),
+                    FunctionTime {
+                        self_us: self_us[f],
+                        total_us: total_us[f],
+                    },
+                );
+            }
+        }
+        out
+    }
+
+    pub fn sample_count(&self) -> usize {
+        self.samples.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: u64, name: &str, parent: Option<u64>) -> RawNode {
+        RawNode {
+            id,
+            frame: Frame::zero_based(
+                name,
+                if name.starts_with('(') { "" } else { "a.js" },
+                Some(0),
+                Some(0),
+            ),
+            parent,
+            children: Vec::new(),
+        }
+    }
+
+    fn time(t: &ProfileTimes, name: &str) -> (u64, u64) {
+        let f = t
+            .functions
+            .iter()
+            .find(|(f, _)| f.name == name)
+            .unwrap_or_else(|| panic!("no row {name}"));
+        (f.1.self_us, f.1.total_us)
+    }
+
+    #[test]
+    fn recursion_counts_once_per_sample_and_pseudo_frames_are_kept_apart() {
+        // root -> a -> b -> a(again) ; root -> (idle) ; root -> (garbage collector)
+        let raw = RawProfile {
+            nodes: vec![
+                node(1, "(root)", None),
+                node(2, "a", Some(1)),
+                node(3, "b", Some(2)),
+                node(4, "a", Some(3)),
+                node(5, "(idle)", Some(1)),
+                node(6, "(garbage collector)", Some(1)),
+            ],
+            // times: 10, 20, 30, 40 (to end), with a negative step giving 0
+            samples: vec![4, 3, 5, 6, 2],
+            timestamps: vec![0, 10, 30, 60, 50],
+            end_time: Some(100),
+            categories: Vec::new(),
+        };
+        let t = raw.build().unwrap().times();
+        // sample times: 10, 20, 30, 0 (negative), 50 (to end)
+        assert_eq!(time(&t, "a"), (10 + 50, 10 + 20 + 50));
+        assert_eq!(time(&t, "b"), (20, 10 + 20));
+        assert_eq!(time(&t, "(garbage collector)"), (0, 0));
+        assert_eq!((t.idle_us, t.duration_us, t.gc_us), (30, 80, 0));
+        assert!(
+            !t.functions
+                .keys()
+                .any(|f| f.name == "(root)" || f.name == "(idle)")
+        );
+    }
+
+    #[test]
+    fn unsampled_functions_are_not_rows_and_no_end_time_gives_the_last_sample_nothing() {
+        let raw = RawProfile {
+            nodes: vec![
+                node(1, "(root)", None),
+                node(2, "a", Some(1)),
+                node(3, "c", Some(1)),
+            ],
+            samples: vec![2, 2],
+            timestamps: vec![5, 12],
+            end_time: None,
+            categories: Vec::new(),
+        };
+        let t = raw.build().unwrap().times();
+        assert_eq!(time(&t, "a"), (7, 7));
+        assert!(!t.functions.keys().any(|f| f.name == "c"));
+    }
+
+    #[test]
+    fn broken_trees_are_errors() {
+        let cyclic = RawProfile {
+            nodes: vec![node(1, "a", Some(2)), node(2, "b", Some(1))],
+            ..RawProfile::default()
+        };
+        assert!(cyclic.build().unwrap_err().contains("cycle"));
+        let self_parent = RawProfile {
+            nodes: vec![node(1, "a", Some(1))],
+            ..RawProfile::default()
+        };
+        assert!(self_parent.build().unwrap_err().contains("cycle"));
+        let unknown = RawProfile {
+            nodes: vec![node(1, "a", Some(9))],
+            ..RawProfile::default()
+        };
+        assert!(unknown.build().unwrap_err().contains("parent 9"));
+        let twice = RawProfile {
+            nodes: vec![node(1, "a", None), node(1, "b", None)],
+            ..RawProfile::default()
+        };
+        assert!(twice.build().unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn lines_become_one_based_and_empty_names_anonymous() {
+        let f = Frame::zero_based("", "x.js", Some(3), Some(-1));
+        assert_eq!((f.name.as_str(), f.line, f.column), ("(anonymous)", 4, 0));
+        assert_eq!(
+            Frame::zero_based("(program)", "", None, None).kind(),
+            FrameKind::Program
+        );
+        assert_eq!(
+            Frame::zero_based("(program)", "x.js", None, None).kind(),
+            FrameKind::Function
+        );
+    }
+}
