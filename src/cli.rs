@@ -34,6 +34,8 @@ Examples:
 Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or input.";
 
 /// Heap-snapshot diff and regression gate for ArkTS (OpenHarmony htrace) and V8 captures.
+// Command-line switches are bools by nature.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
 #[command(name = "arkdiff", version, about, after_help = EXAMPLES)]
 pub struct Cli {
@@ -108,6 +110,11 @@ pub struct Cli {
     #[arg(long)]
     pub normalize: bool,
 
+    /// Match functions by script URL without its query string and fragment, so that
+    /// `app.js?v=1` and `app.js?v=2` are one script (cache-busting, page variants).
+    #[arg(long)]
+    pub strip_url_query: bool,
+
     /// In a Chrome trace holding several CPU profiles, use this one (default: the one
     /// with the most samples).
     #[arg(long, value_name = "PID:ID", conflicts_with = "pid")]
@@ -144,10 +151,20 @@ pub struct Config {
     pub head_snapshot: Option<i64>,
     pub top: usize,
     pub thresholds: Thresholds,
-    pub normalize: bool,
-    pub profile_pick: ProfilePick,
+    pub cpu: CpuOptions,
     pub exit_zero: bool,
     pub quiet: bool,
+}
+
+/// How CPU profiles are picked and compared.
+#[derive(Debug, Clone, Default)]
+pub struct CpuOptions {
+    /// Scale BASE to HEAD's non-idle time.
+    pub normalize: bool,
+    /// Match script URLs without their query string and fragment.
+    pub strip_url_query: bool,
+    /// Which profile of a Trace Event file.
+    pub profile_pick: ProfilePick,
 }
 
 fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
@@ -240,10 +257,13 @@ impl Cli {
             head_snapshot: self.head_snapshot,
             top: self.top,
             thresholds,
-            normalize: self.normalize,
-            profile_pick: ProfilePick {
-                profile,
-                pid: self.pid,
+            cpu: CpuOptions {
+                normalize: self.normalize,
+                strip_url_query: self.strip_url_query,
+                profile_pick: ProfilePick {
+                    profile,
+                    pid: self.pid,
+                },
             },
             exit_zero: self.exit_zero,
             quiet: self.quiet,

@@ -113,7 +113,7 @@ fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capt
 fn execute(config: &Config) -> Result<ExitStatus> {
     let bar = progress(config.quiet);
     bar.set_message("reading inputs");
-    let opened = open_all(&config.inputs, &config.profile_pick);
+    let opened = open_all(&config.inputs, &config.cpu.profile_pick);
     let captures = match opened {
         Ok(c) => c,
         Err(e) => {
@@ -210,15 +210,22 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     };
     bar.finish_and_clear();
     let cpu: Option<CpuDiff> = match (&first.cpu, &last.cpu) {
-        (Some(b), Some(h)) if compare_cpu => Some(diff::cpu::diff(
-            &b.profile.times(),
-            &h.profile.times(),
-            config.normalize,
-        )),
+        (Some(b), Some(h)) if compare_cpu => {
+            let (mut base_times, mut head_times) = (b.profile.times(), h.profile.times());
+            if config.cpu.strip_url_query {
+                base_times.strip_url_queries();
+                head_times.strip_url_queries();
+            }
+            Some(diff::cpu::diff(
+                &base_times,
+                &head_times,
+                config.cpu.normalize,
+            ))
+        }
         _ => None,
     };
     if let Some(c) = &cpu
-        && config.normalize
+        && config.cpu.normalize
         && c.scale.is_none()
     {
         warnings.push("--normalize: BASE has no non-idle CPU time, so nothing was scaled".into());

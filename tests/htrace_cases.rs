@@ -761,7 +761,11 @@ fn files_that_are_no_usable_capture_are_errors() {
     let cpu = data("fast.cpuprofile");
     arkdiff(&[&good, &cpu]).input_error(
         &cpu,
-        &["nothing to compare", "holds 2 heap snapshots", "holds a CPU profile"],
+        &[
+            "nothing to compare",
+            "holds 2 heap snapshots",
+            "holds a CPU profile",
+        ],
     );
 }
 

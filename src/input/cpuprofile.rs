@@ -179,7 +179,7 @@ pub fn parse(text: &[u8]) -> Result<RawProfile, JsonError> {
 
 /// Reads the profile out of an ArkTS `{"id":3,"result":{"profile":{…}}}` message. Only
 /// the text up to the end of the profile object is read, so the `}"` ending of
-/// `SmartPerf` re-exports does no harm.
+/// SmartPerf re-exports does no harm.
 pub fn parse_message(text: &[u8]) -> Result<RawProfile, JsonError> {
     let start = profile_offset(text)?;
     let body = &text[start..];

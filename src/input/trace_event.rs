@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::cpuprofile::{Micros, Node, serde_error, timestamps};
 use super::json::{JsonError, JsonErrorKind, JsonReader};
-use crate::model::cpu::{RawNode, RawProfile};
+use crate::model::cpu::{FrameKind, RawNode, RawProfile};
 
 /// One event's text is never longer than this.
 const MAX_EVENT_LEN: usize = 256 << 20;
@@ -50,6 +50,18 @@ impl TraceProfile {
 
     pub fn sample_count(&self) -> usize {
         self.samples.len()
+    }
+
+    /// Samples that are not `(idle)`: what the default choice goes by, since a browser
+    /// trace also profiles idle renderers (a new-tab page) that sample as often.
+    pub fn busy_sample_count(&self) -> usize {
+        let idle: hashbrown::HashSet<u64> = self
+            .nodes
+            .iter()
+            .filter(|n| n.frame.kind() == FrameKind::Idle)
+            .map(|n| n.id)
+            .collect();
+        self.samples.iter().filter(|s| !idle.contains(*s)).count()
     }
 
     /// Whether this is the profile `--profile PID:ID` names; ids compare as numbers when
@@ -307,19 +319,30 @@ pub struct ProfilePick {
 }
 
 impl TraceProfiles {
-    /// Takes the picked profile, by default the one with the most samples. The note says
-    /// which was used and which others exist, when there is a choice.
+    /// Takes the picked profile, by default the one with the most non-idle samples. The
+    /// note says which was used and which others exist, when there is a choice.
     pub fn pick(mut self, pick: &ProfilePick) -> Result<(TraceProfile, Option<String>), String> {
         let listing = |profiles: &[TraceProfile]| {
             profiles
                 .iter()
-                .map(|p| format!("{} ({} samples)", p.key(), p.sample_count()))
+                .map(|p| {
+                    format!(
+                        "{} ({} samples, {} not idle)",
+                        p.key(),
+                        p.sample_count(),
+                        p.busy_sample_count()
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         if self.profiles.is_empty() {
+            let damage = match self.warnings.first() {
+                Some(w) => format!("; {w}"),
+                None => String::new(),
+            };
             return Err(format!(
-                "a trace of {} events with no CPU profile (no Profile/ProfileChunk events; record with the disabled-by-default-v8.cpu_profiler category)",
+                "a trace of {} events with no CPU profile (no Profile/ProfileChunk events; record with the disabled-by-default-v8.cpu_profiler category){damage}",
                 self.events
             ));
         }
@@ -333,10 +356,14 @@ impl TraceProfiles {
                 }
             })
             .collect();
-        let Some(&chosen) = candidates
-            .iter()
-            .max_by_key(|&&i| (self.profiles[i].sample_count(), std::cmp::Reverse(i)))
-        else {
+        let Some(&chosen) = candidates.iter().max_by_key(|&&i| {
+            let p = &self.profiles[i];
+            (
+                p.busy_sample_count(),
+                p.sample_count(),
+                std::cmp::Reverse(i),
+            )
+        }) else {
             let asked = match (&pick.profile, pick.pid) {
                 (Some((pid, id)), _) => format!("--profile {pid}:{id}"),
                 (_, Some(pid)) => format!("--pid {pid}"),
@@ -351,7 +378,7 @@ impl TraceProfiles {
             let why = if pick.profile.is_some() {
                 "as asked"
             } else {
-                "the one with the most samples"
+                "the one with the most non-idle samples"
             };
             format!(
                 "holds {} CPU profiles: {}; using {}, {why} (choose with --profile PID:ID or --pid PID)",
@@ -392,7 +419,7 @@ mod tests {
             assert!(t.warnings.is_empty(), "{:?}", t.warnings);
             let (p, note) = t.pick(&ProfilePick::default()).unwrap();
             assert_eq!(p.key(), "7:0x1");
-            assert!(note.unwrap().contains("8:0x1 (0 samples)"));
+            assert!(note.unwrap().contains("8:0x1 (0 samples, 0 not idle)"));
             let raw = p.into_raw();
             assert_eq!(raw.timestamps, vec![1010, 1030, 1060, 1065]);
             assert_eq!(raw.end_time, Some(1100));
@@ -429,11 +456,26 @@ mod tests {
         };
         let e = read_str(&text).pick(&missing).unwrap_err();
         assert!(
-            e.contains("--pid 99") && e.contains("7:0x1 (3 samples)"),
+            e.contains("--pid 99") && e.contains("7:0x1 (3 samples, 3 not idle)"),
             "{e}"
         );
         let e = read_str("[]").pick(&ProfilePick::default()).unwrap_err();
         assert!(e.contains("no CPU profile"), "{e}");
+    }
+
+    #[test]
+    fn by_default_the_busiest_profile_wins_over_a_larger_idle_one() {
+        // pid 9 has 5 samples, all idle; pid 7 has 4 samples of work.
+        let idle = r#"{"name":"ProfileChunk","pid":9,"id":"0x1","args":{"data":{"cpuProfile":{"nodes":[{"callFrame":{"functionName":"(root)"},"id":1},{"callFrame":{"functionName":"(idle)"},"id":2,"parent":1}],"samples":[2,2,2,2,2]},"timeDeltas":[1,1,1,1,1]}}}"#;
+        let text = format!("[{PROFILE},{CHUNK},{END},{idle}]");
+        let (p, note) = read_str(&text).pick(&ProfilePick::default()).unwrap();
+        assert_eq!(p.key(), "7:0x1");
+        let note = note.unwrap();
+        assert!(
+            note.contains("9:0x1 (5 samples, 0 not idle)")
+                && note.contains("using 7:0x1, the one with the most non-idle samples"),
+            "{note}"
+        );
     }
 
     #[test]

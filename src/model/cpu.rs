@@ -269,6 +269,22 @@ pub struct ProfileTimes {
     pub categories: Vec<(String, u64)>,
 }
 
+impl ProfileTimes {
+    /// Drops the query string and fragment from every URL, merging the functions that
+    /// then coincide: `app.js?v=1` and `app.js?v=2` become one script. (Should both
+    /// forms be on one stack, the merged total counts such a sample twice.)
+    pub fn strip_url_queries(&mut self) {
+        for (mut frame, t) in std::mem::take(&mut self.functions) {
+            if let Some(cut) = frame.url.find(['?', '#']) {
+                frame.url.truncate(cut);
+            }
+            let merged = self.functions.entry(frame).or_default();
+            merged.self_us += t.self_us;
+            merged.total_us += t.total_us;
+        }
+    }
+}
+
 impl Profile {
     /// Sums self and total time per function. Total time counts a sample once per
     /// function even when the function recurs on its stack: the sample's time goes to the
@@ -447,6 +463,23 @@ mod tests {
         let t = raw.build().unwrap().times();
         assert_eq!(time(&t, "a"), (7, 7));
         assert!(!t.functions.keys().any(|f| f.name == "c"));
+    }
+
+    #[test]
+    fn url_queries_can_be_dropped() {
+        let mut t = ProfileTimes::default();
+        for (url, us) in [("a.js?v=1", 5), ("a.js#x", 7), ("b.js", 1)] {
+            t.functions.insert(
+                Frame::one_based("f", url, 1, 1),
+                FunctionTime {
+                    self_us: us,
+                    total_us: us,
+                },
+            );
+        }
+        t.strip_url_queries();
+        let a = t.functions[&Frame::one_based("f", "a.js", 1, 1)];
+        assert_eq!((a.self_us, t.functions.len()), (12, 2));
     }
 
     #[test]

@@ -144,7 +144,7 @@ impl TableRenderer {
                 "Self head",
                 "Δ Self",
                 "Δ Self %",
-                "Total",
+                "Total head",
                 "Δ Total",
             ],
         );

@@ -1,0 +1,43 @@
+//! Running the real binary from the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A file of `tests/data`.
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Runs arkdiff in tests/data, so that paths in reports are short and stable.
+pub fn arkdiff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arkdiff"))
+        .args(args)
+        .current_dir(data(""))
+        .output()
+        .expect("the binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// The JSON report on stdout.
+pub fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+/// insta snapshots live in the top-level `snapshots/` folder.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("../snapshots");
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
