@@ -224,9 +224,14 @@ fn profile_offset(text: &[u8]) -> Result<usize, JsonError> {
     }
 }
 
-/// A serde error as a [`JsonError`] at its byte offset in `text`.
+/// A serde error as a [`JsonError`] at its byte offset in `text` (the end of the text
+/// when it is cut short).
 pub fn serde_error(text: &[u8], e: &serde_json::Error) -> JsonError {
-    let offset = line_column_offset(text, e.line(), e.column());
+    let offset = if e.is_eof() {
+        text.len() as u64
+    } else {
+        line_column_offset(text, e.line(), e.column())
+    };
     let msg = e.to_string();
     let msg = match msg.rfind(" at line ") {
         Some(cut) => &msg[..cut],
@@ -283,6 +288,8 @@ mod tests {
         let text = b"{\"nodes\":[],\n\"samples\":[1,x]}";
         let e = parse(text).unwrap_err();
         assert_eq!(e.offset, 26, "{e}");
+        let e = parse(&text[..20]).unwrap_err();
+        assert_eq!(e.offset, 20, "{e}");
         let msg = br#"{"id":3,"result":{"profile":{"nodes":[{"id":"one"}]}}}"#;
         let e = parse_message(msg).unwrap_err();
         assert!(e.offset > 28, "{e}");
