@@ -3,33 +3,19 @@ mod support;
 // Checks of the CPU-profile recount (`tests/support/cpu_recount.rs`) on small profiles
 // whose numbers are worked out by hand below, and on the real profiles in `tests/data/`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
+use support::cli::data;
 use support::cpu_recount::{
     CpuRecount, key, recount_cpuprofile, recount_selfprof, recount_trace_events, trace_profiles,
 };
 use support::recount::maybe_gunzip;
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
 fn read_json(path: &Path) -> Value {
     let raw = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_slice(&maybe_gunzip(raw))
         .unwrap_or_else(|e| panic!("{}: invalid JSON: {e}", path.display()))
-}
-
-/// The first of `candidates` that exists, or `None` (with a note on stderr).
-fn optional_file(candidates: &[PathBuf]) -> Option<PathBuf> {
-    let found = candidates.iter().find(|p| p.exists()).cloned();
-    if found.is_none() {
-        eprintln!("skipped: none of {candidates:?} exists");
-    }
-    found
 }
 
 /// (self, total) of a function row; panics if there is no such row.
@@ -409,14 +395,8 @@ fn real_node_cpuprofiles() {
 const PAGE: &str = "http://127.0.0.1:8765/page.html?v=fast";
 
 #[test]
-fn real_chrome_trace_if_present() {
-    let Some(path) = optional_file(&[
-        data("web/chrome-trace-fast.json.gz"),
-        data("web/chrome-trace-fast.json"),
-        PathBuf::from("/work/shared/fixtures/web/chrome-trace-fast.json"),
-    ]) else {
-        return;
-    };
+fn real_chrome_trace() {
+    let path = data("web/chrome-trace-fast.json.gz");
     let doc = read_json(&path);
     let profiles = trace_profiles(&doc);
     assert!(!profiles.is_empty(), "no CPU profile in {}", path.display());
@@ -449,14 +429,8 @@ fn real_chrome_trace_if_present() {
 }
 
 #[test]
-fn real_selfprof_if_present() {
-    let Some(path) = optional_file(&[
-        data("web/selfprof-fast.json"),
-        data("web/selfprof-fast.json.gz"),
-        PathBuf::from("/work/shared/fixtures/web/selfprof-fast.json"),
-    ]) else {
-        return;
-    };
+fn real_selfprof() {
+    let path = data("web/selfprof-fast.json");
     let doc = read_json(&path);
     let rec = recount_selfprof(&doc);
     check_invariants(&rec);
