@@ -76,12 +76,8 @@ impl fmt::Display for DurationLimitText {
 
 /// Parses a duration with its unit into microseconds: `500us`, `500µs`, `20ms`, `1.5s`.
 pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+    let (number, unit) = number_and_unit(text);
+    let factor = match unit.as_str() {
         "us" | "µs" => 1.0,
         "ms" => 1e3,
         "s" => 1e6,
@@ -92,15 +88,30 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
             ));
         }
     };
+    scaled(text, number, factor, "a duration (e.g. 500us, 20ms, 1.5s)")
+}
+
+/// Splits `1.5 MiB` into the number and the lower-cased unit.
+fn number_and_unit(text: &str) -> (&str, String) {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    (number, unit.trim().to_ascii_lowercase())
+}
+
+/// `number × factor`, rounded, if it is a non-negative number in range.
+fn scaled(text: &str, number: &str, factor: f64, what: &str) -> Result<u64, String> {
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("'{text}' is not a duration (e.g. 500us, 20ms, 1.5s)"))?;
-    let us = value * factor;
-    if !us.is_finite() || !(0.0..=9.0e18).contains(&us) {
+        .map_err(|_| format!("'{text}' is not {what}"))?;
+    let v = value * factor;
+    if !v.is_finite() || !(0.0..=9.0e18).contains(&v) {
         return Err(format!("'{text}' is out of range"));
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Ok(us.round() as u64)
+    Ok(v.round() as u64)
 }
 
 /// Parses a duration (`20ms`) or a percentage (`50%`).
@@ -113,12 +124,8 @@ pub fn parse_duration_limit(text: &str) -> Result<Limit, String> {
 
 /// Parses a byte size with an optional unit: B, KB, KiB, MB, MiB, GB, GiB.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let (number, unit) = number_and_unit(text);
+    let factor: u32 = match unit.as_str() {
         "" | "b" => 1,
         "kb" => 1_000,
         "kib" | "k" => 1 << 10,
@@ -126,22 +133,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "mib" | "m" => 1 << 20,
         "gb" => 1_000_000_000,
         "gib" | "g" => 1 << 30,
-        _ => {
+        other => {
             return Err(format!(
-                "'{text}' has an unknown unit '{unit}' (use B, KB, KiB, MB, MiB, GB, GiB or %)"
+                "'{text}' has an unknown unit '{other}' (use B, KB, KiB, MB, MiB, GB, GiB or %)"
             ));
         }
     };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (e.g. 256KiB, 1MiB, 5%)"))?;
-    #[allow(clippy::cast_precision_loss)]
-    let bytes = value * factor as f64;
-    if !bytes.is_finite() || !(0.0..=9.0e18).contains(&bytes) {
-        return Err(format!("'{text}' is out of range"));
-    }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Ok(bytes.round() as u64)
+    scaled(
+        text,
+        number,
+        f64::from(factor),
+        "a size (e.g. 256KiB, 1MiB, 5%)",
+    )
 }
 
 /// A byte size for people: `812 B`, `2.79 MiB`.

@@ -91,6 +91,12 @@ fn assert_side(report: &Value, side: &str, expected: &CpuRecount) {
     assert_eq!(seen, expected.functions.len(), "{side}: functions missing");
 }
 
+/// Asserts that the report's CPU section is `fast.cpuprofile` against `slow.cpuprofile`.
+fn assert_node_pair(report: &Value) {
+    assert_side(report, "base", &recount_cpuprofile(&doc("fast.cpuprofile")));
+    assert_side(report, "head", &recount_cpuprofile(&doc("slow.cpuprofile")));
+}
+
 fn function_row<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["cpu"]["functions"]
         .as_array()
@@ -118,16 +124,7 @@ fn ratio(report: &Value, name: &str) -> f64 {
 fn node_profiles_match_the_recount_and_show_the_slow_function() {
     let report = run_json(&["fast.cpuprofile", "slow.cpuprofile"]);
     assert_eq!(report["heap"], Value::Null);
-    assert_side(
-        &report,
-        "base",
-        &recount_cpuprofile(&doc("fast.cpuprofile")),
-    );
-    assert_side(
-        &report,
-        "head",
-        &recount_cpuprofile(&doc("slow.cpuprofile")),
-    );
+    assert_node_pair(&report);
 
     let parse = ratio(&report, "parseRecord");
     let stable = ratio(&report, "stableMath");
@@ -524,16 +521,7 @@ fn htrace_captures_give_heap_and_cpu_together() {
             assert_eq!(report["warnings"], serde_json::json!([]));
             let leaked = support::class_row(&report, "LeakedRecord");
             assert_eq!(leaked["count_delta"], 6000);
-            assert_side(
-                &report,
-                "base",
-                &recount_cpuprofile(&doc("fast.cpuprofile")),
-            );
-            assert_side(
-                &report,
-                "head",
-                &recount_cpuprofile(&doc("slow.cpuprofile")),
-            );
+            assert_node_pair(&report);
 
             // The same profiles straight from the .cpuprofile files: the same section.
             let direct = run_json(&["fast.cpuprofile", "slow.cpuprofile"]);
