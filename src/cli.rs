@@ -33,7 +33,8 @@ Examples:
 
 Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or input.";
 
-/// Heap-snapshot diff and regression gate for ArkTS (OpenHarmony htrace) and V8 captures.
+/// Heap-snapshot and CPU-profile diff and regression gate for ArkTS (OpenHarmony htrace)
+/// and V8 captures.
 // Command-line switches are bools by nature.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
@@ -116,7 +117,7 @@ pub struct Cli {
     pub strip_url_query: bool,
 
     /// In a Chrome trace holding several CPU profiles, use this one (default: the one
-    /// with the most samples).
+    /// with the most non-idle samples).
     #[arg(long, value_name = "PID:ID", conflicts_with = "pid")]
     pub profile: Option<String>,
 
