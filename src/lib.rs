@@ -131,71 +131,14 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         && last.snapshot_count() > 0
         && (!one_file || first.snapshot_count() >= 2 || picked_snapshots);
     let compare_cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
-    if !compare_heap && !compare_cpu {
-        bar.finish_and_clear();
-        return Err(nothing_to_compare(first, last, one_file));
-    }
-    if !one_file {
-        for (what, base_has, head_has) in [
-            (
-                "heap snapshot",
-                first.snapshot_count() > 0,
-                last.snapshot_count() > 0,
-            ),
-            ("CPU profile", first.cpu.is_some(), last.cpu.is_some()),
-        ] {
-            let lacking = match (base_has, head_has) {
-                (true, false) => last,
-                (false, true) => first,
-                _ => continue,
-            };
-            warnings.push(format!(
-                "{} holds no {what}, so only the other data is compared",
-                lacking.path.display()
-            ));
-        }
-    }
-    let needs = |wanted: bool, have: bool, what: &str, flags: &str| {
-        if wanted && !have {
-            Err(Error::Usage(format!(
-                "{flags} given, but the inputs carry no {what} to compare ({} holds {}{})",
-                first.path.display(),
-                first.contents(),
-                if one_file {
-                    String::new()
-                } else {
-                    format!(", {} holds {}", last.path.display(), last.contents())
-                }
-            )))
-        } else {
-            Ok(())
-        }
+    let checked = if compare_heap || compare_cpu {
+        check_inputs(config, &captures, compare_heap, compare_cpu, &mut warnings)
+    } else {
+        Err(nothing_to_compare(first, last, one_file))
     };
-    let thresholds = &config.thresholds;
-    let checked = needs(
-        thresholds.has_heap(),
-        compare_heap,
-        "heap snapshots",
-        "heap thresholds are",
-    )
-    .and_then(|()| {
-        needs(
-            picked_snapshots,
-            compare_heap,
-            "heap snapshots",
-            "--base-snapshot/--head-snapshot is",
-        )
-    })
-    .and_then(|()| {
-        needs(
-            thresholds.has_cpu(),
-            compare_cpu,
-            "CPU profiles on both sides",
-            "CPU thresholds are",
-        )
-    });
     if let Err(e) = checked {
         bar.finish_and_clear();
+        print_warnings(config, &warnings);
         return Err(e);
     }
 
@@ -211,14 +154,18 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     bar.finish_and_clear();
     let cpu: Option<CpuDiff> = match (&first.cpu, &last.cpu) {
         (Some(b), Some(h)) if compare_cpu => {
-            let (mut base_times, mut head_times) = (b.profile.times(), h.profile.times());
-            if config.cpu.strip_url_query {
-                base_times.strip_url_queries();
-                head_times.strip_url_queries();
-            }
+            let times = |p: &model::cpu::Profile| {
+                if config.cpu.strip_url_query {
+                    let mut p = p.clone();
+                    p.strip_url_queries();
+                    p.times()
+                } else {
+                    p.times()
+                }
+            };
             Some(diff::cpu::diff(
-                &base_times,
-                &head_times,
+                &times(&b.profile),
+                &times(&h.profile),
                 config.cpu.normalize,
             ))
         }
@@ -231,7 +178,11 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         warnings.push("--normalize: BASE has no non-idle CPU time, so nothing was scaled".into());
     }
 
-    let verdict = gate::evaluate(heap.as_ref().map(|h| &h.diff), cpu.as_ref(), thresholds);
+    let verdict = gate::evaluate(
+        heap.as_ref().map(|h| &h.diff),
+        cpu.as_ref(),
+        &config.thresholds,
+    );
     let (base_index, head_index) = match &heap {
         Some(h) => (Some(h.indexes.0), Some(h.indexes.1)),
         None => (None, None),
@@ -249,11 +200,7 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         cpu: cpu.as_ref().map(CpuSection::from_diff),
         gate: GateSection::from_verdict(&verdict),
     };
-    if !config.quiet {
-        for w in &report.warnings {
-            eprintln!("arkdiff: warning: {w}");
-        }
-    }
+    print_warnings(config, &report.warnings);
     write_report(config, &report)?;
     Ok(match verdict.status {
         Status::Fail if !config.exit_zero => ExitStatus::Failure,
@@ -261,19 +208,115 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     })
 }
 
+fn print_warnings(config: &Config, warnings: &[String]) {
+    if !config.quiet {
+        for w in warnings {
+            eprintln!("arkdiff: warning: {w}");
+        }
+    }
+}
+
+/// Warns about data that only one side has or that is not used, and refuses options and
+/// thresholds that ask for data the inputs do not carry (a gate must not pass on it).
+fn check_inputs(
+    config: &Config,
+    captures: &[Capture],
+    compare_heap: bool,
+    compare_cpu: bool,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    let one_file = captures.len() == 1;
+    if !one_file {
+        let lacks_cpu = |c: &Capture| {
+            if c.cpu_unreadable {
+                format!("the CPU profile of {} is unreadable", c.path.display())
+            } else {
+                format!("{} holds no CPU profile", c.path.display())
+            }
+        };
+        let lacking = match (first.cpu.is_some(), last.cpu.is_some()) {
+            (true, false) => Some(lacks_cpu(last)),
+            (false, true) => Some(lacks_cpu(first)),
+            _ => None,
+        };
+        warnings.extend(lacking.map(|l| format!("{l}, so CPU time is not compared")));
+        let lacking = match (first.snapshot_count() > 0, last.snapshot_count() > 0) {
+            (true, false) => Some(last),
+            (false, true) => Some(first),
+            _ => None,
+        };
+        warnings.extend(lacking.map(|c| {
+            format!(
+                "{} holds no heap snapshot, so the heap is not compared",
+                c.path.display()
+            )
+        }));
+    }
+    if compare_cpu && captures.len() > 2 {
+        warnings.push(format!(
+            "CPU profiles are compared first input against last; the {} in between are not used",
+            captures.len() - 2
+        ));
+    }
+    let t = &config.thresholds;
+    if config.cpu.normalize && t.max_cpu_time_growth.is_some() {
+        warnings.push(
+            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail"
+                .into(),
+        );
+    }
+    let holdings = if one_file {
+        format!("{} holds {}", first.path.display(), first.contents())
+    } else {
+        format!(
+            "{} holds {}, {} holds {}",
+            first.path.display(),
+            first.contents(),
+            last.path.display(),
+            last.contents()
+        )
+    };
+    let picked_snapshots = config.base_snapshot.is_some() || config.head_snapshot.is_some();
+    for (wanted, have, what, asked) in [
+        (
+            t.has_heap(),
+            compare_heap,
+            "heap snapshots",
+            "heap thresholds are",
+        ),
+        (
+            picked_snapshots,
+            compare_heap,
+            "heap snapshots",
+            "--base-snapshot/--head-snapshot is",
+        ),
+        (
+            t.has_cpu(),
+            compare_cpu,
+            "CPU profiles on both sides",
+            "CPU thresholds are",
+        ),
+    ] {
+        if wanted && !have {
+            return Err(Error::Usage(format!(
+                "{asked} given, but the inputs carry no {what} to compare ({holdings})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The error for inputs that share no kind of data.
 fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error {
     if one_file {
-        let what = if first.snapshot_count() == 1 {
-            "a single heap snapshot"
-        } else {
-            "a single CPU profile"
-        };
         return Error::input(
             &first.path,
             format!(
-                "{} holds {what}, so there is nothing to compare inside it; give a second input to compare against",
-                first.detected.describe()
+                "{} holds {}, so there is nothing to compare inside it; give a second input to compare against",
+                first.detected.describe(),
+                first.contents().replacen("a ", "a single ", 1)
             ),
         );
     }

@@ -593,6 +593,59 @@ fn arkts_profiles_keep_their_category_times() {
     );
 }
 
+#[test]
+fn middle_inputs_are_not_silently_dropped_from_a_cpu_comparison() {
+    let out = arkdiff(&[
+        "fast.cpuprofile",
+        "web/selfprof-slow.json",
+        "slow.cpuprofile",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    assert_node_pair(&report);
+    assert!(
+        stderr(&out).contains("compared first input against last; the 1 in between are not used"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn scripts_of_the_same_name_are_told_apart_in_the_table() {
+    let profile = |url_b: &str| {
+        format!(
+            r#"{{"nodes":[{{"id":1,"callFrame":{{"functionName":"(root)","url":""}},"children":[2,3]}},
+            {{"id":2,"callFrame":{{"functionName":"f","url":"https://x/a/app.js","lineNumber":0,"columnNumber":0}}}},
+            {{"id":3,"callFrame":{{"functionName":"f","url":"{url_b}","lineNumber":0,"columnNumber":0}}}}],
+            "startTime":0,"endTime":300,"samples":[2,3],"timeDeltas":[0,100]}}"#
+        )
+    };
+    let dir = TempDir::new().unwrap();
+    let same = write(
+        &dir,
+        "same.cpuprofile",
+        profile("https://x/b/app.js").as_bytes(),
+    );
+    let out = arkdiff(&[arg(&same), arg(&same)]);
+    let table = stdout(&out);
+    assert!(
+        table.contains("https://x/a/app.js:1:1") && table.contains("https://x/b/app.js:1:1"),
+        "{table}"
+    );
+    let other = write(
+        &dir,
+        "other.cpuprofile",
+        profile("https://x/b/lib.js").as_bytes(),
+    );
+    let table = stdout(&arkdiff(&[arg(&other), arg(&other)]));
+    assert!(
+        table.contains(" app.js:1:1") && table.contains(" lib.js:1:1"),
+        "{table}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Damaged input
 
@@ -723,7 +776,12 @@ fn a_damaged_profile_in_an_htrace_leaves_the_heap_usable() {
             && err.contains("at byte"),
         "{err}"
     );
-    // A CPU gate cannot pass on missing data.
+    assert!(
+        err.contains("the CPU profile of")
+            && err.contains("is unreadable, so CPU time is not compared"),
+        "{err}"
+    );
+    // A CPU gate cannot pass on missing data, and the warnings say why it is missing.
     let out = arkdiff(&[
         arg(&good),
         arg(&damaged),
@@ -731,9 +789,10 @@ fn a_damaged_profile_in_an_htrace_leaves_the_heap_usable() {
         "10%",
     ]);
     assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("CPU thresholds are given"), "{err}");
     assert!(
-        stderr(&out).contains("CPU thresholds are given"),
-        "{}",
-        stderr(&out)
+        err.contains("is unreadable"),
+        "the cause is printed first: {err}"
     );
 }

@@ -131,7 +131,11 @@ pub fn diff(base: &ProfileTimes, head: &ProfileTimes, normalize: bool) -> CpuDif
 
     CpuDiff {
         duration_us: pair(base.duration_us, head.duration_us),
-        idle_us: pair(base.idle_us, head.idle_us),
+        // Idle time is not part of the normalization.
+        idle_us: Pair {
+            base: base.idle_us,
+            head: head.idle_us,
+        },
         gc_us: pair(base.gc_us, head.gc_us),
         program_us: pair(base.program_us, head.program_us),
         samples: Pair {
@@ -194,8 +198,13 @@ mod tests {
     fn normalize_scales_base_to_head_duration() {
         let base = times(&[("f", 100, 100)], 200);
         let head = times(&[("f", 150, 150)], 400);
+        let base = ProfileTimes {
+            idle_us: 70,
+            ..base
+        };
         let d = diff(&base, &head, true);
         assert_eq!(d.scale, Some(2.0));
+        assert_eq!(d.idle_us.base, 70, "idle time is not scaled");
         assert_eq!(d.functions[0].base.self_us, 200);
         assert_eq!(d.functions[0].self_delta(), -50);
         assert_eq!(d.duration_us.delta(), 0);

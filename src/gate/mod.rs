@@ -274,7 +274,9 @@ fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
             limit,
         ));
     }
-    if let Some(limit) = t.max_gc_time_growth {
+    if let Some(limit) = t.max_gc_time_growth
+        && !t.ignored("(garbage collector)")
+    {
         out.extend(duration_violation(
             "cpu.gc_us_delta",
             "(garbage collector)",
@@ -489,6 +491,13 @@ mod tests {
         let t = Thresholds {
             ignore: Some(globs(&["parse*"])),
             ..t
+        };
+        assert_eq!(evaluate(None, Some(&cpu()), &t).status, Status::Pass);
+        // Ignoring the garbage collector leaves it out of the GC threshold too.
+        let t = Thresholds {
+            max_gc_time_growth: Some(Limit::Absolute(1)),
+            ignore: Some(globs(&["(garbage collector)"])),
+            ..Thresholds::default()
         };
         assert_eq!(evaluate(None, Some(&cpu()), &t).status, Status::Pass);
     }

@@ -9,9 +9,18 @@ use serde::Deserialize;
 use super::json::{JsonError, JsonReader};
 use crate::model::cpu::{Frame, RawNode, RawProfile};
 
-/// A JSON number read as whole microseconds: V8 writes integers, other tools may not.
+/// A JSON number of microseconds (or a line number): V8 writes integers, other tools may
+/// write fractions, which are summed as they are and rounded only once.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Micros(pub i64);
+pub struct Micros(pub f64);
+
+impl Micros {
+    /// Rounded to a whole number (saturating at the ends of `i64`).
+    #[allow(clippy::cast_possible_truncation)]
+    pub fn whole(self) -> i64 {
+        self.0.round() as i64
+    }
+}
 
 impl<'de> Deserialize<'de> for Micros {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -21,21 +30,16 @@ impl<'de> Deserialize<'de> for Micros {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a number of microseconds")
             }
+            #[allow(clippy::cast_precision_loss)]
             fn visit_i64<E>(self, v: i64) -> Result<Micros, E> {
+                Ok(Micros(v as f64))
+            }
+            #[allow(clippy::cast_precision_loss)]
+            fn visit_u64<E>(self, v: u64) -> Result<Micros, E> {
+                Ok(Micros(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Micros, E> {
                 Ok(Micros(v))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Micros, E> {
-                i64::try_from(v)
-                    .map(Micros)
-                    .map_err(|_| E::custom(format!("{v} µs is out of range")))
-            }
-            #[allow(clippy::cast_possible_truncation)]
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Micros, E> {
-                if v.is_finite() && v.abs() < 9.0e18 {
-                    Ok(Micros(v.round() as i64))
-                } else {
-                    Err(E::custom(format!("{v} µs is out of range")))
-                }
             }
         }
         d.deserialize_any(Visitor)
@@ -68,8 +72,8 @@ impl CallFrame {
         Frame::zero_based(
             &self.function_name,
             &url,
-            self.line_number.map(|v| v.0),
-            self.column_number.map(|v| v.0),
+            self.line_number.map(Micros::whole),
+            self.column_number.map(Micros::whole),
         )
     }
 }
@@ -146,29 +150,55 @@ impl Document {
                 self.other_time,
             ])
             .filter_map(|(name, v)| {
-                v.map(|v| ((*name).to_owned(), u64::try_from(v.0).unwrap_or(0)))
+                v.map(|v| ((*name).to_owned(), u64::try_from(v.whole()).unwrap_or(0)))
             })
             .collect();
-        RawProfile {
+        let mut raw = RawProfile {
             nodes: self.nodes.into_iter().map(Node::into_raw).collect(),
-            timestamps: timestamps(self.start_time.unwrap_or_default().0, &self.time_deltas),
-            samples: self.samples,
-            end_time: self.end_time.map(|e| e.0),
             categories,
-        }
+            ..RawProfile::default()
+        };
+        raw.set_times(
+            self.start_time,
+            self.end_time,
+            &self.time_deltas,
+            self.samples,
+        );
+        raw
     }
 }
 
-/// Sample timestamps: `start + Σ deltas[0..=i]`.
-pub fn timestamps(start: i64, deltas: &[Micros]) -> Vec<i64> {
-    let mut t = start;
-    deltas
-        .iter()
-        .map(|d| {
-            t = t.saturating_add(d.0);
-            t
-        })
-        .collect()
+impl RawProfile {
+    /// Sets the samples and their timestamps, `start + Σ deltas[0..=i]`, summed exactly
+    /// and rounded once each. The end time counts only when the start is known: relative
+    /// to a missing start it would give the last sample the whole clock.
+    pub fn set_times(
+        &mut self,
+        start: Option<Micros>,
+        end: Option<Micros>,
+        deltas: &[Micros],
+        samples: Vec<u64>,
+    ) {
+        let mut t = start.unwrap_or_default().0;
+        #[allow(clippy::cast_possible_truncation)]
+        let stamps = deltas.iter().map(|d| {
+            t += d.0;
+            t.round() as i64
+        });
+        self.timestamps = stamps.collect();
+        self.samples = samples;
+        self.end_time = match (start, end) {
+            (Some(_), Some(end)) => Some(end.whole()),
+            (None, Some(_)) => {
+                self.warnings.push(
+                    "the profile has an endTime but no startTime, so the last sample gets no time"
+                        .to_owned(),
+                );
+                None
+            }
+            (_, None) => None,
+        };
+    }
 }
 
 /// Reads a `.cpuprofile` document.
@@ -273,6 +303,7 @@ mod tests {
         for text in [clean, re_export] {
             let raw = parse_message(&text).unwrap();
             assert_eq!(raw.timestamps, vec![105, 115]);
+            assert!(raw.warnings.is_empty());
             assert_eq!(raw.end_time, Some(130));
             assert_eq!(
                 raw.categories,
@@ -281,6 +312,15 @@ mod tests {
             let f = &raw.nodes[1].frame;
             assert_eq!((f.url.as_str(), f.line, f.column), ("entry|a.js", 5, 3));
         }
+    }
+
+    #[test]
+    fn fractional_deltas_are_summed_before_rounding() {
+        let text = br#"{"nodes":[],"startTime":0,"endTime":50.5,"samples":[1,1,1,1],"timeDeltas":[0.5,0.5,0.5,0.5]}"#;
+        assert_eq!(parse(text).unwrap().timestamps, vec![1, 1, 2, 2]);
+        let text = br#"{"nodes":[],"endTime":9000,"samples":[1],"timeDeltas":[5]}"#;
+        let raw = parse(text).unwrap();
+        assert_eq!((raw.end_time, raw.warnings.len()), (None, 1));
     }
 
     #[test]

@@ -274,6 +274,8 @@ pub struct Capture {
     pub detected: Detected,
     heap: HeapKind,
     pub cpu: Option<CpuCapture>,
+    /// The capture has a CPU profile that could not be read (a warning says why).
+    pub cpu_unreadable: bool,
     /// Problems met while opening, worded for the user (the path included).
     warnings: Vec<String>,
 }
@@ -298,6 +300,7 @@ impl Capture {
             detected,
             heap: HeapKind::None,
             cpu: None,
+            cpu_unreadable: false,
             warnings: Vec::new(),
         };
         let describe = capture.detected.describe();
@@ -312,7 +315,7 @@ impl Capture {
             }
             Format::SelfProfile => {
                 let text = capture.read_all()?;
-                let raw = selfprof::parse(&text).map_err(|e| fail(e.to_string()))?;
+                let raw = selfprof::parse(&text).map_err(fail)?;
                 capture.set_cpu(raw.build().map_err(fail)?, None);
             }
             Format::TraceEvent => {
@@ -385,10 +388,13 @@ impl Capture {
                 Ok(profile) => self.set_cpu(profile, None),
                 // The heap snapshots may still be usable; the run decides whether the
                 // profile was needed.
-                Err(e) => self.warnings.push(format!(
+                Err(e) => {
+                    self.cpu_unreadable = true;
+                    self.warnings.push(format!(
                     "{}: htrace: the CPU profile in record {record} (at byte {offset}) is unreadable, so it is left out: in the message text {e}",
                     path.display()
-                )),
+                    ));
+                }
             }
         }
         if index.snapshots.is_empty() {

@@ -8,7 +8,6 @@
 use serde::Deserialize;
 
 use super::cpuprofile::serde_error;
-use super::json::JsonError;
 use crate::model::cpu::{Frame, RawNode, RawProfile};
 
 #[derive(Deserialize)]
@@ -45,27 +44,34 @@ struct Sample {
     stack_id: Option<u64>,
 }
 
-/// Reads a JS Self-Profiling trace.
-pub fn parse(text: &[u8]) -> Result<RawProfile, JsonError> {
-    let trace: Trace = serde_json::from_slice(text).map_err(|e| serde_error(text, &e))?;
-    let invalid = |msg: String| JsonError::invalid_at(0, msg);
-    let idle = trace.stacks.len() as u64;
+/// The node id given to samples without a stack; stacks are numbered from 0.
+const IDLE: u64 = u64::MAX;
+/// A sample naming a stack that does not exist gets this id, which is no node, so the
+/// profile builder leaves it out with a warning.
+const NO_SUCH_STACK: u64 = u64::MAX - 1;
+
+/// Reads a JS Self-Profiling trace. A reference to a missing frame or resource is named by
+/// its array index (`stacks[3]`); the text itself has no offset for it.
+pub fn parse(text: &[u8]) -> Result<RawProfile, String> {
+    let trace: Trace =
+        serde_json::from_slice(text).map_err(|e| serde_error(text, &e).to_string())?;
+    let idle = IDLE;
     let mut nodes = Vec::with_capacity(trace.stacks.len() + 1);
     for (i, stack) in trace.stacks.iter().enumerate() {
         let frame = trace.frames.get(stack.frame_id).ok_or_else(|| {
-            invalid(format!(
+            format!(
                 "stacks[{i}] names frame {}, but there are {} frames",
                 stack.frame_id,
                 trace.frames.len()
-            ))
+            )
         })?;
         let url = match frame.resource_id {
             Some(r) => trace.resources.get(r).ok_or_else(|| {
-                invalid(format!(
+                format!(
                     "frames[{}] names resource {r}, but there are {} resources",
                     stack.frame_id,
                     trace.resources.len()
-                ))
+                )
             })?,
             None => "",
         };
@@ -91,21 +97,24 @@ pub fn parse(text: &[u8]) -> Result<RawProfile, JsonError> {
     let mut timestamps = Vec::with_capacity(trace.samples.len());
     for (i, s) in trace.samples.iter().enumerate() {
         if !s.timestamp.is_finite() || s.timestamp.abs() > 9.0e12 {
-            return Err(invalid(format!(
-                "samples[{i}] has timestamp {}, not a time in milliseconds",
+            return Err(format!(
+                "samples[{i}] has timestamp {:?}, not a time in milliseconds",
                 s.timestamp
-            )));
+            ));
         }
         #[allow(clippy::cast_possible_truncation)]
         timestamps.push((s.timestamp * 1000.0).round() as i64);
-        samples.push(s.stack_id.unwrap_or(idle));
+        samples.push(match s.stack_id {
+            None => idle,
+            Some(id) if id < trace.stacks.len() as u64 => id,
+            Some(_) => NO_SUCH_STACK,
+        });
     }
     Ok(RawProfile {
         nodes,
         samples,
         timestamps,
-        end_time: None,
-        categories: Vec::new(),
+        ..RawProfile::default()
     })
 }
 
@@ -121,7 +130,7 @@ mod tests {
             "samples":[{"timestamp":1.5,"stackId":1},{"timestamp":2.25},{"timestamp":2.2504,"stackId":2}]}"#;
         let raw = parse(text).unwrap();
         assert_eq!(raw.timestamps, vec![1500, 2250, 2250]);
-        assert_eq!(raw.samples, vec![1, 3, 2]);
+        assert_eq!(raw.samples, vec![1, IDLE, 2]);
         let f = &raw.nodes[0].frame;
         assert_eq!(
             (f.name.as_str(), f.url.as_str(), f.line, f.column),
@@ -133,9 +142,19 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_naming_a_missing_stack_is_left_out_not_idle() {
+        let text = br#"{"frames":[{"name":"f"}],"resources":[],"stacks":[{"frameId":0}],
+            "samples":[{"timestamp":0,"stackId":1},{"timestamp":5,"stackId":0},{"timestamp":9}]}"#;
+        let profile = parse(text).unwrap().build().unwrap();
+        assert_eq!(profile.warnings.len(), 1, "{:?}", profile.warnings);
+        let t = profile.times();
+        assert_eq!((t.idle_us, t.duration_us, t.samples), (0, 4000, 2));
+    }
+
+    #[test]
     fn dangling_references_are_errors() {
         let e = parse(br#"{"frames":[],"resources":[],"stacks":[{"frameId":3}],"samples":[]}"#)
             .unwrap_err();
-        assert!(e.to_string().contains("stacks[0] names frame 3"), "{e}");
+        assert!(e.contains("stacks[0] names frame 3"), "{e}");
     }
 }

@@ -13,7 +13,7 @@ use std::io::Read;
 use hashbrown::HashMap;
 use serde::Deserialize;
 
-use super::cpuprofile::{Micros, Node, serde_error, timestamps};
+use super::cpuprofile::{Micros, Node, serde_error};
 use super::json::{JsonError, JsonErrorKind, JsonReader};
 use crate::model::cpu::{FrameKind, RawNode, RawProfile};
 
@@ -35,8 +35,8 @@ pub struct TraceProfile {
     pub pid: u64,
     /// The event id as written, e.g. `0x2`.
     pub id: String,
-    start_time: Option<i64>,
-    end_time: Option<i64>,
+    start_time: Option<Micros>,
+    end_time: Option<Micros>,
     nodes: Vec<RawNode>,
     samples: Vec<u64>,
     deltas: Vec<Micros>,
@@ -73,13 +73,12 @@ impl TraceProfile {
     }
 
     pub fn into_raw(self) -> RawProfile {
-        RawProfile {
+        let mut raw = RawProfile {
             nodes: self.nodes,
-            timestamps: timestamps(self.start_time.unwrap_or(0), &self.deltas),
-            samples: self.samples,
-            end_time: self.end_time,
-            categories: Vec::new(),
-        }
+            ..RawProfile::default()
+        };
+        raw.set_times(self.start_time, self.end_time, &self.deltas, self.samples);
+        raw
     }
 }
 
@@ -279,11 +278,11 @@ impl Reader {
             return Ok(());
         };
         if !chunk {
-            profile.start_time = data.start_time.map(|t| t.0).or(profile.start_time);
+            profile.start_time = data.start_time.or(profile.start_time);
             return Ok(());
         }
         if let Some(end) = data.end_time {
-            profile.end_time = Some(end.0);
+            profile.end_time = Some(end);
         }
         if let Some(cpu) = data.cpu_profile {
             profile

@@ -98,6 +98,8 @@ pub struct RawProfile {
     pub end_time: Option<i64>,
     /// Category totals some formats carry (ArkTS `gcTime`, `napiTime`, …), µs.
     pub categories: Vec<(String, u64)>,
+    /// What the reader noticed, worded for the user.
+    pub warnings: Vec<String>,
 }
 
 const NO_PARENT: u32 = u32::MAX;
@@ -129,8 +131,8 @@ impl RawProfile {
             timestamps,
             end_time,
             categories,
+            mut warnings,
         } = self;
-        let mut warnings = Vec::new();
         let mut index: HashMap<u64, u32> = HashMap::with_capacity(nodes.len());
         for (i, n) in nodes.iter().enumerate() {
             let i = u32::try_from(i).map_err(|_| "more than 4 billion nodes".to_owned())?;
@@ -142,6 +144,7 @@ impl RawProfile {
         let mut frames = Vec::new();
         let mut node_frame = Vec::with_capacity(nodes.len());
         let mut node_parent = vec![NO_PARENT; nodes.len()];
+        let ids: Vec<u64> = nodes.iter().map(|n| n.id).collect();
         for (i, n) in nodes.into_iter().enumerate() {
             for child in &n.children {
                 let &c = index.get(child).ok_or_else(|| {
@@ -168,7 +171,12 @@ impl RawProfile {
             });
             node_frame.push(f);
         }
-        check_acyclic(&node_parent)?;
+        check_acyclic(&node_parent).map_err(|at| {
+            format!(
+                "the call tree has a cycle: following parents from node {} comes back to it",
+                ids[at as usize]
+            )
+        })?;
 
         let mut sample_nodes = Vec::with_capacity(samples.len());
         let mut sample_us = Vec::with_capacity(samples.len());
@@ -182,10 +190,12 @@ impl RawProfile {
             ));
         }
         for i in 0..count {
+            // An interval too large for i64 is as meaningless as a negative one.
             let time = match timestamps.get(i + 1) {
-                Some(next) if i + 1 < count => next - timestamps[i],
-                _ => end_time.map_or(0, |end| end - timestamps[i]),
+                Some(next) if i + 1 < count => next.checked_sub(timestamps[i]),
+                _ => end_time.and_then(|end| end.checked_sub(timestamps[i])),
             };
+            let time = time.unwrap_or(0);
             let Some(&node) = index.get(&samples[i]) else {
                 unknown += 1;
                 continue;
@@ -221,9 +231,9 @@ fn set_parent(parents: &mut [u32], node: usize, parent: u32, id: u64) -> Result<
     }
 }
 
-/// Fails if following parents from some node comes back to it. Linear: each node is
-/// walked once.
-fn check_acyclic(parents: &[u32]) -> Result<(), String> {
+/// Fails, with a node on the cycle, if following parents from some node comes back to it.
+/// Linear: each node is walked once.
+fn check_acyclic(parents: &[u32]) -> Result<(), u32> {
     const UNSEEN: u8 = 0;
     const ON_PATH: u8 = 1;
     const DONE: u8 = 2;
@@ -237,9 +247,7 @@ fn check_acyclic(parents: &[u32]) -> Result<(), String> {
             n = parents[n as usize];
         }
         if n != NO_PARENT && state[n as usize] == ON_PATH {
-            return Err(format!(
-                "the call tree has a cycle (through node index {n})"
-            ));
+            return Err(n);
         }
         for p in path.drain(..) {
             state[p as usize] = DONE;
@@ -269,18 +277,29 @@ pub struct ProfileTimes {
     pub categories: Vec<(String, u64)>,
 }
 
-impl ProfileTimes {
-    /// Drops the query string and fragment from every URL, merging the functions that
-    /// then coincide: `app.js?v=1` and `app.js?v=2` become one script. (Should both
-    /// forms be on one stack, the merged total counts such a sample twice.)
+impl Profile {
+    /// Drops the query string and fragment from every URL, so that functions that then
+    /// coincide are one: `app.js?v=1` and `app.js?v=2` become one script. Done on the
+    /// frames, before any time is summed, so a sample still counts once per function.
     pub fn strip_url_queries(&mut self) {
-        for (mut frame, t) in std::mem::take(&mut self.functions) {
-            if let Some(cut) = frame.url.find(['?', '#']) {
-                frame.url.truncate(cut);
-            }
-            let merged = self.functions.entry(frame).or_default();
-            merged.self_us += t.self_us;
-            merged.total_us += t.total_us;
+        let mut index: HashMap<Frame, u32> = HashMap::new();
+        let mut frames = Vec::new();
+        let remap: Vec<u32> = std::mem::take(&mut self.frames)
+            .into_iter()
+            .map(|mut frame| {
+                if let Some(cut) = frame.url.find(['?', '#']) {
+                    frame.url.truncate(cut);
+                }
+                let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
+                *index.entry(frame).or_insert_with_key(|f| {
+                    frames.push(f.clone());
+                    next
+                })
+            })
+            .collect();
+        self.frames = frames;
+        for f in &mut self.node_frame {
+            *f = remap[*f as usize];
         }
     }
 }
@@ -302,16 +321,17 @@ impl Profile {
         let mut hits = vec![0u64; n];
         for (&node, &us) in self.samples.iter().zip(&self.sample_us) {
             if kinds[self.node_frame[node as usize] as usize] == FrameKind::Idle {
-                out.idle_us += us;
+                out.idle_us = out.idle_us.saturating_add(us);
                 continue;
             }
-            out.duration_us += us;
-            weight[node as usize] += us;
+            out.duration_us = out.duration_us.saturating_add(us);
+            weight[node as usize] = weight[node as usize].saturating_add(us);
             hits[node as usize] += 1;
         }
         let mut self_us = vec![0u64; self.frames.len()];
         for (node, &w) in weight.iter().enumerate() {
-            self_us[self.node_frame[node] as usize] += w;
+            let f = self.node_frame[node] as usize;
+            self_us[f] = self_us[f].saturating_add(w);
         }
 
         // Children lists (CSR), then a depth-first walk that keeps how many nodes of each
@@ -354,12 +374,12 @@ impl Profile {
                 let f = self.node_frame[node] as usize;
                 open[f] -= 1;
                 if open[f] == 0 {
-                    total_us[f] += weight[node];
+                    total_us[f] = total_us[f].saturating_add(weight[node]);
                     sampled[f] |= hits[node] > 0;
                 }
                 if let Some(&(parent, _)) = stack.last() {
-                    weight[parent as usize] += weight[node];
-                    hits[parent as usize] += hits[node];
+                    weight[parent as usize] = weight[parent as usize].saturating_add(weight[node]);
+                    hits[parent as usize] = hits[parent as usize].saturating_add(hits[node]);
                 }
             }
         }
@@ -367,8 +387,8 @@ impl Profile {
         for (f, frame) in self.frames.iter().enumerate() {
             match kinds[f] {
                 FrameKind::Root | FrameKind::Idle => continue,
-                FrameKind::Program => out.program_us += self_us[f],
-                FrameKind::GarbageCollector => out.gc_us += self_us[f],
+                FrameKind::Program => out.program_us = out.program_us.saturating_add(self_us[f]),
+                FrameKind::GarbageCollector => out.gc_us = out.gc_us.saturating_add(self_us[f]),
                 FrameKind::Function => {}
             }
             if sampled[f] {
@@ -432,7 +452,7 @@ mod tests {
             samples: vec![4, 3, 5, 6, 2],
             timestamps: vec![0, 10, 30, 60, 50],
             end_time: Some(100),
-            categories: Vec::new(),
+            ..RawProfile::default()
         };
         let t = raw.build().unwrap().times();
         // sample times: 10, 20, 30, 0 (negative), 50 (to end)
@@ -458,7 +478,7 @@ mod tests {
             samples: vec![2, 2],
             timestamps: vec![5, 12],
             end_time: None,
-            categories: Vec::new(),
+            ..RawProfile::default()
         };
         let t = raw.build().unwrap().times();
         assert_eq!(time(&t, "a"), (7, 7));
@@ -466,20 +486,55 @@ mod tests {
     }
 
     #[test]
-    fn url_queries_can_be_dropped() {
-        let mut t = ProfileTimes::default();
-        for (url, us) in [("a.js?v=1", 5), ("a.js#x", 7), ("b.js", 1)] {
-            t.functions.insert(
-                Frame::one_based("f", url, 1, 1),
-                FunctionTime {
-                    self_us: us,
-                    total_us: us,
-                },
-            );
-        }
-        t.strip_url_queries();
+    fn url_queries_can_be_dropped_without_counting_a_sample_twice() {
+        // root -> f@a.js?v=1 -> f@a.js#x, and root -> f@b.js; samples of 100 and 7 µs.
+        let f = |id, url: &str, parent| RawNode {
+            id,
+            frame: Frame::one_based("f", url, 1, 1),
+            parent: Some(parent),
+            children: Vec::new(),
+        };
+        let raw = RawProfile {
+            nodes: vec![
+                node(1, "(root)", None),
+                f(2, "a.js?v=1", 1),
+                f(3, "a.js#x", 2),
+                f(4, "b.js", 1),
+            ],
+            samples: vec![3, 4],
+            timestamps: vec![0, 100],
+            end_time: Some(107),
+            ..RawProfile::default()
+        };
+        let mut profile = raw.build().unwrap();
+        assert_eq!(profile.times().functions.len(), 3);
+        profile.strip_url_queries();
+        let t = profile.times();
         let a = t.functions[&Frame::one_based("f", "a.js", 1, 1)];
-        assert_eq!((a.self_us, t.functions.len()), (12, 2));
+        assert_eq!((a.self_us, a.total_us, t.functions.len()), (100, 100, 2));
+    }
+
+    #[test]
+    fn extreme_timestamps_give_no_time_instead_of_overflowing() {
+        let raw = RawProfile {
+            nodes: vec![node(1, "(root)", None), node(2, "a", Some(1))],
+            samples: vec![2, 2, 2, 2],
+            timestamps: vec![i64::MIN, i64::MAX, i64::MIN + 1, i64::MAX],
+            end_time: Some(i64::MIN),
+            ..RawProfile::default()
+        };
+        let t = raw.build().unwrap().times();
+        assert_eq!((t.duration_us, time(&t, "a")), (0, (0, 0)));
+        let raw = RawProfile {
+            nodes: vec![node(1, "(root)", None), node(2, "a", Some(1))],
+            samples: vec![2, 2, 2],
+            timestamps: vec![0, i64::MAX, i64::MAX],
+            end_time: Some(i64::MAX),
+            ..RawProfile::default()
+        };
+        // i64::MAX once, then sums that saturate instead of wrapping.
+        let t = raw.build().unwrap().times();
+        assert_eq!(t.duration_us, i64::MAX as u64);
     }
 
     #[test]
@@ -488,7 +543,8 @@ mod tests {
             nodes: vec![node(1, "a", Some(2)), node(2, "b", Some(1))],
             ..RawProfile::default()
         };
-        assert!(cyclic.build().unwrap_err().contains("cycle"));
+        let e = cyclic.build().unwrap_err();
+        assert!(e.contains("cycle") && e.contains("node 1"), "{e}");
         let self_parent = RawProfile {
             nodes: vec![node(1, "a", Some(1))],
             ..RawProfile::default()

@@ -62,17 +62,21 @@ fn percent_change(base: u64, delta: i64) -> String {
     format!("{p:+.1}%")
 }
 
-/// The script's last path segment with line and column: `cpu.js:4:22`.
-fn location(f: &FunctionJson) -> String {
+/// The script's last path segment: `cpu.js` for `file:///app/cpu.js`.
+fn script_name(url: &str) -> &str {
+    url.trim_end_matches('/')
+        .rsplit(['/', '|'])
+        .next()
+        .unwrap_or(url)
+}
+
+/// Where a function is, with line and column: `cpu.js:4:22`, or the whole URL when
+/// `full` (two scripts of the same name are shown).
+fn location(f: &FunctionJson, full: bool) -> String {
     if f.url.is_empty() {
         return String::new();
     }
-    let file = f
-        .url
-        .trim_end_matches('/')
-        .rsplit(['/', '|'])
-        .next()
-        .unwrap_or(&f.url);
+    let file = if full { &f.url } else { script_name(&f.url) };
     if f.line == 0 {
         file.to_owned()
     } else {
@@ -80,10 +84,10 @@ fn location(f: &FunctionJson) -> String {
     }
 }
 
-fn function_row(f: &FunctionJson) -> Vec<String> {
+fn function_row(f: &FunctionJson, full: bool) -> Vec<String> {
     vec![
         f.name.clone(),
-        location(f),
+        location(f, full),
         format_us(f.self_us_base),
         format_us(f.self_us_head),
         format_us_delta(f.self_us_delta),
@@ -152,8 +156,18 @@ impl TableRenderer {
         if let Some(column) = table.column_mut(1) {
             column.set_cell_alignment(CellAlignment::Left);
         }
-        for f in cpu.functions.iter().take(self.top) {
-            table.add_row(function_row(f));
+        let shown = &cpu.functions[..cpu.functions.len().min(self.top)];
+        // Script names that stand for more than one URL among the rows shown.
+        let mut urls: hashbrown::HashMap<&str, &str> = hashbrown::HashMap::new();
+        let mut ambiguous: hashbrown::HashSet<&str> = hashbrown::HashSet::new();
+        for f in shown {
+            let name = script_name(&f.url);
+            if *urls.entry(name).or_insert(&f.url) != f.url {
+                ambiguous.insert(name);
+            }
+        }
+        for f in shown {
+            table.add_row(function_row(f, ambiguous.contains(script_name(&f.url))));
         }
         if self.top > 0 {
             writeln!(out, "{table}")?;
