@@ -180,6 +180,26 @@ fn exceeds(value: i64, limit: f64) -> bool {
     value > 0 && value as f64 > limit
 }
 
+/// A fail-level violation if `head` grew past `limit` (resolved against `base`).
+fn grown(
+    metric: &'static str,
+    subject: &str,
+    (base, head): (u64, u64),
+    limit: Limit,
+    limit_text: String,
+) -> Option<Violation> {
+    let value = delta(base, head);
+    let resolved = limit.resolve(base);
+    exceeds(value, resolved).then(|| Violation {
+        level: Level::Fail,
+        metric,
+        subject: subject.to_owned(),
+        value,
+        limit: resolved,
+        limit_text,
+    })
+}
+
 fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
     if let Some(limit) = t.max_heap_growth {
         // Ignored classes are taken out of the totals as well.
@@ -188,48 +208,28 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
             base_size -= c.size_base.min(base_size);
             head_size -= c.size_head.min(head_size);
         }
-        let value = delta(base_size, head_size);
-        let resolved = limit.resolve(base_size);
-        if exceeds(value, resolved) {
-            out.push(Violation {
-                level: Level::Fail,
-                metric: "heap.size_delta",
-                subject: "heap".into(),
-                value,
-                limit: resolved,
-                limit_text: SizeLimitText(limit).to_string(),
-            });
-        }
+        let text = SizeLimitText(limit).to_string();
+        out.extend(grown(
+            "heap.size_delta",
+            "heap",
+            (base_size, head_size),
+            limit,
+            text,
+        ));
     }
     for class in heap.classes.iter().filter(|c| t.in_scope(&c.name)) {
         if let Some(limit) = t.max_class_count_growth {
-            let resolved = limit.resolve(class.count_base);
-            if exceeds(class.count_delta(), resolved) {
-                out.push(Violation {
-                    level: Level::Fail,
-                    metric: "class.count_delta",
-                    subject: class.name.clone(),
-                    value: class.count_delta(),
-                    limit: resolved,
-                    limit_text: match limit {
-                        Limit::Absolute(n) => n.to_string(),
-                        Limit::Percent(p) => format!("{p}%"),
-                    },
-                });
-            }
+            let text = match limit {
+                Limit::Absolute(n) => n.to_string(),
+                Limit::Percent(p) => format!("{p}%"),
+            };
+            let counts = (class.count_base, class.count_head);
+            out.extend(grown("class.count_delta", &class.name, counts, limit, text));
         }
         if let Some(limit) = t.max_class_size_growth {
-            let resolved = limit.resolve(class.size_base);
-            if exceeds(class.size_delta(), resolved) {
-                out.push(Violation {
-                    level: Level::Fail,
-                    metric: "class.size_delta",
-                    subject: class.name.clone(),
-                    value: class.size_delta(),
-                    limit: resolved,
-                    limit_text: SizeLimitText(limit).to_string(),
-                });
-            }
+            let text = SizeLimitText(limit).to_string();
+            let sizes = (class.size_base, class.size_head);
+            out.extend(grown("class.size_delta", &class.name, sizes, limit, text));
         }
     }
 }
@@ -248,16 +248,13 @@ pub fn function_subject(frame: &crate::model::cpu::Frame) -> String {
 
 fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
     let duration_violation = |metric, subject: &str, base: u64, head: u64, limit: Limit| {
-        let value = delta(base, head);
-        let resolved = limit.resolve(base);
-        exceeds(value, resolved).then(|| Violation {
-            level: Level::Fail,
+        grown(
             metric,
-            subject: subject.to_owned(),
-            value,
-            limit: resolved,
-            limit_text: DurationLimitText(limit).to_string(),
-        })
+            subject,
+            (base, head),
+            limit,
+            DurationLimitText(limit).to_string(),
+        )
     };
     if let Some(limit) = t.max_cpu_time_growth {
         // Ignored functions' self time is taken out of the totals.
