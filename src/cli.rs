@@ -157,6 +157,13 @@ pub struct Config {
     pub quiet: bool,
 }
 
+impl Config {
+    /// Whether `--base-snapshot` or `--head-snapshot` was given.
+    pub fn picks_snapshots(&self) -> bool {
+        self.base_snapshot.is_some() || self.head_snapshot.is_some()
+    }
+}
+
 /// How CPU profiles are picked and compared.
 #[derive(Debug, Clone, Default)]
 pub struct CpuOptions {

@@ -126,7 +126,7 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     let one_file = captures.len() == 1;
     let mut warnings: Vec<String> = captures.iter().flat_map(Capture::warnings).collect();
 
-    let picked_snapshots = config.base_snapshot.is_some() || config.head_snapshot.is_some();
+    let picked_snapshots = config.picks_snapshots();
     let compare_heap = first.snapshot_count() > 0
         && last.snapshot_count() > 0
         && (!one_file || first.snapshot_count() >= 2 || picked_snapshots);
@@ -142,16 +142,14 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         return Err(e);
     }
 
-    let heap = if compare_heap {
-        let result = compare_heaps(config, first, last, one_file, &bar);
-        bar.finish_and_clear();
-        let mut result = result?;
-        warnings.append(&mut result.warnings);
-        Some(result)
-    } else {
-        None
-    };
+    let heap = compare_heap
+        .then(|| compare_heaps(config, first, last, one_file, &bar))
+        .transpose();
     bar.finish_and_clear();
+    let mut heap = heap?;
+    if let Some(h) = &mut heap {
+        warnings.append(&mut h.warnings);
+    }
     let cpu: Option<CpuDiff> = match (&first.cpu, &last.cpu) {
         (Some(b), Some(h)) if compare_cpu => {
             let times = |p: &model::cpu::Profile| {
@@ -236,18 +234,17 @@ fn check_inputs(
                 format!("{} holds no CPU profile", c.path.display())
             }
         };
-        let lacking = match (first.cpu.is_some(), last.cpu.is_some()) {
-            (true, false) => Some(lacks_cpu(last)),
-            (false, true) => Some(lacks_cpu(first)),
-            _ => None,
-        };
-        warnings.extend(lacking.map(|l| format!("{l}, so CPU time is not compared")));
-        let lacking = match (first.snapshot_count() > 0, last.snapshot_count() > 0) {
+        // The side that lacks what the other side has, if one does.
+        let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
             (true, false) => Some(last),
             (false, true) => Some(first),
             _ => None,
         };
-        warnings.extend(lacking.map(|c| {
+        warnings.extend(
+            lacking(|c| c.cpu.is_some())
+                .map(|c| format!("{}, so CPU time is not compared", lacks_cpu(c))),
+        );
+        warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
             format!(
                 "{} holds no heap snapshot, so the heap is not compared",
                 c.path.display()
@@ -278,7 +275,7 @@ fn check_inputs(
             last.contents()
         )
     };
-    let picked_snapshots = config.base_snapshot.is_some() || config.head_snapshot.is_some();
+    let picked_snapshots = config.picks_snapshots();
     for (wanted, have, what, asked) in [
         (
             t.has_heap(),

@@ -55,7 +55,6 @@ const NO_SUCH_STACK: u64 = u64::MAX - 1;
 pub fn parse(text: &[u8]) -> Result<RawProfile, String> {
     let trace: Trace =
         serde_json::from_slice(text).map_err(|e| serde_error(text, &e).to_string())?;
-    let idle = IDLE;
     let mut nodes = Vec::with_capacity(trace.stacks.len() + 1);
     for (i, stack) in trace.stacks.iter().enumerate() {
         let frame = trace.frames.get(stack.frame_id).ok_or_else(|| {
@@ -88,7 +87,7 @@ pub fn parse(text: &[u8]) -> Result<RawProfile, String> {
         });
     }
     nodes.push(RawNode {
-        id: idle,
+        id: IDLE,
         frame: Frame::one_based("(idle)", "", 0, 0),
         parent: None,
         children: Vec::new(),
@@ -105,7 +104,7 @@ pub fn parse(text: &[u8]) -> Result<RawProfile, String> {
         #[allow(clippy::cast_possible_truncation)]
         timestamps.push((s.timestamp * 1000.0).round() as i64);
         samples.push(match s.stack_id {
-            None => idle,
+            None => IDLE,
             Some(id) if id < trace.stacks.len() as u64 => id,
             Some(_) => NO_SUCH_STACK,
         });

@@ -321,15 +321,20 @@ impl TraceProfiles {
     /// Takes the picked profile, by default the one with the most non-idle samples. The
     /// note says which was used and which others exist, when there is a choice.
     pub fn pick(mut self, pick: &ProfilePick) -> Result<(TraceProfile, Option<String>), String> {
+        let busy: Vec<usize> = self
+            .profiles
+            .iter()
+            .map(TraceProfile::busy_sample_count)
+            .collect();
         let listing = |profiles: &[TraceProfile]| {
             profiles
                 .iter()
-                .map(|p| {
+                .zip(&busy)
+                .map(|(p, busy)| {
                     format!(
-                        "{} ({} samples, {} not idle)",
+                        "{} ({} samples, {busy} not idle)",
                         p.key(),
-                        p.sample_count(),
-                        p.busy_sample_count()
+                        p.sample_count()
                     )
                 })
                 .collect::<Vec<_>>()
@@ -356,10 +361,9 @@ impl TraceProfiles {
             })
             .collect();
         let Some(&chosen) = candidates.iter().max_by_key(|&&i| {
-            let p = &self.profiles[i];
             (
-                p.busy_sample_count(),
-                p.sample_count(),
+                busy[i],
+                self.profiles[i].sample_count(),
                 std::cmp::Reverse(i),
             )
         }) else {

@@ -403,10 +403,6 @@ impl Profile {
         }
         out
     }
-
-    pub fn sample_count(&self) -> usize {
-        self.samples.len()
-    }
 }
 
 #[cfg(test)]
