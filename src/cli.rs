@@ -6,10 +6,14 @@ use std::path::PathBuf;
 use clap::{Parser, ValueEnum};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
+use crate::analyze::HeapOptions;
+use crate::diff::trend::SuspectFloor;
 use crate::error::{Error, Result};
 use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Thresholds};
 use crate::input::trace_event::ProfilePick;
-use crate::units::{parse_count_limit, parse_duration, parse_duration_limit, parse_size_limit};
+use crate::units::{
+    parse_count_limit, parse_duration, parse_duration_limit, parse_size, parse_size_limit,
+};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -19,6 +23,11 @@ Examples:
       Compare the first and the last heap snapshot inside one capture.
   arkdiff app.htrace --base-snapshot 1 --head-snapshot -1
       Pick the snapshots (0-based; negative counts from the end).
+  arkdiff leak-0.heapsnapshot leak-1.heapsnapshot leak-2.heapsnapshot leak-3.heapsnapshot
+      A series in order: what grows in every interval (leak suspects), with retained
+      sizes and a retainer path from the GC roots for each.
+  arkdiff app.htrace --explain LeakedRecord --fail-on-suspects 1MiB
+      Also show what holds LeakedRecord; exit 1 when a suspect grew by more than 1 MiB.
   arkdiff leak-0.heapsnapshot leak-3.heapsnapshot.gz --format json -o report.json
       Write the JSON report atomically.
   arkdiff base.htrace head.htrace --max-heap-growth 1MiB --max-class-count-growth 1000 \\
@@ -42,8 +51,9 @@ Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or inpu
 pub struct Cli {
     /// Captures: .htrace, .heapsnapshot, .cpuprofile, Chrome Trace Event JSON or a JS
     /// Self-Profiling trace, plain or gzip/zlib-compressed. One input: its first heap
-    /// snapshot against its last; two: BASE against HEAD (heap and CPU, whichever both
-    /// carry); more: the first against the last.
+    /// snapshot against its last, plus the trend over all of them; two: BASE against HEAD
+    /// (heap and CPU, whichever both carry); more: a series in order (the first against
+    /// the last, plus the trend over each input's last snapshot).
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 
@@ -125,6 +135,29 @@ pub struct Cli {
     #[arg(long, value_name = "PID")]
     pub pid: Option<u64>,
 
+    /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
+    /// less memory.
+    #[arg(long)]
+    pub no_retained: bool,
+
+    /// Show what holds CLASS alive: one shortest path from the GC roots to an instance
+    /// (a new one where possible) in HEAD (repeatable).
+    #[arg(long, value_name = "CLASS")]
+    pub explain: Vec<String>,
+
+    /// A leak suspect's size must grow by at least SIZE over the series.
+    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
+    pub suspect_min_growth: String,
+
+    /// A leak suspect's size must grow by at least this share of the last snapshot's heap.
+    #[arg(long, value_name = "PERCENT", default_value = "1%")]
+    pub suspect_min_share: String,
+
+    /// Fail when a class is a leak suspect (it grows in every interval of a series); with
+    /// MIN, only when its size grew by more than MIN (e.g. 1MiB).
+    #[arg(long, value_name = "MIN", num_args = 0..=1, default_missing_value = "0")]
+    pub fail_on_suspects: Option<String>,
+
     /// Report violations but exit 0.
     #[arg(long)]
     pub exit_zero: bool,
@@ -153,6 +186,7 @@ pub struct Config {
     pub top: usize,
     pub thresholds: Thresholds,
     pub cpu: CpuOptions,
+    pub heap: HeapOptions,
     pub exit_zero: bool,
     pub quiet: bool,
 }
@@ -173,6 +207,15 @@ pub struct CpuOptions {
     pub strip_url_query: bool,
     /// Which profile of a Trace Event file.
     pub profile_pick: ProfilePick,
+}
+
+/// `1%`, `0.5%` or `2`: a share of a whole, in percent.
+fn parse_percent(text: &str) -> std::result::Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if p.is_finite() && (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{text}' is not a percentage from 0% to 100%")),
+    }
 }
 
 fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
@@ -235,6 +278,13 @@ impl Cli {
                 self.max_gc_time_growth.as_ref(),
                 parse_duration_limit,
             )?,
+            fail_on_suspects: self
+                .fail_on_suspects
+                .as_deref()
+                .map(|v| {
+                    parse_size(v).map_err(|e| Error::Usage(format!("--fail-on-suspects: {e}")))
+                })
+                .transpose()?,
             classes: globs("--class", &self.classes)?,
             functions: globs("--function", &self.functions)?,
             ignore: globs("--ignore", &self.ignore)?,
@@ -271,6 +321,16 @@ impl Cli {
                 profile_pick: ProfilePick {
                     profile,
                     pid: self.pid,
+                },
+            },
+            heap: HeapOptions {
+                graph: !self.no_retained,
+                explain: self.explain,
+                floor: SuspectFloor {
+                    min_bytes: parse_size(&self.suspect_min_growth)
+                        .map_err(|e| Error::Usage(format!("--suspect-min-growth: {e}")))?,
+                    heap_percent: parse_percent(&self.suspect_min_share)
+                        .map_err(|e| Error::Usage(format!("--suspect-min-share: {e}")))?,
                 },
             },
             exit_zero: self.exit_zero,

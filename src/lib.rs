@@ -4,6 +4,7 @@
 //! [`gate`] checks thresholds, and [`report`] renders the result. [`run`] ties them
 //! together for the command line and returns the [`ExitStatus`].
 
+pub mod analyze;
 pub mod cli;
 pub mod diff;
 pub mod error;
@@ -16,14 +17,13 @@ pub mod units;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
+use analyze::{HeapResult, Pick};
 use cli::{Config, OutputFormat};
 use diff::cpu::CpuDiff;
-use diff::heap::HeapDiff;
 use error::{Error, Result};
 use gate::Status;
 use input::Capture;
 use input::trace_event::ProfilePick;
-use model::heap::HeapSnapshot;
 use report::{CpuSection, GateSection, HeapSection, Render, Report, Side, Tool};
 
 /// How a run ended; `main` turns it into the process exit code.
@@ -46,12 +46,6 @@ pub fn run(config: &Config) -> ExitStatus {
             ExitStatus::Error
         }
     }
-}
-
-/// Which snapshot of which capture is compared.
-struct Pick<'a> {
-    capture: &'a Capture,
-    index: usize,
 }
 
 /// Resolves a possibly negative snapshot index against a capture.
@@ -143,7 +137,7 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     }
 
     let heap = compare_heap
-        .then(|| compare_heaps(config, first, last, one_file, &bar))
+        .then(|| compare_heaps(config, &captures, &bar))
         .transpose();
     bar.finish_and_clear();
     let mut heap = heap?;
@@ -178,6 +172,9 @@ fn execute(config: &Config) -> Result<ExitStatus> {
 
     let verdict = gate::evaluate(
         heap.as_ref().map(|h| &h.diff),
+        heap.as_ref()
+            .and_then(|h| h.trend.as_ref())
+            .map(|t| &t.trend),
         cpu.as_ref(),
         &config.thresholds,
     );
@@ -194,7 +191,7 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         base: side(first, base_index, compare_cpu),
         head: side(last, head_index, compare_cpu),
         warnings,
-        heap: heap.as_ref().map(|h| HeapSection::from_diff(&h.diff)),
+        heap: heap.as_ref().map(HeapSection::from_result),
         cpu: cpu.as_ref().map(CpuSection::from_diff),
         gate: GateSection::from_verdict(&verdict),
     };
@@ -290,6 +287,12 @@ fn check_inputs(
             "--base-snapshot/--head-snapshot is",
         ),
         (
+            !config.heap.explain.is_empty(),
+            compare_heap,
+            "heap snapshots",
+            "--explain is",
+        ),
+        (
             t.has_cpu(),
             compare_cpu,
             "CPU profiles on both sides",
@@ -328,21 +331,15 @@ fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error 
     ))
 }
 
-/// What the heap comparison gives: the diff, its warnings, and the snapshots used.
-struct HeapResult {
-    diff: HeapDiff,
-    warnings: Vec<String>,
-    indexes: (usize, usize),
-}
-
-/// Picks, parses and compares the heap snapshots.
+/// Picks the snapshots (the pair, and the series for the trend) and compares them.
 fn compare_heaps(
     config: &Config,
-    first: &Capture,
-    last: &Capture,
-    one_file: bool,
+    captures: &[Capture],
     bar: &indicatif::ProgressBar,
 ) -> Result<HeapResult> {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    let one_file = captures.len() == 1;
     let base = Pick {
         capture: first,
         index: resolve_index(
@@ -357,30 +354,56 @@ fn compare_heaps(
         capture: last,
         index: resolve_index(last, "--head-snapshot", config.head_snapshot.unwrap_or(-1))?,
     };
-    bar.set_message(format!(
-        "parsing heap snapshots {} and {}",
-        base.capture.path.display(),
-        head.capture.path.display()
-    ));
-    let (base_snap, head_snap) = load_pair(&base, &head)?;
-    let mut warnings = base_snap.warnings.clone();
-    if !(one_file && base.index == head.index) {
-        warnings.extend(head_snap.warnings.iter().cloned());
-    }
-    let diff = diff::heap::diff(&base_snap, &head_snap, one_file);
-    if diff.id_matching == diff::heap::IdMatching::Disjoint
-        && let Some(c) = diff.id_check
-    {
-        warnings.push(format!(
-            "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared",
-            c.mismatched_ids, c.shared_ids
+    // The series between the pair: the snapshots in between inside one file, or the last
+    // snapshot of every input in between.
+    let (middle, trend_wanted): (Vec<Pick<'_>>, bool) = if one_file {
+        (
+            (base.index + 1..head.index)
+                .map(|index| Pick {
+                    capture: first,
+                    index,
+                })
+                .collect(),
+            base.index < head.index,
+        )
+    } else {
+        (
+            captures[1..captures.len() - 1]
+                .iter()
+                .filter(|c| c.snapshot_count() > 0)
+                .map(|c| Pick {
+                    capture: c,
+                    index: c.snapshot_count() - 1,
+                })
+                .collect(),
+            captures.len() > 2,
+        )
+    };
+    if !trend_wanted && config.thresholds.fail_on_suspects.is_some() {
+        return Err(Error::Usage(
+            "--fail-on-suspects needs a series of heap snapshots: one input holding two or more, or three inputs or more".into(),
         ));
     }
-    Ok(HeapResult {
-        diff,
-        warnings,
-        indexes: (base.index, head.index),
-    })
+    let mut result = analyze::compare(
+        base,
+        head,
+        &middle,
+        trend_wanted,
+        one_file,
+        &config.heap,
+        &|message| bar.set_message(message),
+    )?;
+    if captures.len() > 2 {
+        for c in &captures[1..captures.len() - 1] {
+            if c.snapshot_count() == 0 {
+                result.warnings.push(format!(
+                    "{} holds no heap snapshot, so the trend leaves it out",
+                    c.path.display()
+                ));
+            }
+        }
+    }
+    Ok(result)
 }
 
 fn side(capture: &Capture, snapshot: Option<usize>, cpu: bool) -> Side {
@@ -400,21 +423,6 @@ fn side(capture: &Capture, snapshot: Option<usize>, cpu: bool) -> Side {
             None
         },
     }
-}
-
-/// Parses both snapshots, in parallel.
-fn load_pair(base: &Pick<'_>, head: &Pick<'_>) -> Result<(HeapSnapshot, HeapSnapshot)> {
-    if std::ptr::eq(base.capture, head.capture) && base.index == head.index {
-        let snap = base.capture.load(base.index)?;
-        return Ok((snap.clone(), snap));
-    }
-    let (b, h) = std::thread::scope(|s| {
-        let b = s.spawn(|| base.capture.load(base.index));
-        let h = head.capture.load(head.index);
-        (b.join(), h)
-    });
-    let b = b.map_err(|_| Error::Usage("internal error: the parser thread panicked".into()))?;
-    Ok((b?, h?))
 }
 
 fn write_report(config: &Config, report: &Report) -> Result<()> {

@@ -47,6 +47,21 @@ pub struct ClassDiff {
     pub size_head: u64,
     /// None when the snapshots are disjoint.
     pub objects: Option<ObjectChurn>,
+    /// Retained size on each side; None when a side's graph was not read.
+    pub retained: Option<Retained>,
+}
+
+/// A class's retained size on each side (see [`super::dominators`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retained {
+    pub base: u64,
+    pub head: u64,
+}
+
+impl Retained {
+    pub fn delta(self) -> i64 {
+        delta(self.base, self.head)
+    }
 }
 
 /// Objects that appeared and disappeared between the snapshots.
@@ -119,8 +134,14 @@ fn objects(snap: &HeapSnapshot, to_shared: &[u32]) -> Vec<Object> {
 }
 
 /// Compares two snapshots. `same_process` says the caller knows both come from one
-/// process (one htrace); otherwise the ids are checked.
-pub fn diff(base: &HeapSnapshot, head: &HeapSnapshot, same_process: bool) -> HeapDiff {
+/// process (one htrace); otherwise the ids are checked. `retained` holds each side's
+/// retained size per class id, when both graphs were read.
+pub fn diff(
+    base: &HeapSnapshot,
+    head: &HeapSnapshot,
+    same_process: bool,
+    retained: Option<(&[u64], &[u64])>,
+) -> HeapDiff {
     // One class table for both sides, by name.
     let mut names: Vec<String> = Vec::new();
     let mut by_name: HashMap<String, u32> = HashMap::new();
@@ -148,8 +169,21 @@ pub fn diff(base: &HeapSnapshot, head: &HeapSnapshot, same_process: bool) -> Hea
             size_base: 0,
             size_head: 0,
             objects: None,
+            retained: retained.map(|_| Retained::default()),
         })
         .collect();
+    if let Some((base_retained, head_retained)) = retained {
+        for (class, &size) in base_retained.iter().enumerate() {
+            if let Some(r) = &mut rows[base_map[class] as usize].retained {
+                r.base += size;
+            }
+        }
+        for (class, &size) in head_retained.iter().enumerate() {
+            if let Some(r) = &mut rows[head_map[class] as usize].retained {
+                r.head += size;
+            }
+        }
+    }
     for (class, t) in base.class_totals().iter().enumerate() {
         let row = &mut rows[base_map[class] as usize];
         row.count_base += t.count;
@@ -197,6 +231,37 @@ pub fn diff(base: &HeapSnapshot, head: &HeapSnapshot, same_process: bool) -> Hea
         base_totals: base.totals(),
         head_totals: head.totals(),
         classes: rows,
+    }
+}
+
+/// The counted objects of a snapshot by id, to tell which objects of a later snapshot of
+/// the same process are new.
+pub struct ObjectIndex<'a> {
+    snap: &'a HeapSnapshot,
+    /// (id, node), sorted.
+    by_id: Vec<(u64, u32)>,
+}
+
+impl<'a> ObjectIndex<'a> {
+    pub fn new(snap: &'a HeapSnapshot) -> ObjectIndex<'a> {
+        #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+        let mut by_id: Vec<(u64, u32)> = (0..snap.node_count())
+            .filter(|&n| snap.is_counted(n))
+            .map(|n| (snap.ids[n], n as u32))
+            .collect();
+        if !by_id.is_sorted() {
+            by_id.sort_unstable();
+        }
+        ObjectIndex { snap, by_id }
+    }
+
+    /// Whether the snapshot holds an object with this id and class: the same object.
+    pub fn contains(&self, id: u64, class: &str) -> bool {
+        let from = self.by_id.partition_point(|&(i, _)| i < id);
+        self.by_id[from..]
+            .iter()
+            .take_while(|&&(i, _)| i == id)
+            .any(|&(_, n)| self.snap.class_name(self.snap.classes[n as usize]) == class)
     }
 }
 
@@ -273,7 +338,7 @@ mod tests {
         let base = snap(&[(1, "(system)", 0), (3, "A", 10), (5, "A", 10), (7, "B", 20)]);
         // 5 is gone, 7 changed class (so it is a new C and a deleted B), 9 is new.
         let head = snap(&[(1, "(system)", 0), (9, "A", 30), (3, "A", 10), (7, "C", 20)]);
-        let d = diff(&base, &head, true);
+        let d = diff(&base, &head, true, None);
         assert_eq!(d.id_matching, IdMatching::SameProcess);
         let row = |name: &str| d.classes.iter().find(|r| r.name == name).unwrap().clone();
         let a = row("A");
@@ -302,7 +367,7 @@ mod tests {
     fn unchanged_classes_are_left_out_but_counted_in_totals() {
         let base = snap(&[(1, "A", 8), (3, "B", 8)]);
         let head = snap(&[(1, "A", 8), (3, "B", 8), (5, "B", 8)]);
-        let d = diff(&base, &head, false);
+        let d = diff(&base, &head, false, None);
         assert_eq!(d.classes.len(), 1);
         assert_eq!(d.base_totals, Totals { count: 2, size: 16 });
         assert_eq!(d.head_totals, Totals { count: 3, size: 24 });
@@ -322,17 +387,17 @@ mod tests {
         let mut head_nodes = base_nodes.clone();
         head_nodes[0].1 = "B";
         head_nodes[1].1 = "B";
-        let d = diff(&snap(&base_nodes), &snap(&head_nodes), false);
+        let d = diff(&snap(&base_nodes), &snap(&head_nodes), false, None);
         assert_eq!(d.id_matching, IdMatching::Disjoint);
         assert!(d.classes.iter().all(|r| r.objects.is_none()));
         // Exactly 1% is still one process.
         base_nodes.truncate(100);
         head_nodes[1].1 = "A";
-        let d = diff(&snap(&base_nodes), &snap(&head_nodes), false);
+        let d = diff(&snap(&base_nodes), &snap(&head_nodes), false, None);
         assert_eq!(d.id_matching, IdMatching::SameProcess);
         // Snapshots of one htrace are never checked.
         head_nodes[1].1 = "B";
-        let d = diff(&snap(&base_nodes), &snap(&head_nodes), true);
+        let d = diff(&snap(&base_nodes), &snap(&head_nodes), true, None);
         assert_eq!((d.id_matching, d.id_check), (IdMatching::SameProcess, None));
     }
 }

@@ -1,4 +1,7 @@
 //! Pure functions from models to comparisons.
 
 pub mod cpu;
+pub mod dominators;
 pub mod heap;
+pub mod paths;
+pub mod trend;

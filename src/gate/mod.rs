@@ -4,6 +4,7 @@ use globset::GlobSet;
 
 use crate::diff::cpu::CpuDiff;
 use crate::diff::heap::{HeapDiff, delta};
+use crate::diff::trend::Trend;
 use crate::model::cpu::FrameKind;
 use crate::units::{DurationLimitText, Limit, SizeLimitText};
 
@@ -61,6 +62,8 @@ pub struct Thresholds {
     pub max_cpu_time_growth: Option<Limit>,
     /// Growth of the `(garbage collector)` time, µs.
     pub max_gc_time_growth: Option<Limit>,
+    /// Fail on any leak suspect whose size grew by more than this many bytes (0: any).
+    pub fail_on_suspects: Option<u64>,
     /// When set, the per-class thresholds apply only to classes matching one of these.
     pub classes: Option<GlobSet>,
     /// When set, the per-function thresholds apply only to functions matching one of these.
@@ -79,6 +82,7 @@ impl Default for Thresholds {
             min_function_self_us: DEFAULT_MIN_FUNCTION_SELF_US,
             max_cpu_time_growth: None,
             max_gc_time_growth: None,
+            fail_on_suspects: None,
             classes: None,
             functions: None,
             ignore: None,
@@ -96,6 +100,7 @@ impl Thresholds {
             self.max_function_self_growth.is_some(),
             self.max_cpu_time_growth.is_some(),
             self.max_gc_time_growth.is_some(),
+            self.fail_on_suspects.is_some(),
         ]
         .iter()
         .filter(|&&set| set)
@@ -114,6 +119,7 @@ impl Thresholds {
         self.max_heap_growth.is_some()
             || self.max_class_count_growth.is_some()
             || self.max_class_size_growth.is_some()
+            || self.fail_on_suspects.is_some()
     }
 
     fn ignored(&self, name: &str) -> bool {
@@ -154,11 +160,32 @@ pub struct Verdict {
     pub violations: Vec<Violation>,
 }
 
-/// Checks `heap` and `cpu` against `t`.
-pub fn evaluate(heap: Option<&HeapDiff>, cpu: Option<&CpuDiff>, t: &Thresholds) -> Verdict {
+/// Checks `heap`, its `trend` and `cpu` against `t`.
+pub fn evaluate(
+    heap: Option<&HeapDiff>,
+    trend: Option<&Trend>,
+    cpu: Option<&CpuDiff>,
+    t: &Thresholds,
+) -> Verdict {
     let mut violations = Vec::new();
     if let Some(heap) = heap {
         check_heap(heap, t, &mut violations);
+    }
+    if let (Some(trend), Some(min)) = (trend, t.fail_on_suspects) {
+        for s in trend.suspects.iter().filter(|s| t.in_scope(&s.name)) {
+            #[allow(clippy::cast_precision_loss)]
+            let limit = min as f64;
+            if exceeds(s.size_growth(), limit) {
+                violations.push(Violation {
+                    level: Level::Fail,
+                    metric: "trend.suspect_size_growth",
+                    subject: s.name.clone(),
+                    value: s.size_growth(),
+                    limit,
+                    limit_text: SizeLimitText(Limit::Absolute(min)).to_string(),
+                });
+            }
+        }
     }
     if let Some(cpu) = cpu {
         check_cpu(cpu, t, &mut violations);
@@ -319,6 +346,7 @@ mod tests {
             size_base: size.0,
             size_head: size.1,
             objects: None,
+            retained: None,
         }
     }
 
@@ -351,7 +379,7 @@ mod tests {
 
     #[test]
     fn no_thresholds_pass() {
-        let v = evaluate(Some(&heap()), None, &Thresholds::default());
+        let v = evaluate(Some(&heap()), None, None, &Thresholds::default());
         assert_eq!(
             (v.status, v.thresholds, v.violations.len()),
             (Status::Pass, 0, 0)
@@ -366,7 +394,7 @@ mod tests {
             ..Thresholds::default()
         };
         // Heap +3000 of 10000 is exactly 30%: not exceeded. Leaky +50 > 10; Cache +10 is not.
-        let v = evaluate(Some(&heap()), None, &t);
+        let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(v.status, Status::Fail);
         let subjects: Vec<(&str, &str)> = v
             .violations
@@ -385,7 +413,7 @@ mod tests {
             classes: Some(globs(&["Ca*"])),
             ..Thresholds::default()
         };
-        let v = evaluate(Some(&heap()), None, &t);
+        let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(v.violations.len(), 1);
         assert_eq!(v.violations[0].subject, "Cache");
 
@@ -395,9 +423,9 @@ mod tests {
             ignore: Some(globs(&["Leaky"])),
             ..Thresholds::default()
         };
-        assert_eq!(evaluate(Some(&heap()), None, &t).status, Status::Pass);
+        assert_eq!(evaluate(Some(&heap()), None, None, &t).status, Status::Pass);
         let t = Thresholds { ignore: None, ..t };
-        let v = evaluate(Some(&heap()), None, &t);
+        let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(
             (v.violations[0].metric, v.violations[0].value),
             ("heap.size_delta", 3000)
@@ -450,7 +478,7 @@ mod tests {
             ..Thresholds::default()
         };
         // tiny grows 9x but stays under the 1 ms floor; stableMath grows 5%.
-        let v = evaluate(None, Some(&cpu()), &t);
+        let v = evaluate(None, None, Some(&cpu()), &t);
         let subjects: Vec<&str> = v.violations.iter().map(|v| v.subject.as_str()).collect();
         assert_eq!(subjects, vec!["parseRecord (file:///app.js:3:7)"]);
         assert_eq!(
@@ -462,13 +490,13 @@ mod tests {
             min_function_self_us: 0,
             ..t
         };
-        assert_eq!(evaluate(None, Some(&cpu()), &t).violations.len(), 2);
+        assert_eq!(evaluate(None, None, Some(&cpu()), &t).violations.len(), 2);
 
         let t = Thresholds {
             functions: Some(globs(&["stable*"])),
             ..t
         };
-        assert_eq!(evaluate(None, Some(&cpu()), &t).status, Status::Pass);
+        assert_eq!(evaluate(None, None, Some(&cpu()), &t).status, Status::Pass);
     }
 
     #[test]
@@ -478,7 +506,7 @@ mod tests {
             max_gc_time_growth: Some(Limit::Percent(100.0)),
             ..Thresholds::default()
         };
-        let v = evaluate(None, Some(&cpu()), &t);
+        let v = evaluate(None, None, Some(&cpu()), &t);
         assert_eq!(v.violations.len(), 1);
         assert_eq!(
             (v.violations[0].metric, v.violations[0].value),
@@ -489,13 +517,13 @@ mod tests {
             ignore: Some(globs(&["parse*"])),
             ..t
         };
-        assert_eq!(evaluate(None, Some(&cpu()), &t).status, Status::Pass);
+        assert_eq!(evaluate(None, None, Some(&cpu()), &t).status, Status::Pass);
         // Ignoring the garbage collector leaves it out of the GC threshold too.
         let t = Thresholds {
             max_gc_time_growth: Some(Limit::Absolute(1)),
             ignore: Some(globs(&["(garbage collector)"])),
             ..Thresholds::default()
         };
-        assert_eq!(evaluate(None, Some(&cpu()), &t).status, Status::Pass);
+        assert_eq!(evaluate(None, None, Some(&cpu()), &t).status, Status::Pass);
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! The document is walked key by key with [`JsonReader`]; the small `snapshot` header goes
 //! through serde, the big `nodes` array through the integer fast path straight into
-//! columns, and `strings` is read last, decoding only the strings that name a class.
-//! Everything else (edges for now, allocation traces, samples, locations) is skipped
-//! without being decoded.
+//! columns, and `strings` is read last, decoding only the strings that name a class (and,
+//! when the graph is wanted, edges and non-string nodes). `edges` goes into compressed
+//! sparse rows when [`ParseOptions::graph`] asks for it and is skipped otherwise.
+//! Everything else (allocation traces, samples, locations) is skipped without being
+//! decoded.
 
 use std::io::Read;
 
@@ -12,6 +14,7 @@ use hashbrown::{HashMap, HashSet};
 use serde::Deserialize;
 
 use super::json::{JsonError, JsonReader};
+use crate::model::graph::{EdgeKind, HeapGraph};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
 
 /// The `snapshot` header is a few kilobytes; anything far larger is not a heap snapshot.
@@ -30,6 +33,17 @@ struct Header {
 struct Meta {
     node_fields: Vec<String>,
     node_types: Vec<serde_json::Value>,
+    #[serde(default)]
+    edge_fields: Option<Vec<String>>,
+    #[serde(default)]
+    edge_types: Option<Vec<serde_json::Value>>,
+}
+
+/// What to read besides the nodes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ParseOptions {
+    /// Read the edges into a [`HeapGraph`], for retained sizes and retainer paths.
+    pub graph: bool,
 }
 
 /// Where each node field sits in a node's row.
@@ -68,6 +82,58 @@ impl Layout {
             detachedness: find("detachedness"),
         })
     }
+}
+
+/// Where each edge field sits in an edge's row.
+#[derive(Debug, Clone, Copy)]
+struct EdgeLayout {
+    stride: usize,
+    kind: usize,
+    name: usize,
+    to: usize,
+}
+
+impl EdgeLayout {
+    /// V8's layout, for files whose meta does not list the edge fields.
+    const V8: EdgeLayout = EdgeLayout {
+        stride: 3,
+        kind: 0,
+        name: 1,
+        to: 2,
+    };
+
+    fn from_fields(fields: Option<&[String]>) -> Result<EdgeLayout, String> {
+        let Some(fields) = fields else {
+            return Ok(EdgeLayout::V8);
+        };
+        let require = |name: &str| {
+            fields.iter().position(|f| f == name).ok_or_else(|| {
+                format!("snapshot.meta.edge_fields has no \"{name}\" (it lists {fields:?})")
+            })
+        };
+        if fields.len() > 64 {
+            return Err(format!(
+                "snapshot.meta.edge_fields lists {} fields",
+                fields.len()
+            ));
+        }
+        Ok(EdgeLayout {
+            stride: fields.len(),
+            kind: require("type")?,
+            name: require("name_or_index")?,
+            to: require("to_node")?,
+        })
+    }
+}
+
+/// Edge columns as read. The first inconsistency found stops the reading of edges (the
+/// rest of the array is skipped) and leaves the snapshot without a graph.
+#[derive(Default)]
+struct RawEdges {
+    kinds: Vec<EdgeKind>,
+    names: Vec<u32>,
+    targets: Vec<u32>,
+    broken: Option<String>,
 }
 
 /// The name strings that classes need, by string index.
@@ -113,14 +179,22 @@ struct RawNodes {
     detached: Vec<bool>,
 }
 
-/// Parses a heap snapshot document from `src`.
+/// Parses a heap snapshot document from `src`, nodes only.
 pub fn parse<R: Read>(src: R) -> Result<HeapSnapshot, JsonError> {
+    parse_with(src, ParseOptions::default())
+}
+
+/// Parses a heap snapshot document from `src`.
+pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot, JsonError> {
     let mut json = JsonReader::new(src);
     let mut key = Vec::new();
     let mut snap = HeapSnapshot::default();
     let mut layout: Option<Layout> = None;
+    let mut edge_layout = EdgeLayout::V8;
     let mut type_names: Vec<String> = Vec::new();
+    let mut edge_kinds: Vec<EdgeKind> = Vec::new();
     let mut raw = RawNodes::default();
+    let mut edges: Option<RawEdges> = None;
     let mut nodes_seen = false;
     // Strings by index: only the needed ones when `nodes` came first (the usual order),
     // all of them otherwise.
@@ -159,6 +233,19 @@ pub fn parse<R: Read>(src: R) -> Result<HeapSnapshot, JsonError> {
                                 ));
                             }
                         };
+                        if options.graph {
+                            edge_layout =
+                                EdgeLayout::from_fields(header.meta.edge_fields.as_deref())
+                                    .map_err(|msg| json.invalid(msg))?;
+                            edge_kinds =
+                                match header.meta.edge_types.as_ref().and_then(|t| t.first()) {
+                                    Some(serde_json::Value::Array(names)) => names
+                                        .iter()
+                                        .map(|n| EdgeKind::from_name(n.as_str().unwrap_or("")))
+                                        .collect(),
+                                    _ => Vec::new(),
+                                };
+                        }
                         snap.node_field_count = l.stride;
                         snap.declared_node_count = header.node_count;
                         snap.declared_edge_count = header.edge_count;
@@ -172,9 +259,25 @@ pub fn parse<R: Read>(src: R) -> Result<HeapSnapshot, JsonError> {
                         read_nodes(&mut json, l, &mut snap, &mut raw)?;
                         nodes_seen = true;
                     }
+                    b"edges" if options.graph && edges.is_none() => {
+                        let Some(l) = layout else {
+                            return Err(json.invalid(
+                                "\"edges\" comes before \"snapshot\", so its fields are unknown",
+                            ));
+                        };
+                        let mut e = RawEdges::default();
+                        if let Some(n) = snap.declared_edge_count {
+                            let reserve = usize::try_from(n.min(1 << 24)).unwrap_or(0);
+                            e.kinds.reserve(reserve);
+                            e.names.reserve(reserve);
+                            e.targets.reserve(reserve);
+                        }
+                        read_edges(&mut json, l.stride, edge_layout, &edge_kinds, &mut e)?;
+                        edges = Some(e);
+                    }
                     b"strings" => {
                         let needed = (!strings_seen && nodes_seen)
-                            .then(|| needed_strings(&raw, &type_names));
+                            .then(|| needed_strings(&raw, &type_names, edges.as_ref()));
                         strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
                         strings_seen = true;
                     }
@@ -218,7 +321,132 @@ pub fn parse<R: Read>(src: R) -> Result<HeapSnapshot, JsonError> {
         ));
     }
     resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
+    if options.graph {
+        match build_graph(&snap, raw.names, edges, strings) {
+            Ok(graph) => snap.graph = Some(graph),
+            Err(why) => snap.warnings.push(format!(
+                "{why}, so retained sizes and retainer paths are not computed for it"
+            )),
+        }
+    }
     Ok(snap)
+}
+
+fn read_edges<R: Read>(
+    json: &mut JsonReader<R>,
+    node_stride: usize,
+    l: EdgeLayout,
+    kinds: &[EdgeKind],
+    edges: &mut RawEdges,
+) -> Result<(), JsonError> {
+    let mut row = [0u64; 64];
+    let mut field = 0usize;
+    let mut values = 0u64;
+    json.u64_array(|value| {
+        values += 1;
+        row[field] = value;
+        field += 1;
+        if field == l.stride {
+            field = 0;
+            if edges.broken.is_none()
+                && let Err(why) = push_edge(edges, node_stride, l, kinds, &row[..l.stride])
+            {
+                edges.broken = Some(why);
+            }
+        }
+        Ok(())
+    })?;
+    if field != 0 && edges.broken.is_none() {
+        edges.broken = Some(format!(
+            "the edges array ends in the middle of an edge: {values} values, not a multiple of the {} edge fields",
+            l.stride
+        ));
+    }
+    Ok(())
+}
+
+#[inline]
+fn push_edge(
+    edges: &mut RawEdges,
+    node_stride: usize,
+    l: EdgeLayout,
+    kinds: &[EdgeKind],
+    row: &[u64],
+) -> Result<(), String> {
+    let edge = edges.targets.len();
+    let to = row[l.to];
+    if !to.is_multiple_of(node_stride as u64) {
+        return Err(format!(
+            "edge {edge} points to node field offset {to}, which is not a multiple of the {node_stride} node fields"
+        ));
+    }
+    let target = u32::try_from(to / node_stride as u64)
+        .map_err(|_| format!("edge {edge} points to node field offset {to}"))?;
+    let name = u32::try_from(row[l.name])
+        .map_err(|_| format!("edge {edge} has name_or_index {}", row[l.name]))?;
+    let kind = usize::try_from(row[l.kind])
+        .ok()
+        .and_then(|k| kinds.get(k))
+        .copied()
+        .unwrap_or(EdgeKind::Other);
+    edges.kinds.push(kind);
+    edges.names.push(name);
+    edges.targets.push(target);
+    Ok(())
+}
+
+/// Checks the edges against the nodes and lays them out by source node.
+fn build_graph(
+    snap: &HeapSnapshot,
+    node_names: Vec<u32>,
+    edges: Option<RawEdges>,
+    strings: HashMap<u32, String>,
+) -> Result<HeapGraph, String> {
+    let Some(edges) = edges else {
+        return Err("the snapshot has no \"edges\" array".into());
+    };
+    if let Some(why) = edges.broken {
+        return Err(why);
+    }
+    let nodes = snap.node_count();
+    // Node numbers keep their top bit free (the dominator walk uses it).
+    if nodes >= 1 << 31 || u32::try_from(edges.targets.len()).is_err() {
+        return Err(format!(
+            "the snapshot has {nodes} nodes and {} edges, more than arkdiff's graph holds",
+            edges.targets.len()
+        ));
+    }
+    let mut first_edge = Vec::with_capacity(nodes + 1);
+    let mut sum = 0u64;
+    first_edge.push(0);
+    for &count in &snap.edge_counts {
+        sum += u64::from(count);
+        first_edge.push(u32::try_from(sum).unwrap_or(u32::MAX));
+    }
+    if sum != edges.targets.len() as u64 {
+        return Err(format!(
+            "the nodes' edge_count values add up to {sum} edges but the edges array holds {}",
+            edges.targets.len()
+        ));
+    }
+    if let Some((edge, &target)) = edges
+        .targets
+        .iter()
+        .enumerate()
+        .find(|&(_, &t)| t as usize >= nodes)
+    {
+        return Err(format!(
+            "edge {edge} points to node {target}, past the {nodes} nodes"
+        ));
+    }
+    Ok(HeapGraph {
+        first_edge,
+        edge_kinds: edges.kinds,
+        edge_names: edges.names,
+        edge_targets: edges.targets,
+        node_names,
+        strings,
+    })
 }
 
 fn read_nodes<R: Read>(
@@ -295,11 +523,32 @@ fn is_named_type(type_name: Option<&str>) -> bool {
     matches!(type_name, Some("object" | "native"))
 }
 
-fn needed_strings(raw: &RawNodes, type_names: &[String]) -> Needed {
+/// Whether a node's name is its text content, never needed to label it.
+fn is_text_type(type_name: Option<&str>) -> bool {
+    matches!(
+        type_name,
+        Some(
+            "string"
+                | "concatenated string"
+                | "sliced string"
+                | "slicedstring"
+                | "number"
+                | "bigint"
+        )
+    )
+}
+
+/// The strings to keep: class names, and with a graph, the names of edges and of nodes
+/// that are not text.
+fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&RawEdges>) -> Needed {
+    let graph = edges.is_some();
     let named: Vec<bool> = (0..type_names.len())
-        .map(|t| is_named_type(type_names.get(t).map(String::as_str)))
+        .map(|t| {
+            let type_name = type_names.get(t).map(String::as_str);
+            is_named_type(type_name) || (graph && !is_text_type(type_name))
+        })
         .collect();
-    let is_named = |k: u32| named.get(k as usize).copied().unwrap_or(false);
+    let is_named = |k: u32| named.get(k as usize).copied().unwrap_or(graph);
     let max = raw
         .kinds
         .iter()
@@ -307,11 +556,22 @@ fn needed_strings(raw: &RawNodes, type_names: &[String]) -> Needed {
         .filter(|&(&k, _)| is_named(k))
         .map(|(_, &n)| n)
         .max();
+    let edge_names = edges.into_iter().flat_map(|e| {
+        e.kinds
+            .iter()
+            .zip(&e.names)
+            .filter(|&(k, _)| k.is_named())
+            .map(|(_, &n)| n)
+    });
+    let max = max.max(edge_names.clone().max());
     let mut needed = Needed::new(max);
     for (&k, &n) in raw.kinds.iter().zip(&raw.names) {
         if is_named(k) {
             needed.insert(n);
         }
+    }
+    for n in edge_names {
+        needed.insert(n);
     }
     needed
 }

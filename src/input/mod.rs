@@ -450,7 +450,7 @@ impl Capture {
     }
 
     /// Parses heap snapshot `i` (0-based, already range-checked).
-    pub fn load(&self, i: usize) -> Result<HeapSnapshot> {
+    pub fn load(&self, i: usize, options: heapsnapshot::ParseOptions) -> Result<HeapSnapshot> {
         let mut snap = match &self.heap {
             HeapKind::None => {
                 return Err(Error::input(
@@ -460,7 +460,7 @@ impl Capture {
             }
             HeapKind::HeapSnapshot => {
                 let reader = open_unwrapped(&self.path, &self.detected.wrapping)?;
-                heapsnapshot::parse(reader).map_err(|e| {
+                heapsnapshot::parse_with(reader, options).map_err(|e| {
                     Error::input(&self.path, format!("{}: {e}", self.detected.describe()))
                 })?
             }
@@ -469,7 +469,7 @@ impl Capture {
                 let reader = index
                     .snapshot_reader(PosReader::new(file), i)
                     .map_err(|e| Error::input(&self.path, format!("htrace: {e}")))?;
-                heapsnapshot::parse(reader).map_err(|e| {
+                heapsnapshot::parse_with(reader, options).map_err(|e| {
                     Error::input(
                         &self.path,
                         format!(

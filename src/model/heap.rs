@@ -1,6 +1,8 @@
 //! The format-independent heap snapshot model: one column per node field, class names
 //! interned per snapshot.
 
+use super::graph::HeapGraph;
+
 /// Index into [`HeapSnapshot::class_names`].
 pub type ClassId = u32;
 
@@ -25,6 +27,8 @@ pub struct HeapSnapshot {
     pub declared_edge_count: Option<u64>,
     /// Number of fields per node in the file (6, 7 or 8).
     pub node_field_count: usize,
+    /// The object graph, when edges were asked for and are consistent with the nodes.
+    pub graph: Option<HeapGraph>,
     /// Problems that did not stop the parse.
     pub warnings: Vec<String>,
 }

@@ -1,4 +1,5 @@
 //! Format-independent models that every reader produces.
 
 pub mod cpu;
+pub mod graph;
 pub mod heap;

@@ -8,8 +8,9 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::analyze::{ClassDetail, HeapResult};
 use crate::diff::cpu::CpuDiff;
-use crate::diff::heap::HeapDiff;
+use crate::diff::heap::Retained;
 use crate::gate::Verdict;
 
 /// Bumped whenever a key of the JSON report is renamed or removed.
@@ -60,9 +61,91 @@ pub struct HeapSection {
     /// The id check behind `id_matching`; null when both snapshots come from one capture.
     pub id_check: Option<IdCheckJson>,
     pub totals: TotalsJson,
+    /// Whether retained sizes were computed (both object graphs read).
+    pub retained: bool,
     pub classes: Vec<ClassJson>,
-    /// The trend over successive snapshots is not computed yet.
-    pub trend: Option<()>,
+    /// The trend over successive snapshots: one input with several, or three inputs or
+    /// more; null for a pair.
+    pub trend: Option<TrendJson>,
+    /// The classes asked about with `--explain`.
+    pub explain: Vec<ExplainJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendJson {
+    pub snapshots: Vec<TrendSnapshotJson>,
+    /// The size growth a suspect had to reach (the larger of the two floors), bytes.
+    pub floor_bytes: u64,
+    /// In how many intervals a suspect's size had to grow.
+    pub required_intervals: usize,
+    pub suspects: Vec<SuspectJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendSnapshotJson {
+    /// Position in the series.
+    pub index: usize,
+    pub path: String,
+    /// The snapshot's index inside its file.
+    pub snapshot_index: usize,
+    /// When it was taken (htrace only), as `start_time_ns` of the sides.
+    pub time_ns: Option<u64>,
+    pub count: u64,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SuspectJson {
+    pub name: String,
+    pub counts: Vec<u64>,
+    pub sizes: Vec<u64>,
+    pub count_growth: i64,
+    pub size_growth: i64,
+    /// Size change of each interval.
+    pub size_steps: Vec<i64>,
+    /// Count change of each interval.
+    pub count_steps: Vec<i64>,
+    /// Retained size of the class in the last snapshot; null without object graphs.
+    pub retained_size: Option<u64>,
+    pub retained_base: Option<u64>,
+    pub retained_delta: Option<i64>,
+    #[serde(flatten)]
+    pub path: PathJson,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainJson {
+    pub name: String,
+    pub retained_base: Option<u64>,
+    pub retained_head: Option<u64>,
+    pub retained_delta: Option<i64>,
+    #[serde(flatten)]
+    pub path: PathJson,
+}
+
+/// The instance shown for a class and how the roots reach it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathJson {
+    /// The instance's node id in the last snapshot.
+    pub instance_id: Option<u64>,
+    /// Whether the instance is new since BASE (false when ids do not match).
+    pub instance_new: Option<bool>,
+    /// One shortest path from the GC roots, never through weak edges: the first node,
+    /// then `edge → node @id` per step.
+    pub retainer_path: Option<Vec<String>>,
+    /// The same path, one object per step.
+    pub retainer_steps: Option<Vec<StepJson>>,
+    /// Why there is no path, when there is none.
+    pub retainer_note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepJson {
+    /// How the previous node refers to this one; null for the first.
+    pub edge: Option<String>,
+    pub edge_type: Option<&'static str>,
+    pub node: String,
+    pub id: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -94,6 +177,11 @@ pub struct ClassJson {
     pub deleted_count: Option<u64>,
     pub alloc_size: Option<u64>,
     pub freed_size: Option<u64>,
+    /// Retained size: the class's instances' retained sizes, an instance inside another
+    /// of the same class counted once; null when not computed.
+    pub retained_base: Option<u64>,
+    pub retained_head: Option<u64>,
+    pub retained_delta: Option<i64>,
 }
 
 /// The CPU diff: times in microseconds (semantics.md §4).
@@ -222,8 +310,77 @@ fn number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
+impl PathJson {
+    fn from_detail(c: &ClassDetail) -> PathJson {
+        let p = c.path.as_ref();
+        PathJson {
+            instance_id: p.map(|p| p.id),
+            instance_new: p.map(|p| p.new),
+            retainer_path: p.map(|p| {
+                p.steps
+                    .iter()
+                    .map(|s| match &s.edge {
+                        Some(edge) => format!("{edge} \u{2192} {} @{}", s.node, s.id),
+                        None => format!("{} @{}", s.node, s.id),
+                    })
+                    .collect()
+            }),
+            retainer_steps: p.map(|p| {
+                p.steps
+                    .iter()
+                    .map(|s| StepJson {
+                        edge: s.edge.clone(),
+                        edge_type: s.edge_kind,
+                        node: s.node.clone(),
+                        id: s.id,
+                    })
+                    .collect()
+            }),
+            retainer_note: c.no_path.clone(),
+        }
+    }
+}
+
 impl HeapSection {
-    pub fn from_diff(d: &HeapDiff) -> HeapSection {
+    pub fn from_result(r: &HeapResult) -> HeapSection {
+        let d = &r.diff;
+        let trend = r.trend.as_ref().map(|t| TrendJson {
+            snapshots: t
+                .points
+                .iter()
+                .zip(&t.trend.totals)
+                .enumerate()
+                .map(|(index, (p, totals))| TrendSnapshotJson {
+                    index,
+                    path: p.path.clone(),
+                    snapshot_index: p.snapshot_index,
+                    time_ns: p.time_ns,
+                    count: totals.count,
+                    size: totals.size,
+                })
+                .collect(),
+            floor_bytes: t.trend.floor_bytes,
+            required_intervals: t.trend.required_intervals,
+            suspects: t
+                .trend
+                .suspects
+                .iter()
+                .zip(&t.suspects)
+                .map(|(s, detail)| SuspectJson {
+                    name: s.name.clone(),
+                    counts: s.counts.clone(),
+                    sizes: s.sizes.clone(),
+                    count_growth: s.count_growth(),
+                    size_growth: s.size_growth(),
+                    size_steps: s.size_steps(),
+                    count_steps: s.count_steps(),
+                    retained_size: detail.retained.map(|r| r.head),
+                    retained_base: detail.retained.map(|r| r.base),
+                    retained_delta: detail.retained.map(Retained::delta),
+                    path: PathJson::from_detail(detail),
+                })
+                .collect(),
+        });
         HeapSection {
             id_matching: d.id_matching.name(),
             id_check: d.id_check.map(|c| IdCheckJson {
@@ -238,6 +395,7 @@ impl HeapSection {
                 size_head: d.head_totals.size,
                 size_delta: crate::diff::heap::delta(d.base_totals.size, d.head_totals.size),
             },
+            retained: r.retained,
             classes: d
                 .classes
                 .iter()
@@ -253,9 +411,23 @@ impl HeapSection {
                     deleted_count: c.objects.map(|o| o.deleted_count),
                     alloc_size: c.objects.map(|o| o.alloc_size),
                     freed_size: c.objects.map(|o| o.freed_size),
+                    retained_base: c.retained.map(|r| r.base),
+                    retained_head: c.retained.map(|r| r.head),
+                    retained_delta: c.retained.map(Retained::delta),
                 })
                 .collect(),
-            trend: None,
+            trend,
+            explain: r
+                .explained
+                .iter()
+                .map(|c| ExplainJson {
+                    name: c.name.clone(),
+                    retained_base: c.retained.map(|r| r.base),
+                    retained_head: c.retained.map(|r| r.head),
+                    retained_delta: c.retained.map(Retained::delta),
+                    path: PathJson::from_detail(c),
+                })
+                .collect(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::{ClassJson, CpuSection, FunctionJson, Render, Report, Side};
+use super::{ClassJson, CpuSection, FunctionJson, HeapSection, PathJson, Render, Report, Side};
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
 };
@@ -188,6 +188,10 @@ fn opt_size(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_owned(), format_size)
 }
 
+fn opt_size_delta(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".to_owned(), format_size_delta)
+}
+
 fn class_row(c: &ClassJson) -> Vec<String> {
     vec![
         c.name.clone(),
@@ -195,11 +199,120 @@ fn class_row(c: &ClassJson) -> Vec<String> {
         format_count_delta(c.count_delta),
         format_size(c.size_head),
         format_size_delta(c.size_delta),
+        opt_size(c.retained_head),
+        opt_size_delta(c.retained_delta),
         opt_count(c.new_count),
         opt_count(c.deleted_count),
-        opt_size(c.alloc_size),
-        opt_size(c.freed_size),
     ]
+}
+
+/// Retainer paths are printed for at most this many suspects (all are in the JSON).
+const SUSPECT_PATHS: usize = 5;
+
+/// `LeakedRecord @83871 (new), held by:` and one step per line.
+fn write_path(out: &mut dyn Write, name: &str, p: &PathJson) -> io::Result<()> {
+    let Some(steps) = &p.retainer_path else {
+        let why = p.retainer_note.as_deref().unwrap_or("no retainer path");
+        return writeln!(out, "{name}: {why}");
+    };
+    let id = p
+        .instance_id
+        .map_or_else(String::new, |id| format!(" @{id}"));
+    let new = if p.instance_new == Some(true) {
+        " (new since BASE)"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "{name}{id}{new}: a shortest path of {} from the GC roots",
+        steps.len().saturating_sub(1)
+    )?;
+    for step in steps {
+        writeln!(out, "    {step}")?;
+    }
+    Ok(())
+}
+
+impl TableRenderer {
+    fn trend(&self, heap: &HeapSection, out: &mut dyn Write) -> io::Result<()> {
+        let Some(trend) = &heap.trend else {
+            return Ok(());
+        };
+        let n = trend.snapshots.len();
+        let series = |values: &[u64], f: fn(u64) -> String| {
+            values.iter().map(|&v| f(v)).collect::<Vec<_>>().join(" → ")
+        };
+        writeln!(out)?;
+        let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
+        writeln!(
+            out,
+            "trend over {n} snapshots: heap {}",
+            series(&heap_sizes, format_size)
+        )?;
+        let rule = if trend.required_intervals + 1 < n {
+            format!("{} of {} intervals", trend.required_intervals, n - 1)
+        } else {
+            "every interval".to_owned()
+        };
+        if trend.suspects.is_empty() {
+            return writeln!(
+                out,
+                "No leak suspect: no class grows in {rule} by {} or more.",
+                format_size(trend.floor_bytes)
+            );
+        }
+        let plural = if trend.suspects.len() == 1 { "" } else { "es" };
+        writeln!(
+            out,
+            "Leak suspects: {} class{plural} grow in {rule}, by {} or more:",
+            trend.suspects.len(),
+            format_size(trend.floor_bytes)
+        )?;
+        let mut table = new_table(
+            self.width,
+            vec![
+                "Suspect",
+                "Count",
+                "Size",
+                "Δ Size",
+                "Per interval",
+                "Retained",
+                "Δ Retained",
+            ],
+        );
+        for column in 1..3 {
+            if let Some(c) = table.column_mut(column) {
+                c.set_cell_alignment(CellAlignment::Left);
+            }
+        }
+        for s in trend.suspects.iter().take(self.top) {
+            let intervals = i64::try_from(s.size_steps.len().max(1)).unwrap_or(1);
+            table.add_row(vec![
+                s.name.clone(),
+                series(&s.counts, format_count),
+                series(&s.sizes, format_size),
+                format_size_delta(s.size_growth),
+                format_size_delta(s.size_growth / intervals),
+                opt_size(s.retained_size),
+                opt_size_delta(s.retained_delta),
+            ]);
+        }
+        if self.top > 0 {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = trend.suspects.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more suspects (--top to show more)")?;
+        }
+        for s in trend.suspects.iter().take(self.top.min(SUSPECT_PATHS)) {
+            if s.path.retainer_path.is_some() {
+                writeln!(out)?;
+                write_path(out, &s.name, &s.path)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Render for TableRenderer {
@@ -234,8 +347,15 @@ impl Render for TableRenderer {
                 let mut table = new_table(
                     self.width,
                     vec![
-                        "Class", "Count", "Δ Count", "Size", "Δ Size", "New", "Deleted", "Alloc",
-                        "Freed",
+                        "Class",
+                        "Count",
+                        "Δ Count",
+                        "Size",
+                        "Δ Size",
+                        "Retained",
+                        "Δ Retained",
+                        "New",
+                        "Deleted",
                     ],
                 );
                 for c in heap.classes.iter().take(self.top) {
@@ -248,6 +368,11 @@ impl Render for TableRenderer {
                 if hidden > 0 {
                     writeln!(out, "… {hidden} more changed classes (--top to show more)")?;
                 }
+            }
+            self.trend(heap, out)?;
+            for e in &heap.explain {
+                writeln!(out)?;
+                write_path(out, &e.name, &e.path)?;
             }
         }
         if let Some(cpu) = &report.cpu {
@@ -272,13 +397,14 @@ impl Render for TableRenderer {
             )?;
         }
         for v in &gate.violations {
-            let (value, limit) = if v.metric.ends_with("size_delta") {
-                (format_size_delta(v.value), format_size_f(v.limit))
-            } else if v.metric.ends_with("us_delta") {
-                (format_us_delta(v.value), format_us_f(v.limit))
-            } else {
-                (format_count_delta(v.value), format_count_f(v.limit))
-            };
+            let (value, limit) =
+                if v.metric.ends_with("size_delta") || v.metric.ends_with("size_growth") {
+                    (format_size_delta(v.value), format_size_f(v.limit))
+                } else if v.metric.ends_with("us_delta") {
+                    (format_us_delta(v.value), format_us_f(v.limit))
+                } else {
+                    (format_count_delta(v.value), format_count_f(v.limit))
+                };
             let relative = if v.limit_text.ends_with('%') {
                 format!(" ({} of base)", v.limit_text)
             } else {

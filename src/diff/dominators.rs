@@ -1,0 +1,491 @@
+//! Dominator tree and retained sizes of a heap snapshot's object graph.
+//!
+//! The dominator tree comes from Lengauer and Tarjan's algorithm (1979, the "simple"
+//! version with path compression), written without recursion so that graphs of millions
+//! of nodes and long chains cannot overflow the stack. Only essential edges count (see
+//! [`HeapGraph::is_essential`]). Nodes the root cannot reach through them are placed
+//! directly under the root, as Chrome DevTools does, so every node has a retained size
+//! and the root's is the whole heap.
+
+use crate::model::graph::{HeapGraph, ROOT};
+use crate::model::heap::HeapSnapshot;
+
+/// No node, no number.
+const NONE: u32 = u32::MAX;
+/// In the walk of the dominator tree, an entry with this bit set closes its node.
+const CLOSE: u32 = 1 << 31;
+
+/// The dominator tree of one snapshot and every node's retained size.
+#[derive(Debug, Clone)]
+pub struct Dominators {
+    /// Immediate dominator of each node; the root's is the root.
+    pub idom: Vec<u32>,
+    /// Self size of each node plus that of every node it dominates.
+    pub retained: Vec<u64>,
+    /// How many nodes the root reaches through essential edges (the root included).
+    pub reachable: usize,
+}
+
+/// Depth-first numbering of the nodes the root reaches, in the order the walk enters them.
+struct Preorder {
+    /// Preorder number of each node, NONE where unreached.
+    number: Vec<u32>,
+    /// Node of each preorder number.
+    vertex: Vec<u32>,
+    /// Preorder number of each numbered node's parent in the walk (NONE for the root).
+    parent: Vec<u32>,
+}
+
+fn preorder(g: &HeapGraph) -> Preorder {
+    let n = g.node_count();
+    let mut number = vec![NONE; n];
+    let mut vertex = Vec::new();
+    let mut parent = Vec::new();
+    if n == 0 {
+        return Preorder {
+            number,
+            vertex,
+            parent,
+        };
+    }
+    // Each stack entry is a node and the next of its edges to look at.
+    let mut stack: Vec<(u32, usize)> = vec![(ROOT, g.edges(ROOT).start)];
+    number[ROOT as usize] = 0;
+    vertex.push(ROOT);
+    parent.push(NONE);
+    while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+        let end = g.edges(v).end;
+        let mut child = None;
+        while *next < end {
+            let edge = *next;
+            *next += 1;
+            if !g.is_essential(v, edge) {
+                continue;
+            }
+            let w = g.edge_targets[edge];
+            if number[w as usize] == NONE {
+                child = Some(w);
+                break;
+            }
+        }
+        match child {
+            Some(w) => {
+                #[allow(clippy::cast_possible_truncation)] // at most the node count, a u32
+                let w_number = vertex.len() as u32;
+                number[w as usize] = w_number;
+                parent.push(number[v as usize]);
+                vertex.push(w);
+                stack.push((w, g.edges(w).start));
+            }
+            None => {
+                stack.pop();
+            }
+        }
+    }
+    Preorder {
+        number,
+        vertex,
+        parent,
+    }
+}
+
+/// Predecessors through essential edges, in preorder numbers, as compressed rows.
+fn predecessors(g: &HeapGraph, order: &Preorder) -> (Vec<u32>, Vec<u32>) {
+    let m = order.vertex.len();
+    let mut start = vec![0u32; m + 1];
+    let each_edge = |f: &mut dyn FnMut(u32, u32)| {
+        for (v_number, &v) in order.vertex.iter().enumerate() {
+            for edge in g.edges(v) {
+                if g.is_essential(v, edge) {
+                    let w = order.number[g.edge_targets[edge] as usize];
+                    #[allow(clippy::cast_possible_truncation)]
+                    f(v_number as u32, w);
+                }
+            }
+        }
+    };
+    each_edge(&mut |_, w| start[w as usize + 1] += 1);
+    for i in 0..m {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut preds = vec![0u32; start[m] as usize];
+    each_edge(&mut |v, w| {
+        let slot = &mut fill[w as usize];
+        preds[*slot as usize] = v;
+        *slot += 1;
+    });
+    (start, preds)
+}
+
+/// The forest of Lengauer–Tarjan's `link`/`eval`, with path compression.
+struct Forest {
+    ancestor: Vec<u32>,
+    label: Vec<u32>,
+    path: Vec<u32>,
+}
+
+impl Forest {
+    fn eval(&mut self, v: u32, semi: &[u32]) -> u32 {
+        if self.ancestor[v as usize] == NONE {
+            return v;
+        }
+        // Collect the part of the path above v that is compressed, then compress it from
+        // the top down: what the recursive formulation does on its way back.
+        self.path.clear();
+        let mut x = v;
+        while self.ancestor[self.ancestor[x as usize] as usize] != NONE {
+            self.path.push(x);
+            x = self.ancestor[x as usize];
+        }
+        for &x in self.path.iter().rev() {
+            let a = self.ancestor[x as usize] as usize;
+            if semi[self.label[a] as usize] < semi[self.label[x as usize] as usize] {
+                self.label[x as usize] = self.label[a];
+            }
+            self.ancestor[x as usize] = self.ancestor[a];
+        }
+        self.label[v as usize]
+    }
+}
+
+/// Immediate dominators in preorder numbers (the root's is itself).
+#[allow(clippy::many_single_char_names)] // the paper's names: v, w, u, p, s
+fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32]) -> Vec<u32> {
+    let m = order.vertex.len();
+    #[allow(clippy::cast_possible_truncation)]
+    let mut semi: Vec<u32> = (0..m as u32).collect();
+    let mut idom = vec![NONE; m];
+    let mut bucket_head = vec![NONE; m];
+    let mut bucket_next = vec![NONE; m];
+    let mut forest = Forest {
+        ancestor: vec![NONE; m],
+        label: semi.clone(),
+        path: Vec::new(),
+    };
+    for w in (1..m).rev() {
+        for &v in &preds[start[w] as usize..start[w + 1] as usize] {
+            let u = forest.eval(v, &semi);
+            if semi[u as usize] < semi[w] {
+                semi[w] = semi[u as usize];
+            }
+        }
+        let s = semi[w] as usize;
+        bucket_next[w] = bucket_head[s];
+        #[allow(clippy::cast_possible_truncation)]
+        let w32 = w as u32;
+        bucket_head[s] = w32;
+        let p = order.parent[w];
+        forest.ancestor[w] = p;
+        let mut v = std::mem::replace(&mut bucket_head[p as usize], NONE);
+        while v != NONE {
+            let next = bucket_next[v as usize];
+            let u = forest.eval(v, &semi);
+            idom[v as usize] = if semi[u as usize] < semi[v as usize] {
+                u
+            } else {
+                p
+            };
+            v = next;
+        }
+    }
+    for w in 1..m {
+        if idom[w] != semi[w] {
+            idom[w] = idom[idom[w] as usize];
+        }
+    }
+    if m > 0 {
+        idom[0] = 0;
+    }
+    idom
+}
+
+/// Computes the dominator tree and retained sizes of a snapshot whose graph was read.
+pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
+    let n = g.node_count();
+    let order = preorder(g);
+    let (start, preds) = predecessors(g, &order);
+    let idom_numbers = lengauer_tarjan(&order, &start, &preds);
+    drop((start, preds));
+
+    // Unreached nodes hang from the root.
+    let mut idom = vec![ROOT; n];
+    for (number, &v) in order.vertex.iter().enumerate() {
+        idom[v as usize] = order.vertex[idom_numbers[number] as usize];
+    }
+    let mut retained = snap.self_sizes.clone();
+    // A dominator is entered before every node it dominates, so reverse preorder adds
+    // each subtree into its root before that root is added to its own dominator.
+    for number in (1..order.vertex.len()).rev() {
+        let v = order.vertex[number] as usize;
+        let d = idom[v] as usize;
+        retained[d] = retained[d].saturating_add(retained[v]);
+    }
+    if n > 0 {
+        for v in 0..n {
+            if order.number[v] == NONE {
+                retained[ROOT as usize] = retained[ROOT as usize].saturating_add(retained[v]);
+            }
+        }
+    }
+    Dominators {
+        idom,
+        retained,
+        reachable: order.vertex.len(),
+    }
+}
+
+impl Dominators {
+    /// The dominator tree's children of every node, as compressed rows.
+    fn children(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.idom.len();
+        let mut start = vec![0u32; n + 1];
+        for (v, &d) in self.idom.iter().enumerate() {
+            if v != ROOT as usize {
+                start[d as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut children = vec![0u32; n.saturating_sub(1)];
+        for (v, &d) in self.idom.iter().enumerate() {
+            if v != ROOT as usize {
+                let slot = &mut fill[d as usize];
+                #[allow(clippy::cast_possible_truncation)]
+                let v32 = v as u32;
+                children[*slot as usize] = v32;
+                *slot += 1;
+            }
+        }
+        (start, children)
+    }
+
+    /// Retained size per class, indexed by class id: the sum over the class's counted
+    /// nodes that no counted node of the same class dominates, so that nothing is counted
+    /// twice (a linked list's nodes retain each other, but the list counts once).
+    pub fn class_retained(&self, snap: &HeapSnapshot) -> Vec<u64> {
+        let mut per_class = vec![0u64; snap.class_names.len()];
+        if self.idom.is_empty() || self.idom.len() >= CLOSE as usize {
+            return per_class;
+        }
+        let (start, children) = self.children();
+        let mut open = vec![false; snap.class_names.len()];
+        let mut stack = vec![ROOT];
+        while let Some(top) = stack.pop() {
+            if top & CLOSE != 0 {
+                let v = (top & !CLOSE) as usize;
+                open[snap.classes[v] as usize] = false;
+                continue;
+            }
+            let v = top as usize;
+            let class = snap.classes[v] as usize;
+            if snap.is_counted(v) && !open[class] {
+                per_class[class] = per_class[class].saturating_add(self.retained[v]);
+                open[class] = true;
+                stack.push(top | CLOSE);
+            }
+            stack.extend_from_slice(&children[start[v] as usize..start[v + 1] as usize]);
+        }
+        per_class
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::needless_range_loop, clippy::cast_possible_truncation)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::model::graph::EdgeKind;
+
+    /// A snapshot of `sizes.len()` nodes with the given edges and classes.
+    fn snapshot(sizes: &[u64], classes: &[u32], edges: &[(u32, u32, EdgeKind)]) -> HeapSnapshot {
+        let n = sizes.len();
+        let mut by_node: Vec<Vec<(u32, EdgeKind)>> = vec![Vec::new(); n];
+        for &(from, to, kind) in edges {
+            by_node[from as usize].push((to, kind));
+        }
+        let mut g = HeapGraph {
+            first_edge: vec![0],
+            node_names: vec![0; n],
+            ..HeapGraph::default()
+        };
+        for out in &by_node {
+            for &(to, kind) in out {
+                g.edge_kinds.push(kind);
+                g.edge_names.push(0);
+                g.edge_targets.push(to);
+            }
+            g.first_edge.push(g.edge_targets.len() as u32);
+        }
+        let class_count = classes.iter().max().map_or(0, |&c| c + 1);
+        HeapSnapshot {
+            ids: (0..n as u64).collect(),
+            self_sizes: sizes.to_vec(),
+            classes: classes.to_vec(),
+            edge_counts: by_node.iter().map(|e| e.len() as u32).collect(),
+            class_names: (0..class_count).map(|c| format!("C{c}")).collect(),
+            graph: Some(g),
+            ..HeapSnapshot::default()
+        }
+    }
+
+    /// Nodes the root reaches through essential edges, skipping `removed`.
+    fn reach(g: &HeapGraph, removed: Option<u32>) -> Vec<bool> {
+        let n = g.node_count();
+        let mut seen = vec![false; n];
+        if removed == Some(ROOT) {
+            return seen;
+        }
+        seen[0] = true;
+        let mut todo = vec![ROOT];
+        while let Some(v) = todo.pop() {
+            for e in g.edges(v) {
+                let w = g.edge_targets[e];
+                if g.is_essential(v, e) && Some(w) != removed && !seen[w as usize] {
+                    seen[w as usize] = true;
+                    todo.push(w);
+                }
+            }
+        }
+        seen
+    }
+
+    /// Dominators by definition: d dominates v when removing d cuts v off the root.
+    /// Unreached nodes are dominated by the root only.
+    fn brute_force(snap: &HeapSnapshot) -> (Vec<u32>, Vec<u64>, Vec<u64>) {
+        let g = snap.graph.as_ref().unwrap();
+        let n = g.node_count();
+        let reached = reach(g, None);
+        // dominated[d][v]: d dominates v (reflexive).
+        let mut dominated = vec![vec![false; n]; n];
+        for d in 0..n {
+            let without = reach(g, Some(d as u32));
+            for v in 0..n {
+                dominated[d][v] = v == d || (reached[v] && !without[v]) || (d == 0 && !reached[v]);
+            }
+        }
+        let dominated = &dominated;
+        let strict = |v: usize| (0..n).filter(move |&d| d != v && dominated[d][v]);
+        let idom: Vec<u32> = (0..n)
+            .map(|v| {
+                if v == 0 {
+                    return 0;
+                }
+                // The strict dominator that every other strict dominator dominates.
+                strict(v)
+                    .find(|&d| strict(v).all(|o| dominated[o][d]))
+                    .unwrap() as u32
+            })
+            .collect();
+        let retained: Vec<u64> = (0..n)
+            .map(|d| {
+                (0..n)
+                    .filter(|&v| dominated[d][v])
+                    .map(|v| snap.self_sizes[v])
+                    .sum()
+            })
+            .collect();
+        let mut per_class = vec![0u64; snap.class_names.len()];
+        for v in 0..n {
+            let c = snap.classes[v];
+            let nested = strict(v).any(|d| snap.classes[d] == c && snap.self_sizes[d] > 0);
+            if snap.self_sizes[v] > 0 && !nested {
+                per_class[c as usize] += retained[v];
+            }
+        }
+        (idom, retained, per_class)
+    }
+
+    fn kind(k: u8) -> EdgeKind {
+        match k % 8 {
+            0 => EdgeKind::Weak,
+            1 => EdgeKind::Shortcut,
+            2 => EdgeKind::Element,
+            3 => EdgeKind::Context,
+            4 => EdgeKind::Hidden,
+            _ => EdgeKind::Property,
+        }
+    }
+
+    fn graphs() -> impl Strategy<Value = HeapSnapshot> {
+        (1usize..14).prop_flat_map(|n| {
+            (
+                proptest::collection::vec(0u64..100, n),
+                proptest::collection::vec(0u32..3, n),
+                proptest::collection::vec((0..n as u32, 0..n as u32, any::<u8>()), 0..n * 3),
+            )
+                .prop_map(|(sizes, classes, edges)| {
+                    let edges: Vec<_> =
+                        edges.into_iter().map(|(a, b, k)| (a, b, kind(k))).collect();
+                    snapshot(&sizes, &classes, &edges)
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn matches_the_definition(snap in graphs()) {
+            let d = dominators(&snap, snap.graph.as_ref().unwrap());
+            let (idom, retained, per_class) = brute_force(&snap);
+            prop_assert_eq!(&d.idom, &idom);
+            prop_assert_eq!(&d.retained, &retained);
+            prop_assert_eq!(d.class_retained(&snap), per_class);
+        }
+    }
+
+    #[test]
+    fn a_diamond_and_a_chain() {
+        use EdgeKind::Property as P;
+        // 0 -> 1 -> {2, 3} -> 4 -> 5; 4 is reached two ways, so 1 dominates it.
+        let snap = snapshot(
+            &[0, 10, 20, 30, 40, 50],
+            &[0, 1, 1, 2, 1, 1],
+            &[
+                (0, 1, P),
+                (1, 2, P),
+                (1, 3, P),
+                (2, 4, P),
+                (3, 4, P),
+                (4, 5, P),
+            ],
+        );
+        let d = dominators(&snap, snap.graph.as_ref().unwrap());
+        assert_eq!(d.idom, vec![0, 0, 1, 1, 1, 4]);
+        assert_eq!(d.retained, vec![150, 150, 20, 30, 90, 50]);
+        // Class 1 counts node 1 only: 2, 4 and 5 are under it.
+        assert_eq!(d.class_retained(&snap), vec![0, 150, 30]);
+    }
+
+    #[test]
+    fn weak_edges_and_late_shortcuts_do_not_retain() {
+        use EdgeKind::{Property as P, Shortcut as S, Weak as W};
+        // 3 is held only weakly and 2 only by a shortcut from a non-root node: both hang
+        // from the root as unreached nodes. The root's shortcut to 4 does count.
+        let snap = snapshot(
+            &[0, 10, 20, 30, 40],
+            &[0, 1, 1, 1, 1],
+            &[(0, 1, P), (1, 2, S), (1, 3, W), (0, 4, S), (4, 4, P)],
+        );
+        let d = dominators(&snap, snap.graph.as_ref().unwrap());
+        assert_eq!(d.idom, vec![0, 0, 0, 0, 0]);
+        assert_eq!(d.retained, vec![100, 10, 20, 30, 40]);
+        assert_eq!(d.reachable, 3);
+    }
+
+    #[test]
+    fn a_long_chain_does_not_overflow_the_stack() {
+        let n = 1_000_000u32;
+        let sizes = vec![1u64; n as usize];
+        let classes = vec![0u32; n as usize];
+        let edges: Vec<_> = (0..n - 1).map(|i| (i, i + 1, EdgeKind::Property)).collect();
+        let snap = snapshot(&sizes, &classes, &edges);
+        let d = dominators(&snap, snap.graph.as_ref().unwrap());
+        assert_eq!(d.retained[0], u64::from(n));
+        assert_eq!(d.idom[n as usize - 1], n - 2);
+        assert_eq!(d.class_retained(&snap), vec![u64::from(n)]);
+    }
+}

@@ -1,0 +1,248 @@
+//! Growth over a series of snapshots and the leak suspects it points to (semantics.md §3).
+
+use std::cmp::Reverse;
+
+use hashbrown::HashMap;
+
+use super::heap::delta;
+use crate::model::heap::{HeapSnapshot, Totals};
+
+/// Class totals of one snapshot, by class name: all a trend needs of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Aggregate {
+    pub totals: Totals,
+    pub classes: HashMap<String, Totals>,
+}
+
+impl Aggregate {
+    pub fn of(snap: &HeapSnapshot) -> Aggregate {
+        let classes = snap
+            .class_totals()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, t)| t.count > 0)
+            .map(|(class, t)| (snap.class_names[class].clone(), t))
+            .collect();
+        Aggregate {
+            totals: snap.totals(),
+            classes,
+        }
+    }
+}
+
+/// The noise floor a suspect's growth must reach: both the absolute size and the share of
+/// the last snapshot's heap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SuspectFloor {
+    pub min_bytes: u64,
+    pub heap_percent: f64,
+}
+
+impl Default for SuspectFloor {
+    fn default() -> SuspectFloor {
+        SuspectFloor {
+            min_bytes: 64 * 1024,
+            heap_percent: 1.0,
+        }
+    }
+}
+
+impl SuspectFloor {
+    /// The floor in bytes for a heap of `heap_size` bytes.
+    pub fn bytes(&self, heap_size: u64) -> u64 {
+        #[allow(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss
+        )]
+        let share = (heap_size as f64 * self.heap_percent / 100.0).ceil() as u64;
+        self.min_bytes.max(share)
+    }
+}
+
+/// One class's count and size in each snapshot of the series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassSeries {
+    pub name: String,
+    pub counts: Vec<u64>,
+    pub sizes: Vec<u64>,
+}
+
+impl ClassSeries {
+    /// Size change from the first snapshot to the last.
+    pub fn size_growth(&self) -> i64 {
+        delta(self.sizes[0], self.sizes[self.sizes.len() - 1])
+    }
+
+    pub fn count_growth(&self) -> i64 {
+        delta(self.counts[0], self.counts[self.counts.len() - 1])
+    }
+
+    /// Size change of each interval.
+    pub fn size_steps(&self) -> Vec<i64> {
+        self.sizes.windows(2).map(|w| delta(w[0], w[1])).collect()
+    }
+
+    /// Count change of each interval.
+    pub fn count_steps(&self) -> Vec<i64> {
+        self.counts.windows(2).map(|w| delta(w[0], w[1])).collect()
+    }
+
+    /// In how many intervals the size grew.
+    pub fn grown_intervals(&self) -> usize {
+        self.sizes.windows(2).filter(|w| w[1] > w[0]).count()
+    }
+}
+
+/// The trend of a series of at least two snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trend {
+    /// Count and size of each snapshot.
+    pub totals: Vec<Totals>,
+    /// The growth a suspect had to reach, in bytes.
+    pub floor_bytes: u64,
+    /// In how many intervals a suspect had to grow.
+    pub required_intervals: usize,
+    /// Leak suspects, by size growth (largest first), then name.
+    pub suspects: Vec<ClassSeries>,
+}
+
+/// Finds the classes that keep growing. A class is a suspect when its size grows in every
+/// interval (all but one from five snapshots on) and by at least the floor overall.
+pub fn trend(series: &[Aggregate], floor: SuspectFloor) -> Trend {
+    let intervals = series.len().saturating_sub(1);
+    let required_intervals = if series.len() >= 5 {
+        intervals - 1
+    } else {
+        intervals
+    };
+    let last_size = series.last().map_or(0, |a| a.totals.size);
+    let floor_bytes = floor.bytes(last_size);
+    let mut names: Vec<&String> = series.iter().flat_map(|a| a.classes.keys()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut suspects: Vec<ClassSeries> = if intervals == 0 {
+        Vec::new()
+    } else {
+        names
+            .into_iter()
+            .map(|name| {
+                let totals = |a: &Aggregate| a.classes.get(name).copied().unwrap_or_default();
+                ClassSeries {
+                    name: name.clone(),
+                    counts: series.iter().map(|a| totals(a).count).collect(),
+                    sizes: series.iter().map(|a| totals(a).size).collect(),
+                }
+            })
+            .filter(|s| {
+                s.grown_intervals() >= required_intervals
+                    && s.size_growth() > 0
+                    && s.size_growth().unsigned_abs() >= floor_bytes
+            })
+            .collect()
+    };
+    suspects.sort_by(|a, b| {
+        (Reverse(a.size_growth()), &a.name).cmp(&(Reverse(b.size_growth()), &b.name))
+    });
+    Trend {
+        totals: series.iter().map(|a| a.totals).collect(),
+        floor_bytes,
+        required_intervals,
+        suspects,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aggregate(classes: &[(&str, u64)]) -> Aggregate {
+        let classes: HashMap<String, Totals> = classes
+            .iter()
+            .map(|&(n, size)| {
+                (
+                    n.to_owned(),
+                    Totals {
+                        count: size / 8,
+                        size,
+                    },
+                )
+            })
+            .collect();
+        let size = classes.values().map(|t| t.size).sum();
+        Aggregate {
+            totals: Totals {
+                count: size / 8,
+                size,
+            },
+            classes,
+        }
+    }
+
+    const K: u64 = 1024;
+
+    #[test]
+    fn suspects_grow_every_interval_past_the_floor() {
+        let series = [
+            aggregate(&[
+                ("Leak", 0),
+                ("Big", 1000 * K),
+                ("Wobbly", 100 * K),
+                ("Small", 0),
+            ]),
+            aggregate(&[
+                ("Leak", 100 * K),
+                ("Big", 1000 * K),
+                ("Wobbly", 300 * K),
+                ("Small", 8),
+            ]),
+            aggregate(&[
+                ("Leak", 200 * K),
+                ("Big", 1000 * K),
+                ("Wobbly", 200 * K),
+                ("Small", 16),
+            ]),
+            aggregate(&[
+                ("Leak", 300 * K),
+                ("Big", 1000 * K),
+                ("Wobbly", 400 * K),
+                ("Small", 24),
+            ]),
+        ];
+        let t = trend(&series, SuspectFloor::default());
+        // Wobbly shrank once: with four snapshots every interval must grow.
+        let names: Vec<&str> = t.suspects.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["Leak"]);
+        assert_eq!(t.suspects[0].size_steps(), vec![102_400; 3]);
+        assert_eq!(t.required_intervals, 3);
+        // 1% of 1.7 MiB is below 64 KiB.
+        assert_eq!(t.floor_bytes, 64 * K);
+    }
+
+    #[test]
+    fn from_five_snapshots_one_interval_may_shrink() {
+        let sizes = [0, 100, 300, 200, 400];
+        let series: Vec<Aggregate> = sizes
+            .iter()
+            .map(|&s| aggregate(&[("Wobbly", s * K), ("Base", 10_000 * K)]))
+            .collect();
+        let t = trend(&series, SuspectFloor::default());
+        assert_eq!(t.suspects.len(), 1);
+        assert_eq!(t.required_intervals, 3);
+        // Above the absolute floor but below 1% of a 10 MB heap: not a suspect.
+        let t = trend(
+            &series,
+            SuspectFloor {
+                min_bytes: 0,
+                heap_percent: 5.0,
+            },
+        );
+        assert!(t.suspects.is_empty(), "{:?}", t.suspects);
+    }
+
+    #[test]
+    fn one_snapshot_has_no_suspects() {
+        let t = trend(&[aggregate(&[("A", 8)])], SuspectFloor::default());
+        assert!(t.suspects.is_empty());
+    }
+}
