@@ -783,6 +783,82 @@ mod tests {
         assert!(err.to_string().contains("no \"name\""), "{err}");
     }
 
+    fn parse_graph(text: &str) -> HeapSnapshot {
+        parse_with(text.as_bytes(), ParseOptions { graph: true }).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Root -> global (shortcut), global -.registry-> Map, Map -[0]-> record, a weak edge
+    /// back, and a closure named `onTick`.
+    fn small_graph(edges: &str, edge_counts: [u32; 4]) -> String {
+        let [a, b, c, d] = edge_counts;
+        format!(
+            r#"{{"snapshot":{{"meta":{V8_META},"node_count":4,"edge_count":4}},
+"nodes":[9,0,1,0,{a},0,0, 3,1,3,40,{b},0,0, 3,2,5,32,{c},0,0, 5,3,7,24,{d},0,0],
+"edges":[{edges}],"strings":["","global","Map","onTick","registry"]}}"#
+        )
+    }
+
+    #[test]
+    fn edges_become_compressed_rows() {
+        use crate::model::graph::EdgeKind;
+        let snap = parse_graph(&small_graph("5,1,7, 2,4,14, 1,0,21, 6,0,0", [1, 1, 1, 1]));
+        let g = snap.graph.as_ref().expect("a graph");
+        assert_eq!(g.first_edge, vec![0, 1, 2, 3, 4]);
+        assert_eq!(g.edge_targets, vec![1, 2, 3, 0]);
+        assert_eq!(
+            g.edge_kinds,
+            vec![
+                EdgeKind::Shortcut,
+                EdgeKind::Property,
+                EdgeKind::Element,
+                EdgeKind::Weak
+            ]
+        );
+        assert_eq!(g.edge_label(1), ".registry");
+        assert_eq!(g.edge_label(2), "[0]");
+        assert_eq!(g.edge_label(0), "global (shortcut)");
+        assert!(g.is_essential(0, 0) && !g.is_essential(3, 3));
+        assert_eq!(snap.node_label(3), "Function onTick");
+        assert_eq!(snap.node_label(2), "Map");
+        // Without the option, the edges are skipped.
+        let text = small_graph("5,1,7, 2,4,14, 1,0,21, 6,0,0", [1, 1, 1, 1]);
+        assert!(parse_str(&text).graph.is_none());
+    }
+
+    #[test]
+    fn inconsistent_edges_leave_no_graph_but_a_warning() {
+        for (edges, counts, why) in [
+            ("5,1,7, 2,4,14, 1,0,21", [1, 1, 1, 1], "add up to 4 edges"),
+            (
+                "5,1,7, 2,4,15, 1,0,21, 6,0,0",
+                [1, 1, 1, 1],
+                "not a multiple",
+            ),
+            (
+                "5,1,7, 2,4,14, 1,0,28, 6,0,0",
+                [1, 1, 1, 1],
+                "past the 4 nodes",
+            ),
+            (
+                "5,1,7, 2,4,14, 1,0,21, 6,0",
+                [1, 1, 1, 1],
+                "middle of an edge",
+            ),
+        ] {
+            let snap = parse_graph(&small_graph(edges, counts));
+            assert!(snap.graph.is_none(), "{why}");
+            assert!(
+                snap.warnings
+                    .iter()
+                    .any(|w| w.contains(why) && w.contains("retained sizes")),
+                "{why}: {:?}",
+                snap.warnings
+            );
+            // The nodes are still read.
+            assert_eq!(snap.ids, vec![1, 3, 5, 7]);
+        }
+    }
+
     /// Hands out one byte per read.
     struct OneByte<'a>(&'a [u8]);
 

@@ -273,28 +273,24 @@ impl TableRenderer {
             self.width,
             vec![
                 "Suspect",
-                "Count",
-                "Size",
+                "Size per snapshot",
                 "Δ Size",
                 "Per interval",
-                "Retained",
+                "Δ Count",
                 "Δ Retained",
             ],
         );
-        for column in 1..3 {
-            if let Some(c) = table.column_mut(column) {
-                c.set_cell_alignment(CellAlignment::Left);
-            }
+        if let Some(c) = table.column_mut(1) {
+            c.set_cell_alignment(CellAlignment::Left);
         }
         for s in trend.suspects.iter().take(self.top) {
             let intervals = i64::try_from(s.size_steps.len().max(1)).unwrap_or(1);
             table.add_row(vec![
                 s.name.clone(),
-                series(&s.counts, format_count),
                 series(&s.sizes, format_size),
                 format_size_delta(s.size_growth),
                 format_size_delta(s.size_growth / intervals),
-                opt_size(s.retained_size),
+                format_count_delta(s.count_growth),
                 opt_size_delta(s.retained_delta),
             ]);
         }

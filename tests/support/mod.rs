@@ -13,6 +13,7 @@
 
 pub mod cli;
 pub mod cpu_recount;
+pub mod graph;
 pub mod htrace;
 pub mod recount;
 

@@ -1,0 +1,440 @@
+//! Leak hunting over a series of snapshots: the trend, leak suspects, retained sizes and
+//! retainer paths, on the real leak and stable series (tests/data/README.md).
+
+mod support;
+
+use std::io::Read;
+
+use serde_json::Value;
+use support::cli::{arkdiff, data, json, snapshot_settings, stderr, stdout};
+use support::graph::Graph;
+use support::htrace::{Encoding, HtraceBuilder};
+use support::recount::maybe_gunzip;
+
+const LEAK_SERIES: [&str; 4] = [
+    "leak-0.heapsnapshot.gz",
+    "leak-1.heapsnapshot.gz",
+    "leak-2.heapsnapshot.gz",
+    "leak-3.heapsnapshot.gz",
+];
+
+fn series_report(files: &[&str], extra: &[&str]) -> Value {
+    let mut args: Vec<&str> = files.to_vec();
+    args.extend_from_slice(&["--format", "json"]);
+    args.extend_from_slice(extra);
+    let out = arkdiff(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    json(&out)
+}
+
+fn suspects(report: &Value) -> &Vec<Value> {
+    report["heap"]["trend"]["suspects"]
+        .as_array()
+        .expect("a trend with suspects")
+}
+
+fn suspect<'a>(report: &'a Value, name: &str) -> &'a Value {
+    suspects(report)
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not a suspect: {:?}", names(report)))
+}
+
+fn names(report: &Value) -> Vec<&str> {
+    suspects(report)
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect()
+}
+
+fn steps(v: &Value) -> Vec<i64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_leak_series_names_the_leaks() {
+    let report = series_report(&LEAK_SERIES, &[]);
+    let trend = &report["heap"]["trend"];
+    assert_eq!(trend["snapshots"].as_array().unwrap().len(), 4);
+    assert_eq!(trend["required_intervals"], 3);
+    // The ground truth: +2000 records, +2000 listener closures and their contexts per
+    // phase. The first interval of the closures and contexts also holds a few objects
+    // the runtime made while the program started.
+    let records = suspect(&report, "LeakedRecord");
+    assert_eq!(steps(&records["count_steps"]), vec![2000, 2000, 2000]);
+    assert_eq!(records["counts"], serde_json::json!([0, 2000, 4000, 6000]));
+    for class in ["Function", "system / Context"] {
+        let s = steps(&suspect(&report, class)["count_steps"]);
+        assert_eq!(s[1..], [2000, 2000], "{class}");
+        assert!((2000..2300).contains(&s[0]), "{class}: {s:?}");
+    }
+    // Made and dropped in every phase: never a suspect.
+    assert!(!names(&report).contains(&"TransientBuffer"));
+    // Ranked by size growth.
+    let growth: Vec<i64> = suspects(&report)
+        .iter()
+        .map(|s| s["size_growth"].as_i64().unwrap())
+        .collect();
+    assert!(growth.is_sorted_by(|a, b| a >= b), "{growth:?}");
+    // The series matches the per-class numbers of the pair diff (first against last).
+    let row = support::class_row(&report, "LeakedRecord");
+    assert_eq!(records["size_growth"], row["size_delta"]);
+    assert_eq!(records["retained_size"], row["retained_head"]);
+    assert_eq!(records["retained_size"], 1_816_000);
+}
+
+#[test]
+fn the_stable_program_has_no_app_suspect() {
+    let report = series_report(
+        &[
+            "stable-0.heapsnapshot.gz",
+            "stable-1.heapsnapshot.gz",
+            "stable-2.heapsnapshot.gz",
+            "stable-3.heapsnapshot.gz",
+        ],
+        &[],
+    );
+    let found = names(&report);
+    for app in [
+        "LeakedRecord",
+        "TransientBuffer",
+        "StableService",
+        "Function",
+    ] {
+        assert!(!found.contains(&app), "{app} is a suspect: {found:?}");
+    }
+    // The same program leaking does have them, with the same floor.
+    let leaking = series_report(&LEAK_SERIES, &[]);
+    assert_eq!(
+        leaking["heap"]["trend"]["floor_bytes"],
+        report["heap"]["trend"]["floor_bytes"]
+    );
+}
+
+#[test]
+fn retainer_paths_are_real_shortest_paths() {
+    let report = series_report(&LEAK_SERIES, &["--explain", "Map"]);
+    let text = maybe_gunzip(std::fs::read(data("leak-3.heapsnapshot.gz")).unwrap());
+    let graph = Graph::parse(&text);
+    let distances = graph.distances();
+    let mut explained: Vec<&Value> = suspects(&report).iter().collect();
+    explained.extend(report["heap"]["explain"].as_array().unwrap());
+    assert!(explained.len() >= 4);
+    for s in explained {
+        let name = s["name"].as_str().unwrap();
+        let path = s["retainer_steps"].as_array().unwrap();
+        // Every step is an edge of the snapshot, and none is weak.
+        for pair in path.windows(2) {
+            let from = graph.node_of_id(pair[0]["id"].as_u64().unwrap());
+            let to = graph.node_of_id(pair[1]["id"].as_u64().unwrap());
+            let kind = pair[1]["edge_type"].as_str().unwrap();
+            assert_ne!(kind, "weak", "{name}");
+            assert!(
+                graph.edges[from]
+                    .iter()
+                    .any(|e| e.to == to && e.kind == kind),
+                "{name}: no {kind} edge {} -> {}",
+                pair[0]["id"],
+                pair[1]["id"]
+            );
+        }
+        // The first step hangs from the root (which is not shown) and the path is as
+        // short as any.
+        let first = graph.node_of_id(path[0]["id"].as_u64().unwrap());
+        assert!(graph.edges[0].iter().any(|e| e.to == first), "{name}");
+        let instance = graph.node_of_id(s["instance_id"].as_u64().unwrap());
+        assert_eq!(distances[instance], Some(path.len() as u32), "{name}");
+        assert_eq!(
+            path.last().unwrap()["id"],
+            s["instance_id"],
+            "{name}: the path ends at the instance"
+        );
+        assert_eq!(s["retainer_path"].as_array().unwrap().len(), path.len());
+    }
+}
+
+#[test]
+fn leaked_records_are_held_by_the_registry_map() {
+    let report = series_report(&LEAK_SERIES, &[]);
+    let records = suspect(&report, "LeakedRecord");
+    assert_eq!(records["instance_new"], true);
+    let path = records["retainer_steps"].as_array().unwrap();
+    let registry = path
+        .iter()
+        .position(|s| s["edge"] == "registry (context variable)")
+        .unwrap_or_else(|| panic!("no registry step: {path:?}"));
+    assert_eq!(path[registry]["node"], "Map");
+    assert_eq!(path[registry]["edge_type"], "context");
+    assert_eq!(path.last().unwrap()["node"], "LeakedRecord");
+    // The listener closures hang from the emitter's listener array.
+    let closures = suspect(&report, "Function");
+    let path: Vec<&str> = closures["retainer_path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        path.iter()
+            .any(|s| s.starts_with("bus (context variable) → EventEmitter"))
+            && path.last().unwrap().contains("Function onTick"),
+        "{path:?}"
+    );
+}
+
+/// The class table, suspects and paths of the leak series.
+#[test]
+fn table_of_the_leak_series() {
+    let mut args: Vec<&str> = LEAK_SERIES.to_vec();
+    args.extend_from_slice(&["--top", "6", "--explain", "TransientBuffer"]);
+    let out = arkdiff(&args);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("--explain TransientBuffer: HEAD has no object of class"),
+        "{}",
+        stderr(&out)
+    );
+    snapshot_settings().bind(|| insta::assert_snapshot!("table_leak_series", stdout(&out)));
+}
+
+#[test]
+fn json_trend_of_the_leak_series() {
+    let report = series_report(&LEAK_SERIES, &[]);
+    snapshot_settings().bind(|| {
+        insta::assert_json_snapshot!("json_leak_series_trend", report["heap"]["trend"]);
+    });
+}
+
+#[test]
+fn one_htrace_gives_the_same_trend_as_the_files() {
+    let mut b = HtraceBuilder::new(Encoding::Canonical);
+    b.clocks(
+        86_400_000_000_000,
+        1_700_000_000_000_000_000,
+        86_399_000_000_000,
+    )
+    .config(4242, 0, 30, false, 0);
+    for (j, file) in LEAK_SERIES.iter().enumerate() {
+        let text = maybe_gunzip(std::fs::read(data(file)).unwrap());
+        b.snapshot(
+            1_700_000_010_000_000_000 + j as u64 * 30_000_000_000,
+            &text,
+            100_000,
+        );
+    }
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("leak4.htrace");
+    std::fs::write(&path, b.build()).unwrap();
+    let from_htrace = series_report(&[path.to_str().unwrap()], &[]);
+    let from_files = series_report(&LEAK_SERIES, &[]);
+    assert_eq!(from_htrace["heap"]["id_matching"], "same-process");
+    let trend = &from_htrace["heap"]["trend"];
+    let snapshots = trend["snapshots"].as_array().unwrap();
+    assert_eq!(snapshots.len(), 4);
+    for (j, s) in snapshots.iter().enumerate() {
+        assert_eq!(s["snapshot_index"], j);
+        assert!(s["time_ns"].as_u64().is_some(), "{s}");
+    }
+    assert_eq!(trend["suspects"], from_files["heap"]["trend"]["suspects"]);
+    // Picking snapshots narrows the series.
+    let narrowed = series_report(&[path.to_str().unwrap()], &["--base-snapshot", "1"]);
+    assert_eq!(
+        narrowed["heap"]["trend"]["snapshots"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn a_series_from_two_processes_matches_suspects_by_class() {
+    let files = [
+        "leak-0.heapsnapshot.gz",
+        "leak-1.heapsnapshot.gz",
+        "leak-2.heapsnapshot.gz",
+        "other-process-leak-3.heapsnapshot.gz",
+    ];
+    let out = arkdiff(&[files[0], files[1], files[2], files[3], "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("two different processes"));
+    let report = json(&out);
+    assert_eq!(report["heap"]["id_matching"], "disjoint");
+    let records = suspect(&report, "LeakedRecord");
+    assert_eq!(steps(&records["count_steps"]), vec![2000, 2000, 2000]);
+    // No id means the same object across processes: the instance shown is any one.
+    assert_eq!(records["instance_new"], false);
+    assert!(records["retainer_path"].is_array());
+}
+
+#[test]
+fn fail_on_suspects_is_a_gate() {
+    let run = |extra: &[&str]| {
+        let mut args: Vec<&str> = LEAK_SERIES.to_vec();
+        args.extend_from_slice(&["--format", "json", "--top", "0"]);
+        args.extend_from_slice(extra);
+        let out = arkdiff(&args);
+        (out.status.code(), json(&out))
+    };
+    let (code, report) = run(&["--fail-on-suspects"]);
+    assert_eq!(code, Some(1));
+    let violations = report["gate"]["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), suspects(&report).len());
+    assert!(
+        violations
+            .iter()
+            .any(|v| v["metric"] == "trend.suspect_size_growth" && v["subject"] == "LeakedRecord")
+    );
+    // A minimum growth: LeakedRecord grew by 281.25 KiB.
+    let (code, report) = run(&["--fail-on-suspects", "300KiB", "--class", "LeakedRecord"]);
+    assert_eq!(
+        (code, report["gate"]["status"].as_str()),
+        (Some(0), Some("pass"))
+    );
+    let (code, _) = run(&["--fail-on-suspects", "200KiB", "--class", "LeakedRecord"]);
+    assert_eq!(code, Some(1));
+    let (code, _) = run(&["--fail-on-suspects", "--ignore", "*"]);
+    assert_eq!(code, Some(0));
+    // A pair has no series to gate.
+    let out = arkdiff(&[LEAK_SERIES[0], LEAK_SERIES[3], "--fail-on-suspects"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("needs a series"), "{}", stderr(&out));
+}
+
+#[test]
+fn suspect_floors_are_configurable() {
+    // LeakedRecord grew 281.25 KiB in a 5.55 MiB heap (about 5%).
+    let report = series_report(&LEAK_SERIES, &["--suspect-min-growth", "300KiB"]);
+    assert!(!names(&report).contains(&"LeakedRecord"));
+    let report = series_report(&LEAK_SERIES, &["--suspect-min-share", "6%"]);
+    assert!(!names(&report).contains(&"LeakedRecord"));
+    assert!(report["heap"]["trend"]["floor_bytes"].as_u64().unwrap() > 300 * 1024);
+    let report = series_report(&LEAK_SERIES, &["--suspect-min-share", "4%"]);
+    assert!(names(&report).contains(&"LeakedRecord"));
+    let out = arkdiff(&[LEAK_SERIES[0], "--suspect-min-share", "120%"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn no_retained_skips_the_graph() {
+    let report = series_report(&LEAK_SERIES, &["--no-retained"]);
+    assert_eq!(report["heap"]["retained"], false);
+    let records = suspect(&report, "LeakedRecord");
+    assert!(records["retained_size"].is_null() && records["retainer_path"].is_null());
+    assert!(support::class_row(&report, "LeakedRecord")["retained_head"].is_null());
+    // The counts do not depend on the graph.
+    let with_graph = series_report(&LEAK_SERIES, &[]);
+    assert_eq!(
+        records["sizes"],
+        suspect(&with_graph, "LeakedRecord")["sizes"]
+    );
+}
+
+#[test]
+fn explain_a_class_in_a_pair() {
+    let report = series_report(
+        &[LEAK_SERIES[0], LEAK_SERIES[3]],
+        &["--explain", "LeakedRecord", "--explain", "NoSuchClass"],
+    );
+    assert!(report["heap"]["trend"].is_null());
+    let explain = report["heap"]["explain"].as_array().unwrap();
+    assert_eq!(explain.len(), 2);
+    assert_eq!(explain[0]["retained_head"], 1_816_000);
+    assert_eq!(explain[0]["instance_new"], true);
+    assert!(explain[1]["retainer_path"].is_null());
+    assert!(
+        explain[1]["retainer_note"]
+            .as_str()
+            .unwrap()
+            .contains("no object of class NoSuchClass")
+    );
+    // --explain needs heap snapshots.
+    let out = arkdiff(&["fast.cpuprofile", "slow.cpuprofile", "--explain", "Foo"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// One row of the DevTools ground truth (tests/data/README.md).
+struct DevtoolsNode {
+    id: u64,
+    dominator: u64,
+    retained: u64,
+}
+
+fn devtools_nodes() -> Vec<DevtoolsNode> {
+    let raw = std::fs::read(data("devtools/leak-3.nodes.tsv.gz")).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&raw[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<u64> = line.split('\t').map(|x| x.parse().unwrap()).collect();
+            DevtoolsNode {
+                id: f[0],
+                dominator: f[1],
+                retained: f[2],
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn dominators_and_retained_sizes_agree_with_devtools() {
+    use arkdiff::diff::dominators::dominators;
+    use arkdiff::input::heapsnapshot::{ParseOptions, parse_with};
+
+    let text = maybe_gunzip(std::fs::read(data("leak-3.heapsnapshot.gz")).unwrap());
+    let snap = parse_with(&text[..], ParseOptions { graph: true }).unwrap();
+    let graph = snap.graph.as_ref().unwrap();
+    let d = dominators(&snap, graph);
+    let truth = devtools_nodes();
+    assert_eq!(truth.len(), snap.node_count());
+    let mut differ = 0;
+    for (node, t) in truth.iter().enumerate() {
+        assert_eq!(snap.ids[node], t.id);
+        let ours = (snap.ids[d.idom[node] as usize], d.retained[node]);
+        if ours != (t.dominator, t.retained) {
+            differ += 1;
+        }
+    }
+    assert_eq!(differ, 0, "nodes whose dominator or retained size differ");
+
+    // Per class, by name, where DevTools names classes alike. It does not always: it calls
+    // a native node detached when a detached one owns it (moving some `Node / …` objects
+    // into `Detached …` classes; arkdiff reads detachedness from the file only, semantics
+    // §2), and names plain objects by their properties (`{name, constructor}`) where
+    // arkdiff keeps `Object`.
+    let class_retained = d.class_retained(&snap);
+    let totals = snap.class_totals();
+    let classes = std::fs::read_to_string(data("devtools/leak-3.classes.tsv")).unwrap();
+    let (mut checked, mut renamed) = (0, Vec::new());
+    for line in classes.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let class = snap.class_names.iter().position(|n| n == f[0]);
+        match class {
+            Some(c) if totals[c].count.to_string() == f[1] => {
+                assert_eq!(
+                    class_retained[c].to_string(),
+                    f[3],
+                    "retained size of {}",
+                    f[0]
+                );
+                checked += 1;
+            }
+            _ => renamed.push(f[0].trim_start_matches("Detached ").to_owned()),
+        }
+    }
+    assert!(checked > 100, "{checked}");
+    assert!(renamed.len() < 40, "{renamed:?}");
+    assert!(
+        renamed
+            .iter()
+            .all(|n| n.starts_with("Node / ") || n.starts_with('{') || n == "Object"),
+        "{renamed:?}"
+    );
+}
