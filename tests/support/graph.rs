@@ -1,4 +1,4 @@
-//! An independent reading of a heap snapshot's object graph with plain serde_json, to
+//! An independent reading of a heap snapshot's object graph with plain `serde_json`, to
 //! check arkdiff's retainer paths: which edges exist, and how far each node is from the
 //! root when weak edges (and shortcuts that do not leave the root) are not followed.
 
