@@ -111,14 +111,19 @@ struct Analysed {
     class_retained: Option<Vec<u64>>,
 }
 
-fn analyse(pick: &Pick<'_>, options: &HeapOptions) -> Result<Analysed> {
-    let snap = pick.load(ParseOptions {
+/// Parses a snapshot and computes its per-class retained sizes. The graph is kept only
+/// where retainer paths will be looked for (`keep_graph`).
+fn analyse(pick: &Pick<'_>, options: &HeapOptions, keep_graph: bool) -> Result<Analysed> {
+    let mut snap = pick.load(ParseOptions {
         graph: options.graph,
     })?;
     let class_retained = snap
         .graph
         .as_ref()
         .map(|g| dominators(&snap, g).class_retained(&snap));
+    if !keep_graph {
+        snap.graph = None;
+    }
     Ok(Analysed {
         snap,
         class_retained,
@@ -142,12 +147,13 @@ pub fn compare(
         "parsing heap snapshots".into()
     });
     let same_snapshot = std::ptr::eq(base.capture, head.capture) && base.index == head.index;
-    let ends: Vec<Pick<'_>> = if same_snapshot {
-        vec![base]
+    // Only HEAD's graph is needed after the dominators (for retainer paths).
+    let ends: Vec<(Pick<'_>, bool)> = if same_snapshot {
+        vec![(base, true)]
     } else {
-        vec![base, head]
+        vec![(base, false), (head, true)]
     };
-    let mut loaded = parallel(&ends, |p| analyse(p, options))
+    let mut loaded = parallel(&ends, |(p, keep)| analyse(p, options, *keep))
         .into_iter()
         .collect::<Result<Vec<Analysed>>>()?;
     let head_a = loaded.pop().ok_or_else(|| internal("no snapshot loaded"))?;

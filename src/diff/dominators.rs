@@ -155,9 +155,10 @@ fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32]) -> Vec<u32> {
     let m = order.vertex.len();
     #[allow(clippy::cast_possible_truncation)]
     let mut semi: Vec<u32> = (0..m as u32).collect();
+    // A vertex waits in the bucket of its semidominator until its idom is known, so the
+    // buckets' links live in `idom` until then.
     let mut idom = vec![NONE; m];
     let mut bucket_head = vec![NONE; m];
-    let mut bucket_next = vec![NONE; m];
     let mut forest = Forest {
         ancestor: vec![NONE; m],
         label: semi.clone(),
@@ -171,7 +172,7 @@ fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32]) -> Vec<u32> {
             }
         }
         let s = semi[w] as usize;
-        bucket_next[w] = bucket_head[s];
+        idom[w] = bucket_head[s];
         #[allow(clippy::cast_possible_truncation)]
         let w32 = w as u32;
         bucket_head[s] = w32;
@@ -179,7 +180,7 @@ fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32]) -> Vec<u32> {
         forest.ancestor[w] = p;
         let mut v = std::mem::replace(&mut bucket_head[p as usize], NONE);
         while v != NONE {
-            let next = bucket_next[v as usize];
+            let next = idom[v as usize];
             let u = forest.eval(v, &semi);
             idom[v as usize] = if semi[u as usize] < semi[v as usize] {
                 u

@@ -321,8 +321,9 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
         ));
     }
     resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
+    drop(raw.kinds);
     if options.graph {
-        match build_graph(&snap, raw.names, edges, strings) {
+        match build_graph(&mut snap, raw.names, edges, strings) {
             Ok(graph) => snap.graph = Some(graph),
             Err(why) => snap.warnings.push(format!(
                 "{why}, so retained sizes and retainer paths are not computed for it"
@@ -395,9 +396,10 @@ fn push_edge(
     Ok(())
 }
 
-/// Checks the edges against the nodes and lays them out by source node.
+/// Checks the edges against the nodes and lays them out by source node; the nodes' edge
+/// counts become the rows' start offsets.
 fn build_graph(
-    snap: &HeapSnapshot,
+    snap: &mut HeapSnapshot,
     node_names: Vec<u32>,
     edges: Option<RawEdges>,
     strings: HashMap<u32, String>,
@@ -416,13 +418,7 @@ fn build_graph(
             edges.targets.len()
         ));
     }
-    let mut first_edge = Vec::with_capacity(nodes + 1);
-    let mut sum = 0u64;
-    first_edge.push(0);
-    for &count in &snap.edge_counts {
-        sum += u64::from(count);
-        first_edge.push(u32::try_from(sum).unwrap_or(u32::MAX));
-    }
+    let sum: u64 = snap.edge_counts.iter().map(|&c| u64::from(c)).sum();
     if sum != edges.targets.len() as u64 {
         return Err(format!(
             "the nodes' edge_count values add up to {sum} edges but the edges array holds {}",
@@ -439,6 +435,15 @@ fn build_graph(
             "edge {edge} points to node {target}, past the {nodes} nodes"
         ));
     }
+    // Counts to start offsets, in place: no second column of node size.
+    let mut first_edge = std::mem::take(&mut snap.edge_counts);
+    let mut start = 0u32;
+    for slot in &mut first_edge {
+        let count = *slot;
+        *slot = start;
+        start += count;
+    }
+    first_edge.push(start);
     Ok(HeapGraph {
         first_edge,
         edge_kinds: edges.kinds,

@@ -18,7 +18,8 @@ pub struct HeapSnapshot {
     pub self_sizes: Vec<u64>,
     /// Class (DevTools "Constructor") of each node.
     pub classes: Vec<ClassId>,
-    /// Number of outgoing edges of each node, in edge-array order.
+    /// Number of outgoing edges of each node, in edge-array order. Empty once the graph is
+    /// built: [`HeapGraph::first_edge`] holds the same in another form.
     pub edge_counts: Vec<u32>,
     /// Class names; each name appears once.
     pub class_names: Vec<String>,
