@@ -172,8 +172,13 @@ pub fn compare(
     if diff.id_matching == IdMatching::Disjoint
         && let Some(c) = diff.id_check
     {
+        let paths = if trend_wanted || !options.explain.is_empty() {
+            ", and retainer paths show any instance, not a new one"
+        } else {
+            ""
+        };
         warnings.push(format!(
-            "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared, and retainer paths show any instance, not a new one",
+            "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared{paths}",
             c.mismatched_ids, c.shared_ids
         ));
     }
