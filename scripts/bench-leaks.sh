@@ -83,7 +83,7 @@ last=${snaps[3]}
 missing=false
 for f in "${snaps[@]}"; do [[ -f $f ]] || missing=true; done
 if $missing; then
-  gen=$root/../shared/fixtures/gen
+  gen=$(realpath -m -- "$root/../shared/fixtures/gen")
   [[ -f $gen/leak.js ]] || die "$dir has no leak-0..3.heapsnapshot, and the generator $gen/leak.js that makes them is missing (the project must sit beside the 'shared' folder)"
   $have_node || die "$dir has no leak-0..3.heapsnapshot, and 'node' is needed to generate them with $gen/leak.js"
   mkdir -p "$dir"
@@ -183,7 +183,7 @@ add_row() { # tool what input
   local shown_wall shown_rss
   case $status in
     ok) shown_wall=$wall shown_rss=$(mb "$rss") ;;
-    timeout) shown_wall="not finished (> $timeout_s)" shown_rss="≥ $(mb "$rss")" ;;
+    timeout) shown_wall="not finished (> $timeout_s s)" shown_rss="≥ $(mb "$rss")" ;;
     *) shown_wall=failed shown_rss=- ;;
   esac
   rows+=("| $1 | $2 | $3 | $shown_wall | $shown_rss |")

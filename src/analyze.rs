@@ -211,8 +211,12 @@ pub fn compare(
         None
     };
 
-    progress("finding retainer paths".into());
-    let explainer = Explainer::new(base_ref, &head_a, &diff);
+    let wants_paths =
+        !options.explain.is_empty() || trend.as_ref().is_some_and(|(t, _)| !t.suspects.is_empty());
+    if wants_paths {
+        progress("finding retainer paths".into());
+    }
+    let explainer = Explainer::new(base_ref, &head_a, &diff, wants_paths);
     let trend = trend.map(|(trend, points)| {
         let suspects = trend
             .suspects
@@ -261,11 +265,18 @@ struct Explainer<'a> {
 }
 
 impl<'a> Explainer<'a> {
-    fn new(base: &'a Analysed, head: &'a Analysed, diff: &HeapDiff) -> Explainer<'a> {
-        let base_objects = (diff.id_matching == IdMatching::SameProcess
-            && !std::ptr::eq(base, head))
-        .then(|| ObjectIndex::new(&base.snap));
-        let distances = head.snap.graph.as_ref().map(Distances::new);
+    /// `paths`: whether any retainer path will be asked for (the breadth-first walk that
+    /// finds them costs three columns of node size).
+    fn new(base: &'a Analysed, head: &'a Analysed, diff: &HeapDiff, paths: bool) -> Explainer<'a> {
+        let base_objects =
+            (paths && diff.id_matching == IdMatching::SameProcess && !std::ptr::eq(base, head))
+                .then(|| ObjectIndex::new(&base.snap));
+        let distances = head
+            .snap
+            .graph
+            .as_ref()
+            .filter(|_| paths)
+            .map(Distances::new);
         let retained = match (&base.class_retained, &head.class_retained) {
             (Some(b), Some(h)) => {
                 let mut by_name: HashMap<&str, Retained> = HashMap::new();
