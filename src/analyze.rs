@@ -188,13 +188,17 @@ pub fn compare(
             "parsing {} more heap snapshots for the trend",
             middle.len()
         ));
-        let middles = parallel(middle, |p| p.load(ParseOptions::default()))
-            .into_iter()
-            .collect::<Result<Vec<HeapSnapshot>>>()?;
+        // Each middle snapshot is reduced to its class totals as soon as it is read.
+        let middles = parallel(middle, |p| {
+            p.load(ParseOptions::default())
+                .map(|m| (Aggregate::of(&m), m.warnings))
+        })
+        .into_iter()
+        .collect::<Result<Vec<(Aggregate, Vec<String>)>>>()?;
         let mut series = vec![Aggregate::of(&base_ref.snap)];
-        for m in &middles {
-            warnings.extend(m.warnings.iter().cloned());
-            series.push(Aggregate::of(m));
+        for (aggregate, mut w) in middles {
+            warnings.append(&mut w);
+            series.push(aggregate);
         }
         series.push(Aggregate::of(&head_a.snap));
         let points = std::iter::once(&base)

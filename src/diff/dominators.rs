@@ -4,8 +4,10 @@
 //! version with path compression), written without recursion so that graphs of millions
 //! of nodes and long chains cannot overflow the stack. Only essential edges count (see
 //! [`HeapGraph::is_essential`]). Nodes the root cannot reach through them are placed
-//! directly under the root, as Chrome DevTools does, so every node has a retained size
-//! and the root's is the whole heap.
+//! directly under the root, so every node has a retained size and the root's is the whole
+//! heap. (Chrome DevTools instead walks the graph below each unreached node that nothing
+//! holds strongly, so what such a node alone holds is retained by it; here each unreached
+//! node retains only itself.)
 
 use crate::model::graph::{HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;

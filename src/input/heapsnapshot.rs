@@ -39,6 +39,11 @@ struct Meta {
     edge_types: Option<Vec<serde_json::Value>>,
 }
 
+/// V8's edge types, for files whose meta does not list them.
+const V8_EDGE_TYPES: [&str; 7] = [
+    "context", "element", "property", "internal", "hidden", "shortcut", "weak",
+];
+
 /// What to read besides the nodes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
@@ -190,7 +195,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut key = Vec::new();
     let mut snap = HeapSnapshot::default();
     let mut layout: Option<Layout> = None;
-    let mut edge_layout = EdgeLayout::V8;
+    let mut edge_layout: Result<EdgeLayout, String> = Ok(EdgeLayout::V8);
     let mut type_names: Vec<String> = Vec::new();
     let mut edge_kinds: Vec<EdgeKind> = Vec::new();
     let mut raw = RawNodes::default();
@@ -235,15 +240,16 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         };
                         if options.graph {
                             edge_layout =
-                                EdgeLayout::from_fields(header.meta.edge_fields.as_deref())
-                                    .map_err(|msg| json.invalid(msg))?;
+                                EdgeLayout::from_fields(header.meta.edge_fields.as_deref());
+                            // Without the list, V8's: taking every edge as strong would let
+                            // weak edges retain.
                             edge_kinds =
                                 match header.meta.edge_types.as_ref().and_then(|t| t.first()) {
                                     Some(serde_json::Value::Array(names)) => names
                                         .iter()
                                         .map(|n| EdgeKind::from_name(n.as_str().unwrap_or("")))
                                         .collect(),
-                                    _ => Vec::new(),
+                                    _ => V8_EDGE_TYPES.map(EdgeKind::from_name).to_vec(),
                                 };
                         }
                         snap.node_field_count = l.stride;
@@ -260,10 +266,22 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         nodes_seen = true;
                     }
                     b"edges" if options.graph && edges.is_none() => {
-                        let Some(l) = layout else {
-                            return Err(json.invalid(
-                                "\"edges\" comes before \"snapshot\", so its fields are unknown",
-                            ));
+                        // Edges the graph cannot use leave it out; the nodes still count.
+                        let usable = match (layout, &edge_layout) {
+                            (None, _) => Err("\"edges\" comes before \"snapshot\"".to_owned()),
+                            (Some(l), Ok(el)) => Ok((l, *el)),
+                            (Some(_), Err(why)) => Err(why.clone()),
+                        };
+                        let (l, edge_layout) = match usable {
+                            Ok(found) => found,
+                            Err(why) => {
+                                json.skip_value()?;
+                                edges = Some(RawEdges {
+                                    broken: Some(why),
+                                    ..RawEdges::default()
+                                });
+                                return Ok(());
+                            }
                         };
                         let mut e = RawEdges::default();
                         if let Some(n) = snap.declared_edge_count {
@@ -272,7 +290,11 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             e.names.reserve(reserve);
                             e.targets.reserve(reserve);
                         }
-                        read_edges(&mut json, l.stride, edge_layout, &edge_kinds, &mut e)?;
+                        // With the nodes read first (V8's order), edges past their count are
+                        // not stored: a damaged file cannot make arkdiff hold them all.
+                        let limit = nodes_seen
+                            .then(|| snap.edge_counts.iter().map(|&c| u64::from(c)).sum());
+                        read_edges(&mut json, l.stride, edge_layout, &edge_kinds, limit, &mut e)?;
                         edges = Some(e);
                     }
                     b"strings" => {
@@ -338,6 +360,7 @@ fn read_edges<R: Read>(
     node_stride: usize,
     l: EdgeLayout,
     kinds: &[EdgeKind],
+    limit: Option<u64>,
     edges: &mut RawEdges,
 ) -> Result<(), JsonError> {
     let mut row = [0u64; 64];
@@ -349,10 +372,15 @@ fn read_edges<R: Read>(
         field += 1;
         if field == l.stride {
             field = 0;
-            if edges.broken.is_none()
-                && let Err(why) = push_edge(edges, node_stride, l, kinds, &row[..l.stride])
-            {
-                edges.broken = Some(why);
+            if edges.broken.is_none() {
+                let stored = edges.targets.len() as u64;
+                if let Some(limit) = limit.filter(|&limit| stored >= limit) {
+                    edges.broken = Some(format!(
+                        "the edges array holds more than the {limit} edges the nodes' edge_count values add up to"
+                    ));
+                } else if let Err(why) = push_edge(edges, node_stride, l, kinds, &row[..l.stride]) {
+                    edges.broken = Some(why);
+                }
             }
         }
         Ok(())
@@ -831,9 +859,55 @@ mod tests {
     }
 
     #[test]
+    fn rows_follow_the_edge_counts() {
+        // Two edges from the root, none from global, two from the Map.
+        let snap = parse_graph(&small_graph("5,1,7, 2,4,14, 1,0,21, 6,0,0", [2, 0, 2, 0]));
+        let g = snap.graph.as_ref().unwrap();
+        assert_eq!(g.first_edge, vec![0, 2, 2, 4, 4]);
+        assert_eq!(g.edges(0), 0..2);
+        assert_eq!(g.edges(1), 2..2);
+        assert_eq!(g.edges(2), 2..4);
+        // A weak edge from the Map back to the root: not essential.
+        assert!(!g.is_essential(2, 3));
+        assert!(snap.edge_counts.is_empty());
+    }
+
+    #[test]
+    fn unusable_edge_fields_leave_no_graph() {
+        let meta = V8_META.replace(r#""to_node""#, r#""target""#);
+        let text = format!(
+            r#"{{"snapshot":{{"meta":{meta}}},"nodes":[9,0,1,0,1,0,0, 3,1,3,40,0,0,0],"edges":[1,0,7],"strings":["","x"]}}"#
+        );
+        let snap = parse_graph(&text);
+        assert!(snap.graph.is_none());
+        assert!(
+            snap.warnings.iter().any(|w| w.contains("to_node")),
+            "{:?}",
+            snap.warnings
+        );
+        assert_eq!(snap.ids, vec![1, 3]);
+        // Without edge_types, V8's list applies: 6 is weak.
+        let meta = V8_META.replace(
+            r#","edge_types":[["context","element","property","internal","hidden","shortcut","weak"],"string_or_number","node"]"#,
+            "",
+        );
+        assert_ne!(meta, V8_META);
+        let text = format!(
+            r#"{{"snapshot":{{"meta":{meta}}},"nodes":[9,0,1,0,1,0,0, 3,1,3,40,0,0,0],"edges":[6,0,7],"strings":["","x"]}}"#
+        );
+        let g = parse_graph(&text).graph.unwrap();
+        assert_eq!(g.edge_kinds, vec![crate::model::graph::EdgeKind::Weak]);
+    }
+
+    #[test]
     fn inconsistent_edges_leave_no_graph_but_a_warning() {
         for (edges, counts, why) in [
             ("5,1,7, 2,4,14, 1,0,21", [1, 1, 1, 1], "add up to 4 edges"),
+            (
+                "5,1,7, 2,4,14, 1,0,21, 6,0,0, 6,0,0",
+                [1, 1, 1, 1],
+                "more than the 4 edges",
+            ),
             (
                 "5,1,7, 2,4,15, 1,0,21, 6,0,0",
                 [1, 1, 1, 1],

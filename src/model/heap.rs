@@ -62,7 +62,7 @@ impl HeapSnapshot {
         for &size in &self.self_sizes {
             if size > 0 {
                 t.count += 1;
-                t.size += size;
+                t.size = t.size.saturating_add(size);
             }
         }
         t
@@ -75,7 +75,7 @@ impl HeapSnapshot {
             if size > 0 {
                 let t = &mut per_class[class as usize];
                 t.count += 1;
-                t.size += size;
+                t.size = t.size.saturating_add(size);
             }
         }
         per_class

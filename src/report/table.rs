@@ -275,7 +275,7 @@ impl TableRenderer {
                 "Suspect",
                 "Size per snapshot",
                 "Δ Size",
-                "Per interval",
+                "Avg/interval",
                 "Δ Count",
                 "Δ Retained",
             ],
