@@ -63,20 +63,31 @@ struct Layout {
     detachedness: Option<usize>,
 }
 
+/// Finds the fields a row layout needs in `snapshot.meta.<list>` (at most 64 of them, the
+/// size of the row buffers): `require(name)` is the field's position or an error naming
+/// the list.
+fn field_finder<'a>(
+    list: &'static str,
+    fields: &'a [String],
+) -> Result<impl Fn(&str) -> Result<usize, String> + 'a, String> {
+    if fields.len() > 64 {
+        return Err(format!(
+            "snapshot.meta.{list} lists {} fields",
+            fields.len()
+        ));
+    }
+    Ok(move |name: &str| {
+        fields
+            .iter()
+            .position(|f| f == name)
+            .ok_or_else(|| format!("snapshot.meta.{list} has no \"{name}\" (it lists {fields:?})"))
+    })
+}
+
 impl Layout {
     fn from_fields(fields: &[String]) -> Result<Layout, String> {
         let find = |name: &str| fields.iter().position(|f| f == name);
-        let require = |name: &str| {
-            find(name).ok_or_else(|| {
-                format!("snapshot.meta.node_fields has no \"{name}\" (it lists {fields:?})")
-            })
-        };
-        if fields.len() > 64 {
-            return Err(format!(
-                "snapshot.meta.node_fields lists {} fields",
-                fields.len()
-            ));
-        }
+        let require = field_finder("node_fields", fields)?;
         Ok(Layout {
             stride: fields.len(),
             kind: require("type")?,
@@ -111,17 +122,7 @@ impl EdgeLayout {
         let Some(fields) = fields else {
             return Ok(EdgeLayout::V8);
         };
-        let require = |name: &str| {
-            fields.iter().position(|f| f == name).ok_or_else(|| {
-                format!("snapshot.meta.edge_fields has no \"{name}\" (it lists {fields:?})")
-            })
-        };
-        if fields.len() > 64 {
-            return Err(format!(
-                "snapshot.meta.edge_fields lists {} fields",
-                fields.len()
-            ));
-        }
+        let require = field_finder("edge_fields", fields)?;
         Ok(EdgeLayout {
             stride: fields.len(),
             kind: require("type")?,
