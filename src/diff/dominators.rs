@@ -91,33 +91,41 @@ fn preorder(g: &HeapGraph) -> Preorder {
     }
 }
 
+/// Compressed rows of `rows` rows from (row, value) pairs that `each_pair` hands out, the
+/// same ones on each of its two calls: row `r`'s values are
+/// `values[start[r]..start[r + 1]]`, in the order they were handed out.
+fn compressed_rows(
+    rows: usize,
+    each_pair: impl Fn(&mut dyn FnMut(u32, u32)),
+) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; rows + 1];
+    each_pair(&mut |row, _| start[row as usize + 1] += 1);
+    for i in 0..rows {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut values = vec![0u32; start[rows] as usize];
+    each_pair(&mut |row, value| {
+        let slot = &mut fill[row as usize];
+        values[*slot as usize] = value;
+        *slot += 1;
+    });
+    (start, values)
+}
+
 /// Predecessors through essential edges, in preorder numbers, as compressed rows.
 fn predecessors(g: &HeapGraph, order: &Preorder) -> (Vec<u32>, Vec<u32>) {
-    let m = order.vertex.len();
-    let mut start = vec![0u32; m + 1];
-    let each_edge = |f: &mut dyn FnMut(u32, u32)| {
+    compressed_rows(order.vertex.len(), |f| {
         for (v_number, &v) in order.vertex.iter().enumerate() {
             for edge in g.edges(v) {
                 if g.is_essential(v, edge) {
                     let w = order.number[g.edge_targets[edge] as usize];
-                    #[allow(clippy::cast_possible_truncation)]
-                    f(v_number as u32, w);
+                    #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+                    f(w, v_number as u32);
                 }
             }
         }
-    };
-    each_edge(&mut |_, w| start[w as usize + 1] += 1);
-    for i in 0..m {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut preds = vec![0u32; start[m] as usize];
-    each_edge(&mut |v, w| {
-        let slot = &mut fill[w as usize];
-        preds[*slot as usize] = v;
-        *slot += 1;
-    });
-    (start, preds)
+    })
 }
 
 /// The forest of Lengauer–Tarjan's `link`/`eval`, with path compression.
@@ -241,28 +249,14 @@ pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
 impl Dominators {
     /// The dominator tree's children of every node, as compressed rows.
     fn children(&self) -> (Vec<u32>, Vec<u32>) {
-        let n = self.idom.len();
-        let mut start = vec![0u32; n + 1];
-        for (v, &d) in self.idom.iter().enumerate() {
-            if v != ROOT as usize {
-                start[d as usize + 1] += 1;
+        compressed_rows(self.idom.len(), |f| {
+            for (v, &d) in self.idom.iter().enumerate() {
+                if v != ROOT as usize {
+                    #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+                    f(d, v as u32);
+                }
             }
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut children = vec![0u32; n.saturating_sub(1)];
-        for (v, &d) in self.idom.iter().enumerate() {
-            if v != ROOT as usize {
-                let slot = &mut fill[d as usize];
-                #[allow(clippy::cast_possible_truncation)]
-                let v32 = v as u32;
-                children[*slot as usize] = v32;
-                *slot += 1;
-            }
-        }
-        (start, children)
+        })
     }
 
     /// Retained size per class, indexed by class id: the sum over the class's counted
