@@ -111,17 +111,18 @@ struct Analysed {
     class_retained: Option<Vec<u64>>,
 }
 
-/// Parses a snapshot and computes its per-class retained sizes. The graph is kept only
-/// where retainer paths will be looked for (`keep_graph`).
-fn analyse(pick: &Pick<'_>, options: &HeapOptions, keep_graph: bool) -> Result<Analysed> {
+/// Parses a snapshot and computes its per-class retained sizes. The graph, with what
+/// retainer paths show, is read and kept only where paths will be looked for (`paths`).
+fn analyse(pick: &Pick<'_>, options: &HeapOptions, paths: bool) -> Result<Analysed> {
     let mut snap = pick.load(ParseOptions {
         graph: options.graph,
+        labels: options.graph && paths,
     })?;
     let class_retained = snap
         .graph
         .as_ref()
         .map(|g| dominators(&snap, g).class_retained(&snap));
-    if !keep_graph {
+    if !paths {
         snap.graph = None;
     }
     Ok(Analysed {
@@ -147,11 +148,13 @@ pub fn compare(
         "parsing heap snapshots".into()
     });
     let same_snapshot = std::ptr::eq(base.capture, head.capture) && base.index == head.index;
-    // Only HEAD's graph is needed after the dominators (for retainer paths).
+    // Only HEAD's graph is needed after the dominators, and only for retainer paths: for
+    // the suspects of a trend or the classes to explain.
+    let paths = trend_wanted || !options.explain.is_empty();
     let ends: Vec<(Pick<'_>, bool)> = if same_snapshot {
-        vec![(base, true)]
+        vec![(base, paths)]
     } else {
-        vec![(base, false), (head, true)]
+        vec![(base, false), (head, paths)]
     };
     let mut loaded = parallel(&ends, |(p, keep)| analyse(p, options, *keep))
         .into_iter()

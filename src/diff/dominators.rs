@@ -2,8 +2,9 @@
 //!
 //! The dominator tree comes from Lengauer and Tarjan's algorithm (1979, the "simple"
 //! version with path compression), written without recursion so that graphs of millions
-//! of nodes and long chains cannot overflow the stack. Only essential edges count (see
-//! [`HeapGraph::is_essential`]). Nodes the root cannot reach through them are placed
+//! of nodes and long chains cannot overflow the stack. The graph holds only essential
+//! edges (see [`EdgeKind::keeps`](crate::model::graph::EdgeKind::keeps)). Nodes the root
+//! cannot reach through them are placed
 //! directly under the root, so every node has a retained size and the root's is the whole
 //! heap. (Chrome DevTools instead walks the graph below each unreached node that nothing
 //! holds strongly, so what such a node alone holds is retained by it; here each unreached
@@ -51,20 +52,16 @@ fn preorder(g: &HeapGraph) -> Preorder {
         };
     }
     // Each stack entry is a node and the next of its edges to look at.
-    let mut stack: Vec<(u32, usize)> = vec![(ROOT, g.edges(ROOT).start)];
+    let mut stack: Vec<(u32, u32)> = vec![(ROOT, g.first_edge[ROOT as usize])];
     number[ROOT as usize] = 0;
     vertex.push(ROOT);
     parent.push(NONE);
     while let Some(&mut (v, ref mut next)) = stack.last_mut() {
-        let end = g.edges(v).end;
+        let end = g.first_edge[v as usize + 1];
         let mut child = None;
         while *next < end {
-            let edge = *next;
+            let w = g.edge_targets[*next as usize];
             *next += 1;
-            if !g.is_essential(v, edge) {
-                continue;
-            }
-            let w = g.edge_targets[edge];
             if number[w as usize] == NONE {
                 child = Some(w);
                 break;
@@ -77,7 +74,7 @@ fn preorder(g: &HeapGraph) -> Preorder {
                 number[w as usize] = w_number;
                 parent.push(number[v as usize]);
                 vertex.push(w);
-                stack.push((w, g.edges(w).start));
+                stack.push((w, g.first_edge[w as usize]));
             }
             None => {
                 stack.pop();
@@ -93,36 +90,43 @@ fn preorder(g: &HeapGraph) -> Preorder {
 
 /// Compressed rows of `rows` rows from (row, value) pairs that `each_pair` hands out, the
 /// same ones on each of its two calls: row `r`'s values are
-/// `values[start[r]..start[r + 1]]`, in the order they were handed out.
+/// `values[start[r]..start[r + 1]]`, in the order they were handed out. `values` is
+/// reused for the values (its contents are replaced).
 fn compressed_rows(
     rows: usize,
+    mut values: Vec<u32>,
     each_pair: impl Fn(&mut dyn FnMut(u32, u32)),
 ) -> (Vec<u32>, Vec<u32>) {
+    // Counts, then each row's start, then (as the fill cursor moves) each row's end.
     let mut start = vec![0u32; rows + 1];
-    each_pair(&mut |row, _| start[row as usize + 1] += 1);
-    for i in 0..rows {
-        start[i + 1] += start[i];
+    each_pair(&mut |row, _| start[row as usize] += 1);
+    let mut sum = 0;
+    for slot in &mut start {
+        let count = *slot;
+        *slot = sum;
+        sum += count;
     }
-    let mut fill = start.clone();
-    let mut values = vec![0u32; start[rows] as usize];
+    values.clear();
+    values.resize(sum as usize, 0);
     each_pair(&mut |row, value| {
-        let slot = &mut fill[row as usize];
+        let slot = &mut start[row as usize];
         values[*slot as usize] = value;
         *slot += 1;
     });
+    // Row r's end is row r + 1's start.
+    start.copy_within(0..rows, 1);
+    start[0] = 0;
     (start, values)
 }
 
-/// Predecessors through essential edges, in preorder numbers, as compressed rows.
+/// Predecessors in preorder numbers, as compressed rows.
 fn predecessors(g: &HeapGraph, order: &Preorder) -> (Vec<u32>, Vec<u32>) {
-    compressed_rows(order.vertex.len(), |f| {
+    compressed_rows(order.vertex.len(), Vec::new(), |f| {
         for (v_number, &v) in order.vertex.iter().enumerate() {
-            for edge in g.edges(v) {
-                if g.is_essential(v, edge) {
-                    let w = order.number[g.edge_targets[edge] as usize];
-                    #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-                    f(w, v_number as u32);
-                }
+            for &target in &g.edge_targets[g.edges(v)] {
+                let w = order.number[target as usize];
+                #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+                f(w, v_number as u32);
             }
         }
     })
@@ -159,12 +163,14 @@ impl Forest {
     }
 }
 
-/// Immediate dominators in preorder numbers (the root's is itself).
+/// Immediate dominators in preorder numbers (the root's is itself). `semi` is reused for
+/// the semidominators (its contents are replaced).
 #[allow(clippy::many_single_char_names)] // the paper's names: v, w, u, p, s
-fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32]) -> Vec<u32> {
+fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32], mut semi: Vec<u32>) -> Vec<u32> {
     let m = order.vertex.len();
+    semi.clear();
     #[allow(clippy::cast_possible_truncation)]
-    let mut semi: Vec<u32> = (0..m as u32).collect();
+    semi.extend(0..m as u32);
     // A vertex waits in the bucket of its semidominator until its idom is known, so the
     // buckets' links live in `idom` until then.
     let mut idom = vec![NONE; m];
@@ -214,15 +220,27 @@ fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32]) -> Vec<u32> {
 /// Computes the dominator tree and retained sizes of a snapshot whose graph was read.
 pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
     let n = g.node_count();
-    let order = preorder(g);
+    let mut order = preorder(g);
     let (start, preds) = predecessors(g, &order);
-    let idom_numbers = lengauer_tarjan(&order, &start, &preds);
+    // Preorder numbers by node are not needed past this point: their memory holds the
+    // semidominators, and then the tree in node numbers.
+    let number = std::mem::take(&mut order.number);
+    let mut idom_numbers = lengauer_tarjan(&order, &start, &preds, number);
     drop((start, preds));
 
     // Unreached nodes hang from the root.
-    let mut idom = vec![ROOT; n];
+    let mut idom = std::mem::take(&mut order.parent);
+    idom.clear();
+    idom.resize(n, ROOT);
     for (number, &v) in order.vertex.iter().enumerate() {
         idom[v as usize] = order.vertex[idom_numbers[number] as usize];
+    }
+    // Reached nodes, flagged in the numbers' memory.
+    idom_numbers.clear();
+    idom_numbers.resize(n, 0);
+    let mut reached = idom_numbers;
+    for &v in &order.vertex {
+        reached[v as usize] = 1;
     }
     let mut retained = snap.self_sizes.clone();
     // A dominator is entered before every node it dominates, so reverse preorder adds
@@ -234,7 +252,7 @@ pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
     }
     if n > 0 {
         for v in 0..n {
-            if order.number[v] == NONE {
+            if reached[v] == 0 {
                 retained[ROOT as usize] = retained[ROOT as usize].saturating_add(retained[v]);
             }
         }
@@ -249,7 +267,7 @@ pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
 impl Dominators {
     /// The dominator tree's children of every node, as compressed rows.
     fn children(&self) -> (Vec<u32>, Vec<u32>) {
-        compressed_rows(self.idom.len(), |f| {
+        compressed_rows(self.idom.len(), Vec::new(), |f| {
             for (v, &d) in self.idom.iter().enumerate() {
                 if v != ROOT as usize {
                     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
@@ -294,8 +312,10 @@ impl Dominators {
 mod tests {
     use proptest::prelude::*;
 
+    use hashbrown::HashMap;
+
     use super::*;
-    use crate::model::graph::EdgeKind;
+    use crate::model::graph::{EdgeKind, GraphBuilder};
 
     /// A snapshot of `sizes.len()` nodes with the given edges and classes.
     fn snapshot(sizes: &[u64], classes: &[u32], edges: &[(u32, u32, EdgeKind)]) -> HeapSnapshot {
@@ -304,34 +324,28 @@ mod tests {
         for &(from, to, kind) in edges {
             by_node[from as usize].push((to, kind));
         }
-        let mut g = HeapGraph {
-            first_edge: vec![0],
-            node_names: vec![0; n],
-            ..HeapGraph::default()
-        };
+        let counts: Vec<u32> = by_node.iter().map(|e| e.len() as u32).collect();
+        let mut builder = GraphBuilder::new(counts, true);
         for out in &by_node {
             for &(to, kind) in out {
-                g.edge_kinds.push(kind);
-                g.edge_names.push(0);
-                g.edge_targets.push(to);
+                builder.push(kind, 0, to).unwrap();
             }
-            g.first_edge.push(g.edge_targets.len() as u32);
         }
+        let g = builder.finish(vec![0; n], HashMap::new()).unwrap();
         let class_count = classes.iter().max().map_or(0, |&c| c + 1);
         HeapSnapshot {
             ids: (0..n as u64).collect(),
             self_sizes: sizes.to_vec(),
             classes: classes.to_vec(),
-            edge_counts: by_node.iter().map(|e| e.len() as u32).collect(),
             class_names: (0..class_count).map(|c| format!("C{c}")).collect(),
             graph: Some(g),
             ..HeapSnapshot::default()
         }
     }
 
-    /// Nodes the root reaches through essential edges, skipping `removed`.
-    fn reach(g: &HeapGraph, removed: Option<u32>) -> Vec<bool> {
-        let n = g.node_count();
+    /// Nodes the root reaches through the edges that hold (not weak, not a shortcut from
+    /// another node than the root, not a self edge), skipping `removed`.
+    fn reach(n: usize, edges: &[(u32, u32, EdgeKind)], removed: Option<u32>) -> Vec<bool> {
         let mut seen = vec![false; n];
         if removed == Some(ROOT) {
             return seen;
@@ -339,9 +353,13 @@ mod tests {
         seen[0] = true;
         let mut todo = vec![ROOT];
         while let Some(v) = todo.pop() {
-            for e in g.edges(v) {
-                let w = g.edge_targets[e];
-                if g.is_essential(v, e) && Some(w) != removed && !seen[w as usize] {
+            for &(from, w, kind) in edges {
+                let holds = match kind {
+                    EdgeKind::Weak => false,
+                    EdgeKind::Shortcut => from == ROOT,
+                    _ => from != w,
+                };
+                if from == v && holds && Some(w) != removed && !seen[w as usize] {
                     seen[w as usize] = true;
                     todo.push(w);
                 }
@@ -352,14 +370,16 @@ mod tests {
 
     /// Dominators by definition: d dominates v when removing d cuts v off the root.
     /// Unreached nodes are dominated by the root only.
-    fn brute_force(snap: &HeapSnapshot) -> (Vec<u32>, Vec<u64>, Vec<u64>) {
-        let g = snap.graph.as_ref().unwrap();
-        let n = g.node_count();
-        let reached = reach(g, None);
+    fn brute_force(
+        snap: &HeapSnapshot,
+        edges: &[(u32, u32, EdgeKind)],
+    ) -> (Vec<u32>, Vec<u64>, Vec<u64>) {
+        let n = snap.node_count();
+        let reached = reach(n, edges, None);
         // dominated[d][v]: d dominates v (reflexive).
         let mut dominated = vec![vec![false; n]; n];
         for d in 0..n {
-            let without = reach(g, Some(d as u32));
+            let without = reach(n, edges, Some(d as u32));
             for v in 0..n {
                 dominated[d][v] = v == d || (reached[v] && !without[v]) || (d == 0 && !reached[v]);
             }
@@ -407,7 +427,9 @@ mod tests {
         }
     }
 
-    fn graphs() -> impl Strategy<Value = HeapSnapshot> {
+    type Edges = Vec<(u32, u32, EdgeKind)>;
+
+    fn graphs() -> impl Strategy<Value = (HeapSnapshot, Edges)> {
         (1usize..14).prop_flat_map(|n| {
             (
                 proptest::collection::vec(0u64..100, n),
@@ -417,7 +439,7 @@ mod tests {
                 .prop_map(|(sizes, classes, edges)| {
                     let edges: Vec<_> =
                         edges.into_iter().map(|(a, b, k)| (a, b, kind(k))).collect();
-                    snapshot(&sizes, &classes, &edges)
+                    (snapshot(&sizes, &classes, &edges), edges)
                 })
         })
     }
@@ -425,9 +447,9 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         #[test]
-        fn matches_the_definition(snap in graphs()) {
+        fn matches_the_definition((snap, edges) in graphs()) {
             let d = dominators(&snap, snap.graph.as_ref().unwrap());
-            let (idom, retained, per_class) = brute_force(&snap);
+            let (idom, retained, per_class) = brute_force(&snap, &edges);
             prop_assert_eq!(&d.idom, &idom);
             prop_assert_eq!(&d.retained, &retained);
             prop_assert_eq!(d.class_retained(&snap), per_class);

@@ -1,6 +1,6 @@
 //! Shortest retainer paths: how the GC roots reach an object, edge by edge.
 //!
-//! One breadth-first walk from the root over essential edges (never weak ones) gives every
+//! One breadth-first walk from the root over the graph's edges (the essential ones) gives every
 //! node its distance and the edge it was first reached by; a path is then read backwards
 //! from any node in time proportional to its length.
 
@@ -62,9 +62,6 @@ impl Distances {
         while let Some(v) = queue.pop_front() {
             let next = distance[v as usize] + 1;
             for edge in g.edges(v) {
-                if !g.is_essential(v, edge) {
-                    continue;
-                }
                 let w = g.edge_targets[edge] as usize;
                 if distance[w] == NONE {
                     distance[w] = next;
@@ -100,7 +97,7 @@ impl Distances {
             let edge = self.reached_by[v as usize];
             let step = |edge: Option<usize>| Step {
                 edge: edge.map(|e| g.edge_label(e)),
-                edge_kind: edge.map(|e| g.edge_kinds[e].name()),
+                edge_kind: edge.map(|e| g.edge_kind(e).name()),
                 node: snap.node_label(v),
                 id: snap.ids[v as usize],
             };
@@ -170,7 +167,7 @@ impl Distances {
                 break;
             }
             v = self.parent[v] as usize;
-            *slot = (snap.classes[v], g.edge_kinds[edge as usize] as u8);
+            *slot = (snap.classes[v], g.edge_kind(edge as usize) as u8);
         }
         signature
     }

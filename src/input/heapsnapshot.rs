@@ -3,8 +3,9 @@
 //! The document is walked key by key with [`JsonReader`]; the small `snapshot` header goes
 //! through serde, the big `nodes` array through the integer fast path straight into
 //! columns, and `strings` is read last, decoding only the strings that name a class (and,
-//! when the graph is wanted, edges and non-string nodes). `edges` goes into compressed
-//! sparse rows when [`ParseOptions::graph`] asks for it and is skipped otherwise.
+//! when retainer paths are wanted, edges and non-string nodes). The essential edges of
+//! `edges` go into compressed sparse rows when [`ParseOptions::graph`] asks for it, with
+//! their kinds and names when [`ParseOptions::labels`] does; otherwise `edges` is skipped.
 //! Everything else (allocation traces, samples, locations) is skipped without being
 //! decoded.
 
@@ -14,7 +15,7 @@ use hashbrown::{HashMap, HashSet};
 use serde::Deserialize;
 
 use super::json::{JsonError, JsonReader};
-use crate::model::graph::{EdgeKind, HeapGraph};
+use crate::model::graph::{EdgeKind, GraphBuilder};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
 
 /// The `snapshot` header is a few kilobytes; anything far larger is not a heap snapshot.
@@ -47,8 +48,10 @@ const V8_EDGE_TYPES: [&str; 7] = [
 /// What to read besides the nodes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
-    /// Read the edges into a [`HeapGraph`], for retained sizes and retainer paths.
+    /// Read the essential edges into a [`HeapGraph`], for retained sizes.
     pub graph: bool,
+    /// With the graph, keep what retainer paths show: edge kinds and names, node names.
+    pub labels: bool,
 }
 
 /// Where each node field sits in a node's row.
@@ -132,15 +135,9 @@ impl EdgeLayout {
     }
 }
 
-/// Edge columns as read. The first inconsistency found stops the reading of edges (the
-/// rest of the array is skipped) and leaves the snapshot without a graph.
-#[derive(Default)]
-struct RawEdges {
-    kinds: Vec<EdgeKind>,
-    names: Vec<u32>,
-    targets: Vec<u32>,
-    broken: Option<String>,
-}
+/// The graph being read, or why the snapshot will have none. The first inconsistency
+/// found stops the reading of edges (the rest of the array is skipped).
+type Edges = Result<GraphBuilder, String>;
 
 /// The name strings that classes need, by string index.
 enum Needed {
@@ -200,7 +197,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut type_names: Vec<String> = Vec::new();
     let mut edge_kinds: Vec<EdgeKind> = Vec::new();
     let mut raw = RawNodes::default();
-    let mut edges: Option<RawEdges> = None;
+    let mut edges: Option<Edges> = None;
     let mut nodes_seen = false;
     // Strings by index: only the needed ones when `nodes` came first (the usual order),
     // all of them otherwise.
@@ -268,8 +265,16 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                     }
                     b"edges" if options.graph && edges.is_none() => {
                         // Edges the graph cannot use leave it out; the nodes still count.
+                        let nodes = snap.node_count();
                         let usable = match (layout, &edge_layout) {
                             (None, _) => Err("\"edges\" comes before \"snapshot\"".to_owned()),
+                            (Some(_), _) if !nodes_seen => {
+                                Err("\"edges\" comes before \"nodes\"".to_owned())
+                            }
+                            // Node numbers keep their top bit free (the dominator walk uses it).
+                            (Some(_), _) if nodes >= 1 << 31 => Err(format!(
+                                "the snapshot has {nodes} nodes, more than arkdiff's graph holds"
+                            )),
                             (Some(l), Ok(el)) => Ok((l, *el)),
                             (Some(_), Err(why)) => Err(why.clone()),
                         };
@@ -277,30 +282,34 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             Ok(found) => found,
                             Err(why) => {
                                 json.skip_value()?;
-                                edges = Some(RawEdges {
-                                    broken: Some(why),
-                                    ..RawEdges::default()
-                                });
+                                edges = Some(Err(why));
                                 return Ok(());
                             }
                         };
-                        let mut e = RawEdges::default();
+                        // Rows are laid out over the nodes' edge counts; edges past their sum
+                        // are not stored, so a damaged file cannot make arkdiff hold them all.
+                        let mut builder = GraphBuilder::new(
+                            std::mem::take(&mut snap.edge_counts),
+                            options.labels,
+                        );
                         if let Some(n) = snap.declared_edge_count {
-                            let reserve = usize::try_from(n.min(1 << 24)).unwrap_or(0);
-                            e.kinds.reserve(reserve);
-                            e.names.reserve(reserve);
-                            e.targets.reserve(reserve);
+                            builder.reserve(usize::try_from(n.min(1 << 25)).unwrap_or(0));
                         }
-                        // With the nodes read first (V8's order), edges past their count are
-                        // not stored: a damaged file cannot make arkdiff hold them all.
-                        let limit = nodes_seen
-                            .then(|| snap.edge_counts.iter().map(|&c| u64::from(c)).sum());
-                        read_edges(&mut json, l.stride, edge_layout, &edge_kinds, limit, &mut e)?;
-                        edges = Some(e);
+                        edges = Some(read_edges(
+                            &mut json,
+                            l.stride,
+                            edge_layout,
+                            &edge_kinds,
+                            builder,
+                        )?);
                     }
                     b"strings" => {
+                        let labels = match &edges {
+                            Some(Ok(b)) => Some(b),
+                            _ => None,
+                        };
                         let needed = (!strings_seen && nodes_seen)
-                            .then(|| needed_strings(&raw, &type_names, edges.as_ref()));
+                            .then(|| needed_strings(&raw, &type_names, labels));
                         strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
                         strings_seen = true;
                     }
@@ -346,7 +355,13 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
     drop(raw.kinds);
     if options.graph {
-        match build_graph(&mut snap, raw.names, edges, strings) {
+        let graph = match edges {
+            None => Err("the snapshot has no \"edges\" array".to_owned()),
+            Some(Err(why)) => Err(why),
+            Some(Ok(builder)) if options.labels => builder.finish(raw.names, strings),
+            Some(Ok(builder)) => builder.finish(Vec::new(), HashMap::new()),
+        };
+        match graph {
             Ok(graph) => snap.graph = Some(graph),
             Err(why) => snap.warnings.push(format!(
                 "{why}, so retained sizes and retainer paths are not computed for it"
@@ -356,131 +371,69 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     Ok(snap)
 }
 
+/// Reads the edges array into `builder`; an inconsistency stops the storing (the rest of
+/// the array is still read through) and becomes the `Err` returned.
 fn read_edges<R: Read>(
     json: &mut JsonReader<R>,
     node_stride: usize,
     l: EdgeLayout,
     kinds: &[EdgeKind],
-    limit: Option<u64>,
-    edges: &mut RawEdges,
-) -> Result<(), JsonError> {
+    mut builder: GraphBuilder,
+) -> Result<Edges, JsonError> {
     let mut row = [0u64; 64];
     let mut field = 0usize;
     let mut values = 0u64;
+    let mut broken: Option<String> = None;
     json.u64_array(|value| {
         values += 1;
         row[field] = value;
         field += 1;
         if field == l.stride {
             field = 0;
-            if edges.broken.is_none() {
-                let stored = edges.targets.len() as u64;
-                if let Some(limit) = limit.filter(|&limit| stored >= limit) {
-                    edges.broken = Some(format!(
-                        "the edges array holds more than the {limit} edges the nodes' edge_count values add up to"
-                    ));
-                } else if let Err(why) = push_edge(edges, node_stride, l, kinds, &row[..l.stride]) {
-                    edges.broken = Some(why);
-                }
+            if broken.is_none()
+                && let Err(why) = push_edge(&mut builder, node_stride, l, kinds, &row[..l.stride])
+            {
+                broken = Some(why);
             }
         }
         Ok(())
     })?;
-    if field != 0 && edges.broken.is_none() {
-        edges.broken = Some(format!(
+    if field != 0 && broken.is_none() {
+        broken = Some(format!(
             "the edges array ends in the middle of an edge: {values} values, not a multiple of the {} edge fields",
             l.stride
         ));
     }
-    Ok(())
+    Ok(match broken {
+        Some(why) => Err(why),
+        None => Ok(builder),
+    })
 }
 
 #[inline]
 fn push_edge(
-    edges: &mut RawEdges,
+    builder: &mut GraphBuilder,
     node_stride: usize,
     l: EdgeLayout,
     kinds: &[EdgeKind],
     row: &[u64],
 ) -> Result<(), String> {
-    let edge = edges.targets.len();
     let to = row[l.to];
-    if !to.is_multiple_of(node_stride as u64) {
+    let stride = node_stride as u64;
+    if !to.is_multiple_of(stride) {
         return Err(format!(
-            "edge {edge} points to node field offset {to}, which is not a multiple of the {node_stride} node fields"
+            "an edge points to node field offset {to}, which is not a multiple of the {node_stride} node fields"
         ));
     }
-    let target = u32::try_from(to / node_stride as u64)
-        .map_err(|_| format!("edge {edge} points to node field offset {to}"))?;
+    let target = u32::try_from(to / stride).unwrap_or(u32::MAX);
     let name = u32::try_from(row[l.name])
-        .map_err(|_| format!("edge {edge} has name_or_index {}", row[l.name]))?;
+        .map_err(|_| format!("an edge has name_or_index {}", row[l.name]))?;
     let kind = usize::try_from(row[l.kind])
         .ok()
         .and_then(|k| kinds.get(k))
         .copied()
         .unwrap_or(EdgeKind::Other);
-    edges.kinds.push(kind);
-    edges.names.push(name);
-    edges.targets.push(target);
-    Ok(())
-}
-
-/// Checks the edges against the nodes and lays them out by source node; the nodes' edge
-/// counts become the rows' start offsets.
-fn build_graph(
-    snap: &mut HeapSnapshot,
-    node_names: Vec<u32>,
-    edges: Option<RawEdges>,
-    strings: HashMap<u32, String>,
-) -> Result<HeapGraph, String> {
-    let Some(edges) = edges else {
-        return Err("the snapshot has no \"edges\" array".into());
-    };
-    if let Some(why) = edges.broken {
-        return Err(why);
-    }
-    let nodes = snap.node_count();
-    // Node numbers keep their top bit free (the dominator walk uses it).
-    if nodes >= 1 << 31 || u32::try_from(edges.targets.len()).is_err() {
-        return Err(format!(
-            "the snapshot has {nodes} nodes and {} edges, more than arkdiff's graph holds",
-            edges.targets.len()
-        ));
-    }
-    let sum: u64 = snap.edge_counts.iter().map(|&c| u64::from(c)).sum();
-    if sum != edges.targets.len() as u64 {
-        return Err(format!(
-            "the nodes' edge_count values add up to {sum} edges but the edges array holds {}",
-            edges.targets.len()
-        ));
-    }
-    if let Some((edge, &target)) = edges
-        .targets
-        .iter()
-        .enumerate()
-        .find(|&(_, &t)| t as usize >= nodes)
-    {
-        return Err(format!(
-            "edge {edge} points to node {target}, past the {nodes} nodes"
-        ));
-    }
-    // Counts to start offsets, in place: no second column of node size.
-    let mut first_edge = std::mem::take(&mut snap.edge_counts);
-    let mut start = 0u32;
-    for slot in &mut first_edge {
-        let count = *slot;
-        *slot = start;
-        start += count;
-    }
-    first_edge.push(start);
-    Ok(HeapGraph {
-        first_edge,
-        edge_kinds: edges.kinds,
-        edge_names: edges.names,
-        edge_targets: edges.targets,
-        node_names,
-        strings,
-    })
+    builder.push(kind, name, target)
 }
 
 fn read_nodes<R: Read>(
@@ -572,9 +525,10 @@ fn is_text_type(type_name: Option<&str>) -> bool {
     )
 }
 
-/// The strings to keep: class names, and with a graph, the names of edges and of nodes
-/// that are not text.
-fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&RawEdges>) -> Needed {
+/// The strings to keep: class names, and with a graph's labels, the names of edges and of
+/// nodes that are not text.
+fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&GraphBuilder>) -> Needed {
+    let edges = edges.filter(|b| b.has_labels());
     let graph = edges.is_some();
     let named: Vec<bool> = (0..type_names.len())
         .map(|t| {
@@ -590,13 +544,7 @@ fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&RawEdges
         .filter(|&(&k, _)| is_named(k))
         .map(|(_, &n)| n)
         .max();
-    let edge_names = edges.into_iter().flat_map(|e| {
-        e.kinds
-            .iter()
-            .zip(&e.names)
-            .filter(|&(k, _)| k.is_named())
-            .map(|(_, &n)| n)
-    });
+    let edge_names = edges.into_iter().flat_map(GraphBuilder::named_edges);
     let max = max.max(edge_names.clone().max());
     let mut needed = Needed::new(max);
     for (&k, &n) in raw.kinds.iter().zip(&raw.names) {
@@ -818,7 +766,14 @@ mod tests {
     }
 
     fn parse_graph(text: &str) -> HeapSnapshot {
-        parse_with(text.as_bytes(), ParseOptions { graph: true }).unwrap_or_else(|e| panic!("{e}"))
+        parse_with(
+            text.as_bytes(),
+            ParseOptions {
+                graph: true,
+                labels: true,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Root -> global (shortcut), global -.registry-> Map, Map -[0]-> record, a weak edge
@@ -835,27 +790,37 @@ mod tests {
     #[test]
     fn edges_become_compressed_rows() {
         use crate::model::graph::EdgeKind;
-        let snap = parse_graph(&small_graph("5,1,7, 2,4,14, 1,0,21, 6,0,0", [1, 1, 1, 1]));
+        let text = small_graph("5,1,7, 2,4,14, 1,0,21, 6,0,0", [1, 1, 1, 1]);
+        let snap = parse_graph(&text);
         let g = snap.graph.as_ref().expect("a graph");
-        assert_eq!(g.first_edge, vec![0, 1, 2, 3, 4]);
-        assert_eq!(g.edge_targets, vec![1, 2, 3, 0]);
+        // The weak edge back to the root is not stored.
+        assert_eq!(g.first_edge, vec![0, 1, 2, 3, 3]);
+        assert_eq!(g.edge_targets, vec![1, 2, 3]);
+        let labels = g.labels.as_ref().expect("labels");
         assert_eq!(
-            g.edge_kinds,
-            vec![
-                EdgeKind::Shortcut,
-                EdgeKind::Property,
-                EdgeKind::Element,
-                EdgeKind::Weak
-            ]
+            labels.edge_kinds,
+            vec![EdgeKind::Shortcut, EdgeKind::Property, EdgeKind::Element]
         );
         assert_eq!(g.edge_label(1), ".registry");
         assert_eq!(g.edge_label(2), "[0]");
         assert_eq!(g.edge_label(0), "global (shortcut)");
-        assert!(g.is_essential(0, 0) && !g.is_essential(3, 3));
         assert_eq!(snap.node_label(3), "Function onTick");
         assert_eq!(snap.node_label(2), "Map");
-        // Without the option, the edges are skipped.
-        let text = small_graph("5,1,7, 2,4,14, 1,0,21, 6,0,0", [1, 1, 1, 1]);
+        // Without labels, the same rows and no names.
+        let bare = parse_with(
+            text.as_bytes(),
+            ParseOptions {
+                graph: true,
+                labels: false,
+            },
+        )
+        .unwrap();
+        let bare_graph = bare.graph.as_ref().unwrap();
+        assert_eq!(bare_graph.first_edge, g.first_edge);
+        assert_eq!(bare_graph.edge_targets, g.edge_targets);
+        assert!(bare_graph.labels.is_none());
+        assert_eq!(bare.node_label(3), "Function");
+        // Without the graph, the edges are skipped.
         assert!(parse_str(&text).graph.is_none());
     }
 
@@ -864,13 +829,16 @@ mod tests {
         // Two edges from the root, none from global, two from the Map.
         let snap = parse_graph(&small_graph("5,1,7, 2,4,14, 1,0,21, 6,0,0", [2, 0, 2, 0]));
         let g = snap.graph.as_ref().unwrap();
-        assert_eq!(g.first_edge, vec![0, 2, 2, 4, 4]);
+        // The Map's weak edge back to the root is left out.
+        assert_eq!(g.first_edge, vec![0, 2, 2, 3, 3]);
         assert_eq!(g.edges(0), 0..2);
         assert_eq!(g.edges(1), 2..2);
-        assert_eq!(g.edges(2), 2..4);
-        // A weak edge from the Map back to the root: not essential.
-        assert!(!g.is_essential(2, 3));
+        assert_eq!(g.edges(2), 2..3);
+        assert_eq!(g.edge_targets, vec![1, 2, 3]);
         assert!(snap.edge_counts.is_empty());
+        // A self edge and a shortcut from another node than the root do not hold either.
+        let snap = parse_graph(&small_graph("2,1,7, 5,4,14, 2,0,14, 1,0,0", [1, 1, 1, 1]));
+        assert_eq!(snap.graph.unwrap().edge_targets, vec![1, 0]);
     }
 
     #[test]
@@ -897,7 +865,8 @@ mod tests {
             r#"{{"snapshot":{{"meta":{meta}}},"nodes":[9,0,1,0,1,0,0, 3,1,3,40,0,0,0],"edges":[6,0,7],"strings":["","x"]}}"#
         );
         let g = parse_graph(&text).graph.unwrap();
-        assert_eq!(g.edge_kinds, vec![crate::model::graph::EdgeKind::Weak]);
+        assert_eq!(g.first_edge, vec![0, 0, 0]);
+        assert!(g.edge_targets.is_empty());
     }
 
     #[test]
