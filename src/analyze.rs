@@ -4,7 +4,7 @@
 
 use hashbrown::HashMap;
 
-use crate::diff::dominators::dominators;
+use crate::diff::dominators::{dominators, dominators_of_owned};
 use crate::diff::heap::{self, HeapDiff, IdMatching, ObjectIndex, Retained};
 use crate::diff::paths::{Distances, Step};
 use crate::diff::trend::{Aggregate, SuspectFloor, Trend, trend};
@@ -118,13 +118,15 @@ fn analyse(pick: &Pick<'_>, options: &HeapOptions, paths: bool) -> Result<Analys
         graph: options.graph,
         labels: options.graph && paths,
     })?;
-    let class_retained = snap
-        .graph
-        .as_ref()
-        .map(|g| dominators(&snap, g).class_retained(&snap));
-    if !paths {
-        snap.graph = None;
-    }
+    let class_retained = if paths {
+        snap.graph
+            .as_ref()
+            .map(|g| dominators(&snap, g).class_retained(&snap))
+    } else {
+        snap.graph
+            .take()
+            .map(|g| dominators_of_owned(&snap, g).class_retained(&snap))
+    };
     Ok(Analysed {
         snap,
         class_retained,
@@ -341,12 +343,12 @@ impl<'a> Explainer<'a> {
         let is_new = |node: usize| {
             self.base_objects
                 .as_ref()
-                .is_some_and(|b| !b.contains(snap.ids[node], name))
+                .is_some_and(|b| !b.contains(snap.ids.get(node), name))
         };
         let (node, new) = distances.representative(snap, graph, class, is_new)?;
         let steps = distances.path(snap, graph, node)?;
         Some(Explanation {
-            id: snap.ids[node as usize],
+            id: snap.ids.get(node as usize),
             new,
             distance: distances.distance[node as usize],
             steps,

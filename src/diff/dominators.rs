@@ -219,14 +219,32 @@ fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32], mut semi: Vec
 
 /// Computes the dominator tree and retained sizes of a snapshot whose graph was read.
 pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
-    let n = g.node_count();
-    let mut order = preorder(g);
+    let order = preorder(g);
     let (start, preds) = predecessors(g, &order);
+    from_predecessors(snap, order, &start, preds)
+}
+
+/// The same as [`dominators`], for a graph that is not needed afterwards: its memory is
+/// given back as soon as the predecessors are known.
+pub fn dominators_of_owned(snap: &HeapSnapshot, g: HeapGraph) -> Dominators {
+    let order = preorder(&g);
+    let (start, preds) = predecessors(&g, &order);
+    drop(g);
+    from_predecessors(snap, order, &start, preds)
+}
+
+fn from_predecessors(
+    snap: &HeapSnapshot,
+    mut order: Preorder,
+    start: &[u32],
+    preds: Vec<u32>,
+) -> Dominators {
+    let n = order.number.len();
     // Preorder numbers by node are not needed past this point: their memory holds the
     // semidominators, and then the tree in node numbers.
     let number = std::mem::take(&mut order.number);
-    let mut idom_numbers = lengauer_tarjan(&order, &start, &preds, number);
-    drop((start, preds));
+    let mut idom_numbers = lengauer_tarjan(&order, start, &preds, number);
+    drop(preds);
 
     // Unreached nodes hang from the root.
     let mut idom = std::mem::take(&mut order.parent);
@@ -242,7 +260,7 @@ pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
     for &v in &order.vertex {
         reached[v as usize] = 1;
     }
-    let mut retained = snap.self_sizes.clone();
+    let mut retained = snap.self_sizes.to_vec();
     // A dominator is entered before every node it dominates, so reverse preorder adds
     // each subtree into its root before that root is added to its own dominator.
     for number in (1..order.vertex.len()).rev() {
@@ -335,7 +353,7 @@ mod tests {
         let class_count = classes.iter().max().map_or(0, |&c| c + 1);
         HeapSnapshot {
             ids: (0..n as u64).collect(),
-            self_sizes: sizes.to_vec(),
+            self_sizes: sizes.to_vec().into(),
             classes: classes.to_vec(),
             class_names: (0..class_count).map(|c| format!("C{c}")).collect(),
             graph: Some(g),
@@ -401,15 +419,15 @@ mod tests {
             .map(|d| {
                 (0..n)
                     .filter(|&v| dominated[d][v])
-                    .map(|v| snap.self_sizes[v])
+                    .map(|v| snap.self_sizes.get(v))
                     .sum()
             })
             .collect();
         let mut per_class = vec![0u64; snap.class_names.len()];
         for v in 0..n {
             let c = snap.classes[v];
-            let nested = strict(v).any(|d| snap.classes[d] == c && snap.self_sizes[d] > 0);
-            if snap.self_sizes[v] > 0 && !nested {
+            let nested = strict(v).any(|d| snap.classes[d] == c && snap.self_sizes.get(d) > 0);
+            if snap.self_sizes.get(v) > 0 && !nested {
                 per_class[c as usize] += retained[v];
             }
         }

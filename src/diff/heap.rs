@@ -109,28 +109,60 @@ pub struct HeapDiff {
     pub classes: Vec<ClassDiff>,
 }
 
-/// A counted node reduced to what object matching needs.
-#[derive(Clone, Copy)]
-struct Object {
-    id: u64,
-    class: u32,
-    size: u64,
+/// The counted nodes of one snapshot in id order. V8 ids fit 32 bits, so an id and its
+/// node usually pack into one `u64` (8 bytes a node, sorted as plain integers); wider ids
+/// take 16.
+pub enum ById {
+    Packed(Vec<u64>),
+    Wide(Vec<(u64, u32)>),
 }
 
-/// Counted nodes of one snapshot with classes renumbered into a shared table, sorted by id.
-fn objects(snap: &HeapSnapshot, to_shared: &[u32]) -> Vec<Object> {
-    let mut objects: Vec<Object> = (0..snap.node_count())
-        .filter(|&n| snap.is_counted(n))
-        .map(|n| Object {
-            id: snap.ids[n],
-            class: to_shared[snap.classes[n] as usize],
-            size: snap.self_sizes[n],
-        })
-        .collect();
-    if !objects.is_sorted_by_key(|o| o.id) {
-        objects.sort_unstable_by_key(|o| o.id);
+impl ById {
+    pub fn new(snap: &HeapSnapshot) -> ById {
+        let counted = || (0..snap.node_count()).filter(|&n| snap.is_counted(n));
+        #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+        if counted().all(|n| snap.ids.get(n) <= u64::from(u32::MAX)) {
+            let mut keys: Vec<u64> = counted()
+                .map(|n| snap.ids.get(n) << 32 | n as u64)
+                .collect();
+            if !keys.is_sorted() {
+                keys.sort_unstable();
+            }
+            ById::Packed(keys)
+        } else {
+            let mut pairs: Vec<(u64, u32)> =
+                counted().map(|n| (snap.ids.get(n), n as u32)).collect();
+            if !pairs.is_sorted() {
+                pairs.sort_unstable();
+            }
+            ById::Wide(pairs)
+        }
     }
-    objects
+
+    fn len(&self) -> usize {
+        match self {
+            ById::Packed(v) => v.len(),
+            ById::Wide(v) => v.len(),
+        }
+    }
+
+    /// The `i`th (id, node) in id order.
+    #[inline]
+    #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
+    fn get(&self, i: usize) -> (u64, u32) {
+        match self {
+            ById::Packed(v) => (v[i] >> 32, v[i] as u32),
+            ById::Wide(v) => v[i],
+        }
+    }
+
+    /// The first position whose id is not below `id`.
+    fn lower_bound(&self, id: u64) -> usize {
+        match self {
+            ById::Packed(v) => v.partition_point(|&k| k >> 32 < id),
+            ById::Wide(v) => v.partition_point(|&(i, _)| i < id),
+        }
+    }
 }
 
 /// Compares two snapshots. `same_process` says the caller knows both come from one
@@ -195,11 +227,12 @@ pub fn diff(
         row.size_head += t.size;
     }
 
-    let (churn, check) = match_objects(
-        &objects(base, &base_map),
-        &objects(head, &head_map),
-        names.len(),
-    );
+    let side = |snap, to_shared| Side {
+        snap,
+        by_id: ById::new(snap),
+        to_shared,
+    };
+    let (churn, check) = match_objects(&side(base, &base_map), &side(head, &head_map), names.len());
     let id_matching = if !same_process
         && check.mismatched_ids * 100 > check.shared_ids * DISJOINT_MISMATCH_PERCENT
     {
@@ -238,55 +271,71 @@ pub fn diff(
 /// the same process are new.
 pub struct ObjectIndex<'a> {
     snap: &'a HeapSnapshot,
-    /// (id, node), sorted.
-    by_id: Vec<(u64, u32)>,
+    by_id: ById,
 }
 
 impl<'a> ObjectIndex<'a> {
     pub fn new(snap: &'a HeapSnapshot) -> ObjectIndex<'a> {
-        #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-        let mut by_id: Vec<(u64, u32)> = (0..snap.node_count())
-            .filter(|&n| snap.is_counted(n))
-            .map(|n| (snap.ids[n], n as u32))
-            .collect();
-        if !by_id.is_sorted() {
-            by_id.sort_unstable();
+        ObjectIndex {
+            snap,
+            by_id: ById::new(snap),
         }
-        ObjectIndex { snap, by_id }
     }
 
     /// Whether the snapshot holds an object with this id and class: the same object.
     pub fn contains(&self, id: u64, class: &str) -> bool {
-        let from = self.by_id.partition_point(|&(i, _)| i < id);
-        self.by_id[from..]
-            .iter()
-            .take_while(|&&(i, _)| i == id)
-            .any(|&(_, n)| self.snap.class_name(self.snap.classes[n as usize]) == class)
+        (self.by_id.lower_bound(id)..self.by_id.len())
+            .map(|i| self.by_id.get(i))
+            .take_while(|&(i, _)| i == id)
+            .any(|(_, n)| self.snap.class_name(self.snap.classes[n as usize]) == class)
+    }
+}
+
+/// One side of the matching: a snapshot's objects in id order and its classes in the
+/// shared table.
+struct Side<'a> {
+    snap: &'a HeapSnapshot,
+    by_id: ById,
+    to_shared: &'a [u32],
+}
+
+impl Side<'_> {
+    /// Shared class and self size of the `i`th object in id order.
+    #[inline]
+    fn object(&self, i: usize) -> (u64, u32, u64) {
+        let (id, n) = self.by_id.get(i);
+        let n = n as usize;
+        (
+            id,
+            self.to_shared[self.snap.classes[n] as usize],
+            self.snap.self_sizes.get(n),
+        )
     }
 }
 
 /// Walks both id-sorted object lists together: the same id with the same class is the same
 /// object; everything else is new (head) or deleted (base).
-fn match_objects(base: &[Object], head: &[Object], classes: usize) -> (Vec<ObjectChurn>, IdCheck) {
+fn match_objects(base: &Side<'_>, head: &Side<'_>, classes: usize) -> (Vec<ObjectChurn>, IdCheck) {
     let mut churn = vec![ObjectChurn::default(); classes];
     let mut check = IdCheck {
         shared_ids: 0,
         mismatched_ids: 0,
     };
-    let deleted = |churn: &mut Vec<ObjectChurn>, o: &Object| {
-        let c = &mut churn[o.class as usize];
+    let deleted = |churn: &mut Vec<ObjectChurn>, (_, class, size): (u64, u32, u64)| {
+        let c = &mut churn[class as usize];
         c.deleted_count += 1;
-        c.freed_size += o.size;
+        c.freed_size += size;
     };
-    let new = |churn: &mut Vec<ObjectChurn>, o: &Object| {
-        let c = &mut churn[o.class as usize];
+    let new = |churn: &mut Vec<ObjectChurn>, (_, class, size): (u64, u32, u64)| {
+        let c = &mut churn[class as usize];
         c.new_count += 1;
-        c.alloc_size += o.size;
+        c.alloc_size += size;
     };
+    let (base_len, head_len) = (base.by_id.len(), head.by_id.len());
     let (mut i, mut j) = (0, 0);
-    while i < base.len() && j < head.len() {
-        let (b, h) = (&base[i], &head[j]);
-        match b.id.cmp(&h.id) {
+    while i < base_len && j < head_len {
+        let (b, h) = (base.object(i), head.object(j));
+        match b.0.cmp(&h.0) {
             Ordering::Less => {
                 deleted(&mut churn, b);
                 i += 1;
@@ -297,7 +346,7 @@ fn match_objects(base: &[Object], head: &[Object], classes: usize) -> (Vec<Objec
             }
             Ordering::Equal => {
                 check.shared_ids += 1;
-                if b.class != h.class {
+                if b.1 != h.1 {
                     check.mismatched_ids += 1;
                     deleted(&mut churn, b);
                     new(&mut churn, h);
@@ -307,8 +356,8 @@ fn match_objects(base: &[Object], head: &[Object], classes: usize) -> (Vec<Objec
             }
         }
     }
-    base[i..].iter().for_each(|o| deleted(&mut churn, o));
-    head[j..].iter().for_each(|o| new(&mut churn, o));
+    (i..base_len).for_each(|i| deleted(&mut churn, base.object(i)));
+    (j..head_len).for_each(|j| new(&mut churn, head.object(j)));
     (churn, check)
 }
 

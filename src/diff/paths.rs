@@ -99,7 +99,7 @@ impl Distances {
                 edge: edge.map(|e| g.edge_label(e)),
                 edge_kind: edge.map(|e| g.edge_kind(e).name()),
                 node: snap.node_label(v),
-                id: snap.ids[v as usize],
+                id: snap.ids.get(v as usize),
             };
             if edge == NONE {
                 steps.push(step(None));

@@ -1,6 +1,7 @@
 //! The format-independent heap snapshot model: one column per node field, class names
 //! interned per snapshot.
 
+use super::column::Column;
 use super::graph::HeapGraph;
 
 /// Index into [`HeapSnapshot::class_names`].
@@ -13,9 +14,9 @@ pub type ClassId = u32;
 #[derive(Debug, Default, Clone)]
 pub struct HeapSnapshot {
     /// Object id of each node (stable across snapshots of one process).
-    pub ids: Vec<u64>,
+    pub ids: Column,
     /// `self_size` of each node, in bytes.
-    pub self_sizes: Vec<u64>,
+    pub self_sizes: Column,
     /// Class (DevTools "Constructor") of each node.
     pub classes: Vec<ClassId>,
     /// Number of outgoing edges of each node, in edge-array order. Empty once the graph is
@@ -53,13 +54,13 @@ impl HeapSnapshot {
     /// Whether a node takes part in counts and sizes: like DevTools, only nodes with a
     /// non-zero self size do.
     pub fn is_counted(&self, node: usize) -> bool {
-        self.self_sizes[node] > 0
+        self.self_sizes.get(node) > 0
     }
 
     /// Count and self size of the counted nodes.
     pub fn totals(&self) -> Totals {
         let mut t = Totals::default();
-        for &size in &self.self_sizes {
+        for size in self.self_sizes.iter() {
             if size > 0 {
                 t.count += 1;
                 t.size = t.size.saturating_add(size);
@@ -71,7 +72,7 @@ impl HeapSnapshot {
     /// Count and self size per class, indexed by [`ClassId`].
     pub fn class_totals(&self) -> Vec<Totals> {
         let mut per_class = vec![Totals::default(); self.class_names.len()];
-        for (&class, &size) in self.classes.iter().zip(&self.self_sizes) {
+        for (&class, size) in self.classes.iter().zip(self.self_sizes.iter()) {
             if size > 0 {
                 let t = &mut per_class[class as usize];
                 t.count += 1;
@@ -155,8 +156,8 @@ mod tests {
     #[test]
     fn totals_count_only_nodes_with_a_size() {
         let snap = HeapSnapshot {
-            ids: vec![1, 3, 5, 7],
-            self_sizes: vec![0, 16, 32, 8],
+            ids: vec![1, 3, 5, 7].into(),
+            self_sizes: vec![0, 16, 32, 8].into(),
             classes: vec![0, 1, 1, 0],
             edge_counts: vec![0; 4],
             class_names: vec!["(system)".into(), "Foo".into()],

@@ -1,5 +1,6 @@
 //! Format-independent models that every reader produces.
 
+pub mod column;
 pub mod cpu;
 pub mod graph;
 pub mod heap;
