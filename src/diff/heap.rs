@@ -121,7 +121,7 @@ impl ById {
     pub fn new(snap: &HeapSnapshot) -> ById {
         let counted = || (0..snap.node_count()).filter(|&n| snap.is_counted(n));
         #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-        if counted().all(|n| snap.ids.get(n) <= u64::from(u32::MAX)) {
+        if snap.ids.is_narrow() || counted().all(|n| u32::try_from(snap.ids.get(n)).is_ok()) {
             let mut keys: Vec<u64> = counted()
                 .map(|n| snap.ids.get(n) << 32 | n as u64)
                 .collect();

@@ -47,15 +47,16 @@ impl Column {
     #[inline]
     pub fn push(&mut self, value: u64) {
         match self {
-            Column::Narrow(v) => match u32::try_from(value) {
-                Ok(narrow) => v.push(narrow),
-                Err(_) => {
+            Column::Narrow(v) => {
+                if let Ok(narrow) = u32::try_from(value) {
+                    v.push(narrow);
+                } else {
                     let mut wide: Vec<u64> = Vec::with_capacity(v.capacity().max(v.len() + 1));
                     wide.extend(v.iter().map(|&x| u64::from(x)));
                     wide.push(value);
                     *self = Column::Wide(wide);
                 }
-            },
+            }
             Column::Wide(v) => v.push(value),
         }
     }
