@@ -5,7 +5,7 @@
 use hashbrown::HashMap;
 
 use crate::diff::dominators::{dominators, dominators_of_owned};
-use crate::diff::heap::{self, HeapDiff, IdMatching, ObjectIndex, Retained};
+use crate::diff::heap::{self, ById, HeapDiff, IdMatching, ObjectIndex, Retained};
 use crate::diff::paths::{Distances, Step};
 use crate::diff::trend::{Aggregate, SuspectFloor, Trend, trend};
 use crate::error::{Error, Result};
@@ -109,6 +109,8 @@ fn parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec
 struct Analysed {
     snap: HeapSnapshot,
     class_retained: Option<Vec<u64>>,
+    /// The counted objects in id order, for object matching.
+    by_id: ById,
 }
 
 /// Parses a snapshot and computes its per-class retained sizes. The graph, with what
@@ -127,9 +129,11 @@ fn analyse(pick: &Pick<'_>, options: &HeapOptions, paths: bool) -> Result<Analys
             .take()
             .map(|g| dominators_of_owned(&snap, g).class_retained(&snap))
     };
+    let by_id = ById::new(&snap);
     Ok(Analysed {
         snap,
         class_retained,
+        by_id,
     })
 }
 
@@ -173,7 +177,12 @@ pub fn compare(
         (Some(b), Some(h)) => Some((b.as_slice(), h.as_slice())),
         _ => None,
     };
-    let diff = heap::diff(&base_ref.snap, &head_a.snap, same_process, retained);
+    let diff = heap::diff_by_id(
+        (&base_ref.snap, &base_ref.by_id),
+        (&head_a.snap, &head_a.by_id),
+        same_process,
+        retained,
+    );
     if diff.id_matching == IdMatching::Disjoint
         && let Some(c) = diff.id_check
     {
@@ -279,7 +288,7 @@ impl<'a> Explainer<'a> {
     fn new(base: &'a Analysed, head: &'a Analysed, diff: &HeapDiff, paths: bool) -> Explainer<'a> {
         let base_objects =
             (paths && diff.id_matching == IdMatching::SameProcess && !std::ptr::eq(base, head))
-                .then(|| ObjectIndex::new(&base.snap));
+                .then(|| ObjectIndex::new(&base.snap, &base.by_id));
         let distances = head
             .snap
             .graph

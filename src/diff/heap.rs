@@ -174,6 +174,22 @@ pub fn diff(
     same_process: bool,
     retained: Option<(&[u64], &[u64])>,
 ) -> HeapDiff {
+    diff_by_id(
+        (base, &ById::new(base)),
+        (head, &ById::new(head)),
+        same_process,
+        retained,
+    )
+}
+
+/// [`diff`] with each side's objects already in id order (sorted where the snapshot was
+/// read, in parallel with the other side).
+pub fn diff_by_id(
+    (base, base_ids): (&HeapSnapshot, &ById),
+    (head, head_ids): (&HeapSnapshot, &ById),
+    same_process: bool,
+    retained: Option<(&[u64], &[u64])>,
+) -> HeapDiff {
     // One class table for both sides, by name.
     let mut names: Vec<String> = Vec::new();
     let mut by_name: HashMap<String, u32> = HashMap::new();
@@ -227,12 +243,19 @@ pub fn diff(
         row.size_head += t.size;
     }
 
-    let side = |snap, to_shared| Side {
-        snap,
-        by_id: ById::new(snap),
-        to_shared,
-    };
-    let (churn, check) = match_objects(&side(base, &base_map), &side(head, &head_map), names.len());
+    let (churn, check) = match_objects(
+        &Side {
+            snap: base,
+            by_id: base_ids,
+            to_shared: &base_map,
+        },
+        &Side {
+            snap: head,
+            by_id: head_ids,
+            to_shared: &head_map,
+        },
+        names.len(),
+    );
     let id_matching = if !same_process
         && check.mismatched_ids * 100 > check.shared_ids * DISJOINT_MISMATCH_PERCENT
     {
@@ -271,15 +294,13 @@ pub fn diff(
 /// the same process are new.
 pub struct ObjectIndex<'a> {
     snap: &'a HeapSnapshot,
-    by_id: ById,
+    by_id: &'a ById,
 }
 
 impl<'a> ObjectIndex<'a> {
-    pub fn new(snap: &'a HeapSnapshot) -> ObjectIndex<'a> {
-        ObjectIndex {
-            snap,
-            by_id: ById::new(snap),
-        }
+    /// `by_id` must be [`ById::new`] of `snap`.
+    pub fn new(snap: &'a HeapSnapshot, by_id: &'a ById) -> ObjectIndex<'a> {
+        ObjectIndex { snap, by_id }
     }
 
     /// Whether the snapshot holds an object with this id and class: the same object.
@@ -295,7 +316,7 @@ impl<'a> ObjectIndex<'a> {
 /// shared table.
 struct Side<'a> {
     snap: &'a HeapSnapshot,
-    by_id: ById,
+    by_id: &'a ById,
     to_shared: &'a [u32],
 }
 

@@ -419,13 +419,20 @@ fn push_edge(
     row: &[u64],
 ) -> Result<(), String> {
     let to = row[l.to];
-    let stride = node_stride as u64;
-    if !to.is_multiple_of(stride) {
+    // Division by the usual strides is by a constant, which the compiler turns into a
+    // multiplication.
+    let (node, rest) = match node_stride {
+        6 => (to / 6, to % 6),
+        7 => (to / 7, to % 7),
+        8 => (to / 8, to % 8),
+        s => (to / s as u64, to % s as u64),
+    };
+    if rest != 0 {
         return Err(format!(
             "an edge points to node field offset {to}, which is not a multiple of the {node_stride} node fields"
         ));
     }
-    let target = u32::try_from(to / stride).unwrap_or(u32::MAX);
+    let target = u32::try_from(node).unwrap_or(u32::MAX);
     let name = u32::try_from(row[l.name])
         .map_err(|_| format!("an edge has name_or_index {}", row[l.name]))?;
     let kind = usize::try_from(row[l.kind])
