@@ -13,6 +13,8 @@ use std::fmt;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 
 use prost::Message;
+
+use super::json::JsonReader;
 use serde::Deserialize;
 
 /// Code generated from `proto/` by build.rs.
@@ -572,14 +574,23 @@ impl<R: Read> ChunkReader<R> {
         if classify(&result.result) != MessageKind::Chunk {
             return Ok(false);
         }
+        self.text.clear();
+        self.served = 0;
+        // The usual form, `{"method":…,"params":{"chunk":"…"}}`: the string is unescaped
+        // straight into the text, in one pass.
+        let head = &result.result[..result.result.len().min(128)];
+        if let Some(at) = memchr::memmem::find(head, b"\"chunk\":\"") {
+            let mut json = JsonReader::with_capacity(&result.result[at + 8..], 64 * 1024);
+            return json.string(&mut self.text).map(|()| true).map_err(|e| {
+                self.damaged(&format!("holds a chunk string that does not decode ({e})"))
+            });
+        }
         let msg: ChunkMessage<'_> = serde_json::from_slice(&result.result).map_err(|e| {
             self.damaged(&format!(
                 "holds a heap snapshot chunk that is not valid JSON ({e})"
             ))
         })?;
         let raw = msg.params.chunk.get();
-        self.text.clear();
-        self.served = 0;
         if raw.starts_with('"') {
             let s: String = serde_json::from_str(raw).map_err(|e| {
                 self.damaged(&format!("holds a chunk string that does not decode ({e})"))

@@ -142,24 +142,11 @@ impl HtraceBuilder {
     pub fn build(&self) -> Vec<u8> {
         let body: usize = self.records.iter().map(|r| 4 + r.len()).sum();
         let mut out = Vec::with_capacity(HEADER_SIZE + body);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&((HEADER_SIZE + body) as u64).to_le_bytes());
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&((2 * self.records.len()) as u32).to_le_bytes());
-        out.extend_from_slice(&[0u8; 32]); // sha256
-        out.extend_from_slice(&0u32.to_le_bytes()); // dataType: HIPROFILER_PROTOBUF_BIN
-        for clock in [
-            self.boottime_ns,
-            self.realtime_ns,
-            self.realtime_ns, // realtimeCoarse
-            self.monotonic_ns,
-            self.monotonic_ns, // monotonicCoarse
-            self.monotonic_ns, // monotonicRaw
-        ] {
-            out.extend_from_slice(&clock.to_le_bytes());
-        }
-        debug_assert_eq!(out.len(), 108);
-        out.resize(HEADER_SIZE, 0); // plugin name, plugin version, durationNs, padding
+        out.extend_from_slice(&header(
+            (HEADER_SIZE + body) as u64,
+            self.records.len() as u64,
+            [self.boottime_ns, self.realtime_ns, self.monotonic_ns],
+        ));
         for record in &self.records {
             out.extend_from_slice(&(record.len() as u32).to_le_bytes());
             out.extend_from_slice(record);
@@ -170,6 +157,130 @@ impl HtraceBuilder {
     /// How many records have been added so far.
     pub fn records(&self) -> usize {
         self.records.len()
+    }
+}
+
+/// A section header: magic `OHOSPROF`, `length` (every byte of the section including the
+/// header), version 0x00010000, segments = 2 per record, dataType 0, the clock snapshot
+/// (boottime, realtime, monotonic; the coarse and raw clocks equal to their base), and
+/// zero sha256 / plugin name / duration / padding.
+pub fn header(length: u64, records: u64, [boottime, realtime, monotonic]: [u64; 3]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_SIZE);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&length.to_le_bytes());
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&((2 * records) as u32).to_le_bytes());
+    out.extend_from_slice(&[0u8; 32]); // sha256
+    out.extend_from_slice(&0u32.to_le_bytes()); // dataType: HIPROFILER_PROTOBUF_BIN
+    for clock in [
+        boottime, realtime, realtime, monotonic, monotonic, monotonic,
+    ] {
+        out.extend_from_slice(&clock.to_le_bytes());
+    }
+    debug_assert_eq!(out.len(), 108);
+    out.resize(HEADER_SIZE, 0);
+    out
+}
+
+/// Writes an htrace section record by record, for captures too big to build in memory:
+/// the same records as [`HtraceBuilder`], with the header's length and segment count
+/// written by [`HtraceWriter::finish`]. Clocks are all 0.
+pub struct HtraceWriter<W: std::io::Write + std::io::Seek> {
+    out: W,
+    encoding: Encoding,
+    records: u64,
+    length: u64,
+}
+
+impl<W: std::io::Write + std::io::Seek> HtraceWriter<W> {
+    pub fn new(mut out: W, encoding: Encoding) -> std::io::Result<Self> {
+        out.write_all(&header(0, 0, [0; 3]))?;
+        Ok(HtraceWriter {
+            out,
+            encoding,
+            records: 0,
+            length: HEADER_SIZE as u64,
+        })
+    }
+
+    fn record(&mut self, payload: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(&(payload.len() as u32).to_le_bytes())?;
+        self.out.write_all(payload)?;
+        self.records += 1;
+        self.length += 4 + payload.len() as u64;
+        Ok(())
+    }
+
+    /// One `arkts-plugin` record, as [`HtraceBuilder::message`].
+    pub fn message(&mut self, time_ns: u64, json: &str) -> std::io::Result<()> {
+        let record = plugin_data(
+            self.encoding,
+            ARKTS_PLUGIN,
+            &arkts_result(json.as_bytes()),
+            Some(time_ns),
+        );
+        self.record(&record)
+    }
+
+    /// The records of [`HtraceBuilder::snapshot`] for the `total` bytes `text` yields,
+    /// read and written a chunk at a time.
+    pub fn snapshot(
+        &mut self,
+        time_ns: u64,
+        text: &mut impl std::io::Read,
+        total: u64,
+        chunk_size: usize,
+    ) -> std::io::Result<()> {
+        let mut k = 0;
+        let mut next_time = || {
+            k += 1;
+            time_ns + (k - 1) * 1_000_000
+        };
+        self.message(
+            next_time(),
+            &format!(
+                r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{total}}}}}"#
+            ),
+        )?;
+        let mut pending: Vec<u8> = Vec::new();
+        let mut eof = false;
+        while !eof || !pending.is_empty() {
+            // Enough for a chunk and the rest of a character cut at its end.
+            while !eof && pending.len() < chunk_size + 4 {
+                let start = pending.len();
+                pending.resize(chunk_size + 4, 0);
+                let n = text.read(&mut pending[start..])?;
+                pending.truncate(start + n);
+                eof = n == 0;
+            }
+            let piece = cut(&pending, chunk_size)[0].len();
+            let msg = format!(
+                r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
+                json_escape(&pending[..piece])
+            );
+            self.message(next_time(), &msg)?;
+            pending.drain(..piece);
+        }
+        self.message(
+            next_time(),
+            &format!(
+                r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":{total},"total":{total},"finished":true}}}}"#
+            ),
+        )?;
+        self.message(next_time(), r#"{"id":1,"result":{}}"#)
+    }
+
+    /// Writes the header's length and segment count; returns the output.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        use std::io::SeekFrom;
+        self.out.seek(SeekFrom::Start(8))?;
+        self.out.write_all(&self.length.to_le_bytes())?;
+        self.out.seek(SeekFrom::Start(20))?;
+        self.out
+            .write_all(&((2 * self.records) as u32).to_le_bytes())?;
+        self.out.seek(SeekFrom::End(0))?;
+        self.out.flush()?;
+        Ok(self.out)
     }
 }
 

@@ -1,0 +1,73 @@
+//! Makes inputs for `scripts/bench.sh`: synthetic V8 heap snapshots of any size (for
+//! machines without Node.js), and htrace captures that carry heap snapshot files as an
+//! ArkTS app's profiler writes them.
+//!
+//! ```text
+//! cargo run --release --example bench-inputs -- snapshot NODES OUT.heapsnapshot
+//! cargo run --release --example bench-inputs -- htrace OUT.htrace SNAPSHOT...
+//! ```
+//!
+//! Snapshots of more nodes are the same heap with more objects (same ids), like later
+//! snapshots of one process. The htrace holds each snapshot as 100 KB
+//! `HeapProfiler.addHeapSnapshotChunk` messages, one second apart.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::process::ExitCode;
+
+#[allow(dead_code, clippy::pedantic)]
+#[path = "../tests/support/htrace.rs"]
+mod htrace;
+#[allow(dead_code, clippy::pedantic)]
+#[path = "../tests/support/synth.rs"]
+mod synth;
+
+const CHUNK: usize = 100 * 1024;
+
+fn run(args: &[String]) -> Result<(), String> {
+    match args {
+        [cmd, nodes, out] if cmd == "snapshot" => {
+            let nodes: u64 = nodes
+                .parse()
+                .map_err(|_| format!("NODES must be a whole number, got '{nodes}'"))?;
+            let file = File::create(out).map_err(|e| format!("{out}: {e}"))?;
+            let mut w = BufWriter::with_capacity(1 << 20, file);
+            let edges = synth::write_snapshot(&mut w, nodes).map_err(|e| format!("{out}: {e}"))?;
+            w.flush().map_err(|e| format!("{out}: {e}"))?;
+            eprintln!("{out}: {nodes} nodes, {edges} edges");
+            Ok(())
+        }
+        [cmd, out, snapshots @ ..] if cmd == "htrace" && !snapshots.is_empty() => {
+            let file = File::create(out).map_err(|e| format!("{out}: {e}"))?;
+            let mut w = htrace::HtraceWriter::new(
+                BufWriter::with_capacity(1 << 20, file),
+                htrace::Encoding::Canonical,
+            )
+            .map_err(|e| format!("{out}: {e}"))?;
+            for (k, path) in snapshots.iter().enumerate() {
+                let file = File::open(path).map_err(|e| format!("{path}: {e}"))?;
+                let total = file.metadata().map_err(|e| format!("{path}: {e}"))?.len();
+                let time = 1_000_000_000 * (k as u64 + 1);
+                w.snapshot(time, &mut BufReader::new(file), total, CHUNK)
+                    .map_err(|e| format!("{path}: {e}"))?;
+            }
+            w.finish().map_err(|e| format!("{out}: {e}"))?;
+            eprintln!("{out}: {} snapshots", snapshots.len());
+            Ok(())
+        }
+        _ => Err(
+            "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT...".into(),
+        ),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench-inputs: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
