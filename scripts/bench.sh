@@ -29,6 +29,7 @@
 #   3. pair diff:  arkdiff BASE HEAD --no-retained                (classes, new/deleted)
 #   4. htrace:     arkdiff pair.htrace                            (both snapshots streamed out
 #                                                                  of the capture, trend, paths)
+#      and         arkdiff pair.htrace --no-retained
 #   5. Chrome DevTools' diff: node scripts/bench/devtools-diff.mjs BASE HEAD
 #      (npm heap-snapshot-toolkit's diffFromStreams), when Node.js and the package are
 #      present: npm install --prefix DIR heap-snapshot-toolkit@1.1.3
@@ -156,6 +157,7 @@ row parse "$arkdiff" "$head" --head-snapshot 0 --no-retained --top 0
 row pair "$arkdiff" "$base" "$head" --top 0
 row pair_counts "$arkdiff" "$base" "$head" --no-retained --top 0
 row htrace "$arkdiff" "$htrace" --top 0
+row htrace_counts "$arkdiff" "$htrace" --no-retained --top 0
 have_peer=false
 if ! $smoke && $have_node && [[ -n $modules ]]; then
   row devtools node --max-old-space-size=16000 "$root/scripts/bench/devtools-diff.mjs" "$modules" "$base" "$head"
@@ -184,7 +186,8 @@ echo "| --- | ---: | ---: | ---: | ---: |"
 line parse "arkdiff HEAD, parse only ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s, one core)"
 line pair "arkdiff BASE HEAD (with retained sizes)"
 line pair_counts "arkdiff BASE HEAD --no-retained"
-line htrace "arkdiff pair.htrace (both snapshots streamed from the capture, trend)"
+line htrace "arkdiff pair.htrace (both snapshots streamed from the capture; trend, retained sizes, retainer paths)"
+line htrace_counts "arkdiff pair.htrace --no-retained"
 if $have_peer; then
   echo "| Chrome DevTools' diffFromStreams BASE HEAD | ${secs[devtools]} | $((rss[devtools] / 1024)) | 1x | 100% |"
 else
