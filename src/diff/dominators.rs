@@ -241,9 +241,9 @@ fn from_predecessors(
 ) -> Dominators {
     let n = order.number.len();
     // Preorder numbers by node are not needed past this point: their memory holds the
-    // semidominators, and then the tree in node numbers.
+    // semidominators, and the walk's parents' memory then holds the tree in node numbers.
     let number = std::mem::take(&mut order.number);
-    let mut idom_numbers = lengauer_tarjan(&order, start, &preds, number);
+    let idom_numbers = lengauer_tarjan(&order, start, &preds, number);
     drop(preds);
 
     // Unreached nodes hang from the root.
@@ -253,13 +253,7 @@ fn from_predecessors(
     for (number, &v) in order.vertex.iter().enumerate() {
         idom[v as usize] = order.vertex[idom_numbers[number] as usize];
     }
-    // Reached nodes, flagged in the numbers' memory.
-    idom_numbers.clear();
-    idom_numbers.resize(n, 0);
-    let mut reached = idom_numbers;
-    for &v in &order.vertex {
-        reached[v as usize] = 1;
-    }
+    drop(idom_numbers);
     let mut retained = snap.self_sizes.to_vec();
     // A dominator is entered before every node it dominates, so reverse preorder adds
     // each subtree into its root before that root is added to its own dominator.
@@ -268,12 +262,10 @@ fn from_predecessors(
         let d = idom[v] as usize;
         retained[d] = retained[d].saturating_add(retained[v]);
     }
+    // Unreached nodes dominate nothing, so with them the root retains every node's self
+    // size: the whole heap (saturating, like every sum above).
     if n > 0 {
-        for v in 0..n {
-            if reached[v] == 0 {
-                retained[ROOT as usize] = retained[ROOT as usize].saturating_add(retained[v]);
-            }
-        }
+        retained[ROOT as usize] = snap.self_sizes.iter().fold(0, u64::saturating_add);
     }
     Dominators {
         idom,
@@ -343,7 +335,7 @@ mod tests {
             by_node[from as usize].push((to, kind));
         }
         let counts: Vec<u32> = by_node.iter().map(|e| e.len() as u32).collect();
-        let mut builder = GraphBuilder::new(counts, true);
+        let mut builder = GraphBuilder::new(counts, true).unwrap();
         for out in &by_node {
             for &(to, kind) in out {
                 builder.push(kind, 0, to).unwrap();

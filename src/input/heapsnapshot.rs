@@ -265,20 +265,21 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                     }
                     b"edges" if options.graph && edges.is_none() => {
                         // Edges the graph cannot use leave it out; the nodes still count.
-                        let nodes = snap.node_count();
+                        // Rows are laid out over the nodes' edge counts; edges past their sum
+                        // are not stored, so a damaged file cannot make arkdiff hold them all.
                         let usable = match (layout, &edge_layout) {
                             (None, _) => Err("\"edges\" comes before \"snapshot\"".to_owned()),
                             (Some(_), _) if !nodes_seen => {
                                 Err("\"edges\" comes before \"nodes\"".to_owned())
                             }
-                            // Node numbers keep their top bit free (the dominator walk uses it).
-                            (Some(_), _) if nodes >= 1 << 31 => Err(format!(
-                                "the snapshot has {nodes} nodes, more than arkdiff's graph holds"
-                            )),
-                            (Some(l), Ok(el)) => Ok((l, *el)),
+                            (Some(l), Ok(el)) => GraphBuilder::new(
+                                std::mem::take(&mut snap.edge_counts),
+                                options.labels,
+                            )
+                            .map(|builder| (l, *el, builder)),
                             (Some(_), Err(why)) => Err(why.clone()),
                         };
-                        let (l, edge_layout) = match usable {
+                        let (l, edge_layout, mut builder) = match usable {
                             Ok(found) => found,
                             Err(why) => {
                                 json.skip_value()?;
@@ -286,12 +287,6 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 return Ok(());
                             }
                         };
-                        // Rows are laid out over the nodes' edge counts; edges past their sum
-                        // are not stored, so a damaged file cannot make arkdiff hold them all.
-                        let mut builder = GraphBuilder::new(
-                            std::mem::take(&mut snap.edge_counts),
-                            options.labels,
-                        );
                         if let Some(n) = snap.declared_edge_count {
                             builder.reserve(usize::try_from(n.min(1 << 25)).unwrap_or(0));
                         }
@@ -304,12 +299,9 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         )?);
                     }
                     b"strings" => {
-                        let labels = match &edges {
-                            Some(Ok(b)) => Some(b),
-                            _ => None,
-                        };
+                        let builder = edges.as_ref().and_then(|e| e.as_ref().ok());
                         let needed = (!strings_seen && nodes_seen)
-                            .then(|| needed_strings(&raw, &type_names, labels));
+                            .then(|| needed_strings(&raw, &type_names, builder));
                         strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
                         strings_seen = true;
                     }
@@ -427,14 +419,16 @@ fn push_edge(
         8 => (to / 8, to % 8),
         s => (to / s as u64, to % s as u64),
     };
+    let edge = builder.edges_seen();
     if rest != 0 {
         return Err(format!(
-            "an edge points to node field offset {to}, which is not a multiple of the {node_stride} node fields"
+            "edge {edge} points to node field offset {to}, which is not a multiple of the {node_stride} node fields"
         ));
     }
-    let target = u32::try_from(node).unwrap_or(u32::MAX);
+    let target =
+        u32::try_from(node).map_err(|_| format!("edge {edge} points to node field offset {to}"))?;
     let name = u32::try_from(row[l.name])
-        .map_err(|_| format!("an edge has name_or_index {}", row[l.name]))?;
+        .map_err(|_| format!("edge {edge} has name_or_index {}", row[l.name]))?;
     let kind = usize::try_from(row[l.kind])
         .ok()
         .and_then(|k| kinds.get(k))

@@ -13,9 +13,9 @@ use std::fmt;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 
 use prost::Message;
+use serde::Deserialize;
 
 use super::json::JsonReader;
-use serde::Deserialize;
 
 /// Code generated from `proto/` by build.rs.
 #[allow(clippy::all, clippy::pedantic)]
@@ -576,30 +576,30 @@ impl<R: Read> ChunkReader<R> {
         }
         self.text.clear();
         self.served = 0;
-        // The usual form, `{"method":…,"params":{"chunk":"…"}}`: the string is unescaped
-        // straight into the text, in one pass.
+        // The usual form, `{"method":…,"params":{"chunk":"…"}}`, is found without parsing
+        // the message; any other layout goes through serde.
         let head = &result.result[..result.result.len().min(128)];
-        if let Some(at) = memchr::memmem::find(head, b"\"chunk\":\"") {
-            let mut json = JsonReader::with_capacity(&result.result[at + 8..], 64 * 1024);
-            return json.string(&mut self.text).map(|()| true).map_err(|e| {
-                self.damaged(&format!("holds a chunk string that does not decode ({e})"))
-            });
-        }
-        let msg: ChunkMessage<'_> = serde_json::from_slice(&result.result).map_err(|e| {
-            self.damaged(&format!(
-                "holds a heap snapshot chunk that is not valid JSON ({e})"
-            ))
-        })?;
-        let raw = msg.params.chunk.get();
-        if raw.starts_with('"') {
-            let s: String = serde_json::from_str(raw).map_err(|e| {
-                self.damaged(&format!("holds a chunk string that does not decode ({e})"))
-            })?;
-            self.text.extend_from_slice(s.as_bytes());
+        let string = if let Some(at) = memchr::memmem::find(head, b"\"chunk\":\"") {
+            &result.result[at + 8..]
         } else {
-            // The re-export form carries the whole snapshot as an object.
-            self.text.extend_from_slice(raw.as_bytes());
-        }
+            let msg: ChunkMessage<'_> = serde_json::from_slice(&result.result).map_err(|e| {
+                self.damaged(&format!(
+                    "holds a heap snapshot chunk that is not valid JSON ({e})"
+                ))
+            })?;
+            let raw = msg.params.chunk.get();
+            if !raw.starts_with('"') {
+                // The re-export form carries the whole snapshot as an object.
+                self.text.extend_from_slice(raw.as_bytes());
+                return Ok(true);
+            }
+            raw.as_bytes()
+        };
+        // The string is unescaped straight into the text, in one pass.
+        let mut json = JsonReader::with_capacity(string, 64 * 1024);
+        json.string(&mut self.text).map_err(|e| {
+            self.damaged(&format!("holds a chunk string that does not decode ({e})"))
+        })?;
         Ok(true)
     }
 }

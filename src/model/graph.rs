@@ -121,10 +121,18 @@ pub struct GraphBuilder {
 
 impl GraphBuilder {
     /// `edge_counts`: each node's number of edges, in node order. `labels`: keep each
-    /// edge's kind and name for retainer paths.
-    pub fn new(edge_counts: Vec<u32>, labels: bool) -> GraphBuilder {
-        let expected = edge_counts.iter().map(|&c| u64::from(c)).sum();
-        GraphBuilder {
+    /// edge's kind and name for retainer paths. Fails when the graph is larger than its
+    /// 32-bit rows hold; node numbers also keep their top bit free (the dominator walk
+    /// uses it).
+    pub fn new(edge_counts: Vec<u32>, labels: bool) -> Result<GraphBuilder, String> {
+        let nodes = edge_counts.len();
+        let expected: u64 = edge_counts.iter().map(|&c| u64::from(c)).sum();
+        if nodes >= 1 << 31 || u32::try_from(expected).is_err() {
+            return Err(format!(
+                "the snapshot has {nodes} nodes and {expected} edges, more than arkdiff's graph holds"
+            ));
+        }
+        Ok(GraphBuilder {
             rows: edge_counts,
             next: 0,
             left: 0,
@@ -132,7 +140,7 @@ impl GraphBuilder {
             expected,
             targets: Vec::new(),
             labels: labels.then(Default::default),
-        }
+        })
     }
 
     /// Reserves room for `edges` more edges.
@@ -147,6 +155,11 @@ impl GraphBuilder {
     /// Whether edge kinds and names are kept.
     pub fn has_labels(&self) -> bool {
         self.labels.is_some()
+    }
+
+    /// How many edges were handed in so far: the number of the next one.
+    pub fn edges_seen(&self) -> u64 {
+        self.seen
     }
 
     /// Node count of the graph being built.
@@ -179,7 +192,7 @@ impl GraphBuilder {
         self.left -= 1;
         self.seen += 1;
         #[allow(clippy::cast_possible_truncation)]
-        // node counts fit a u32 (checked by new's caller)
+        // node counts fit a u32 (checked by new)
         let from = (self.next - 1) as u32;
         if kind.keeps(from, to) {
             self.targets.push(to);
@@ -191,7 +204,7 @@ impl GraphBuilder {
         Ok(())
     }
 
-    #[allow(clippy::cast_possible_truncation)] // fewer edges than `seen`, checked to fit
+    #[allow(clippy::cast_possible_truncation)] // at most `expected`, checked by new to fit
     fn stored(&self) -> u32 {
         self.targets.len() as u32
     }
@@ -318,5 +331,17 @@ impl HeapSnapshot {
             ("Function", Some(name)) => format!("Function {name}"),
             _ => class.to_owned(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_graph_larger_than_its_rows_hold_is_refused_before_anything_is_stored() {
+        let why = GraphBuilder::new(vec![u32::MAX, 1], false).err().unwrap();
+        assert!(why.contains("4294967296 edges, more than"), "{why}");
+        assert!(GraphBuilder::new(vec![u32::MAX, 0], false).is_ok());
     }
 }
