@@ -91,33 +91,21 @@ impl HtraceBuilder {
     /// many records were added.
     pub fn snapshot(&mut self, time_ns: u64, snapshot_text: &[u8], chunk_size: usize) -> &mut Self {
         assert!(chunk_size > 0, "chunk_size must be > 0");
-        let total = snapshot_text.len();
-        let mut k: u64 = 0;
-        let mut next_time = || {
-            let t = time_ns + k * 1_000_000;
-            k += 1;
-            t
-        };
-        let progress = format!(
-            r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{total}}}}}"#
-        );
-        let t = next_time();
-        self.message(t, &progress);
-        for piece in cut(snapshot_text, chunk_size) {
-            let msg = format!(
-                r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
-                json_escape(piece)
-            );
-            let t = next_time();
-            self.message(t, &msg);
-        }
-        let finished = format!(
-            r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":{total},"total":{total},"finished":true}}}}"#
-        );
-        let t = next_time();
-        self.message(t, &finished);
-        let t = next_time();
-        self.message(t, r#"{"id":1,"result":{}}"#);
+        let mut pieces = cut(snapshot_text, chunk_size).into_iter();
+        snapshot_messages(
+            time_ns,
+            snapshot_text.len() as u64,
+            |piece| {
+                Ok(pieces.next().map(|p| {
+                    piece.extend_from_slice(p);
+                }))
+            },
+            |t, msg| {
+                self.message(t, msg);
+                Ok(())
+            },
+        )
+        .expect("in-memory records cannot fail");
         self
     }
 
@@ -231,43 +219,29 @@ impl<W: std::io::Write + std::io::Seek> HtraceWriter<W> {
         total: u64,
         chunk_size: usize,
     ) -> std::io::Result<()> {
-        let mut k = 0;
-        let mut next_time = || {
-            k += 1;
-            time_ns + (k - 1) * 1_000_000
-        };
-        self.message(
-            next_time(),
-            &format!(
-                r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{total}}}}}"#
-            ),
-        )?;
         let mut pending: Vec<u8> = Vec::new();
         let mut eof = false;
-        while !eof || !pending.is_empty() {
-            // Enough for a chunk and the rest of a character cut at its end.
-            while !eof && pending.len() < chunk_size + 4 {
-                let start = pending.len();
-                pending.resize(chunk_size + 4, 0);
-                let n = text.read(&mut pending[start..])?;
-                pending.truncate(start + n);
-                eof = n == 0;
-            }
-            let piece = cut(&pending, chunk_size)[0].len();
-            let msg = format!(
-                r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
-                json_escape(&pending[..piece])
-            );
-            self.message(next_time(), &msg)?;
-            pending.drain(..piece);
-        }
-        self.message(
-            next_time(),
-            &format!(
-                r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":{total},"total":{total},"finished":true}}}}"#
-            ),
-        )?;
-        self.message(next_time(), r#"{"id":1,"result":{}}"#)
+        snapshot_messages(
+            time_ns,
+            total,
+            |piece| {
+                // Enough for a chunk and the rest of a character cut at its end.
+                while !eof && pending.len() < chunk_size + 4 {
+                    let start = pending.len();
+                    pending.resize(chunk_size + 4, 0);
+                    let n = text.read(&mut pending[start..])?;
+                    pending.truncate(start + n);
+                    eof = n == 0;
+                }
+                if pending.is_empty() {
+                    return Ok(None);
+                }
+                let len = cut(&pending, chunk_size)[0].len();
+                piece.extend(pending.drain(..len));
+                Ok(Some(()))
+            },
+            |t, msg| self.message(t, msg),
+        )
     }
 
     /// Writes the header's length and segment count; returns the output.
@@ -282,6 +256,38 @@ impl<W: std::io::Write + std::io::Seek> HtraceWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// The message sequence of one SNAPSHOT-mode heap snapshot (see
+/// [`HtraceBuilder::snapshot`]) of `total` bytes: `next_piece` appends the next piece of
+/// the text to its buffer (None when there is none left), and `emit` gets each message
+/// with its time, `time_ns + k ms` for the kth.
+fn snapshot_messages(
+    time_ns: u64,
+    total: u64,
+    mut next_piece: impl FnMut(&mut Vec<u8>) -> std::io::Result<Option<()>>,
+    mut emit: impl FnMut(u64, &str) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut k: u64 = 0;
+    let mut send = |msg: &str| {
+        k += 1;
+        emit(time_ns + (k - 1) * 1_000_000, msg)
+    };
+    send(&format!(
+        r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{total}}}}}"#
+    ))?;
+    let mut piece = Vec::new();
+    while next_piece(&mut piece)?.is_some() {
+        send(&format!(
+            r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
+            json_escape(&piece)
+        ))?;
+        piece.clear();
+    }
+    send(&format!(
+        r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":{total},"total":{total},"finished":true}}}}"#
+    ))?;
+    send(r#"{"id":1,"result":{}}"#)
 }
 
 /// How many records `HtraceBuilder::snapshot` adds for an ASCII text of `text_len` bytes.
