@@ -267,6 +267,77 @@ pub fn compare(
     })
 }
 
+/// Compares class totals alone, where a snapshot of the series is a baseline (which
+/// keeps no objects): counts and sizes, and the trend, with no new/deleted objects,
+/// retained sizes or retainer paths.
+pub fn compare_class_level(
+    base: Pick<'_>,
+    head: Pick<'_>,
+    middle: &[Pick<'_>],
+    trend_wanted: bool,
+    options: &HeapOptions,
+    progress: &dyn Fn(String),
+) -> Result<HeapResult> {
+    progress("parsing heap snapshots".into());
+    let picks: Vec<Pick<'_>> = std::iter::once(base)
+        .chain(middle.iter().copied())
+        .chain(std::iter::once(head))
+        .collect();
+    let loaded = parallel(&picks, |p| match p.capture.aggregate() {
+        Some(a) => Ok((a.clone(), Vec::new())),
+        None => p
+            .load(ParseOptions::default())
+            .map(|s| (Aggregate::of(&s), s.warnings)),
+    })
+    .into_iter()
+    .collect::<Result<Vec<(Aggregate, Vec<String>)>>>()?;
+    let mut warnings = Vec::new();
+    let mut series = Vec::with_capacity(loaded.len());
+    for (aggregate, mut w) in loaded {
+        warnings.append(&mut w);
+        series.push(aggregate);
+    }
+    let (first, last) = (&series[0], &series[series.len() - 1]);
+    let diff = heap::diff_aggregates(first, last);
+    let detail = |name: &str| ClassDetail {
+        name: name.to_owned(),
+        retained: None,
+        path: None,
+        no_path: Some("a baseline keeps class totals only, so there is no retainer path".into()),
+    };
+    let trend = trend_wanted.then(|| {
+        let trend = trend(&series, options.floor);
+        let suspects = trend.suspects.iter().map(|s| detail(&s.name)).collect();
+        let points = picks
+            .iter()
+            .map(|p| SeriesPoint {
+                path: p.capture.path.display().to_string(),
+                snapshot_index: p.index,
+                time_ns: p.capture.snapshot_info(p.index).start_time_ns,
+            })
+            .collect();
+        TrendResult {
+            trend,
+            points,
+            suspects,
+        }
+    });
+    let explained: Vec<ClassDetail> = options.explain.iter().map(|n| detail(n)).collect();
+    if !options.explain.is_empty() {
+        warnings.push(
+            "--explain: a baseline keeps class totals only, so there is no retainer path".into(),
+        );
+    }
+    Ok(HeapResult {
+        diff,
+        trend,
+        explained,
+        warnings,
+        indexes: (base.index, head.index),
+        retained: false,
+    })
+}
+
 fn internal(what: &str) -> Error {
     Error::Usage(format!("internal error: {what}"))
 }

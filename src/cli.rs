@@ -3,16 +3,18 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::analyze::HeapOptions;
+use crate::config::{self, FileSettings};
 use crate::diff::trend::SuspectFloor;
 use crate::error::{Error, Result};
-use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Thresholds};
+use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Rule, Thresholds};
 use crate::input::trace_event::ProfilePick;
 use crate::units::{
-    parse_count_limit, parse_duration, parse_duration_limit, parse_size, parse_size_limit,
+    Limit, parse_count_limit, parse_duration, parse_duration_limit, parse_share, parse_size,
+    parse_size_limit,
 };
 
 const EXAMPLES: &str = "\
@@ -34,6 +36,15 @@ Examples:
           --ignore '(system)' --class 'My*'
       Gate: exit 1 when the heap grows by more than 1 MiB, or a class whose name starts
       with My gains more than 1000 objects.
+  arkdiff base.htrace head.htrace --config ci/arkdiff.toml --format github \\
+          --format json=report.json
+      Gate with the warn and fail levels of a thresholds file (arkdiff.toml in the
+      working directory is read by default); GitHub annotations on stdout, and the
+      JSON report in report.json.
+  arkdiff summarize main.htrace -o baseline.json
+  arkdiff baseline.json head.htrace --max-class-size-growth 10%
+      Keep a few kilobytes of class and function totals instead of the capture, and
+      compare a later capture with them (class level: no new/deleted objects).
   arkdiff fast.cpuprofile slow.cpuprofile --max-function-self-growth 50%
       Compare two CPU profiles; exit 1 when a function's self time grows by more than
       half (functions under 1 ms on both sides are not gated: --min-function-self).
@@ -47,8 +58,18 @@ Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or inpu
 // Command-line switches are bools by nature.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
-#[command(name = "arkdiff", version, about, after_help = EXAMPLES)]
+#[command(
+    name = "arkdiff",
+    version,
+    about,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Captures: .htrace, .heapsnapshot, .cpuprofile, Chrome Trace Event JSON or a JS
     /// Self-Profiling trace, plain or gzip/zlib-compressed. One input: its first heap
     /// snapshot against its last, plus the trend over all of them; two: BASE against HEAD
@@ -57,13 +78,24 @@ pub struct Cli {
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
-    pub format: OutputFormat,
+    /// Output format: table (default), json, markdown, github, line-protocol or
+    /// benchmark-json. FMT=FILE writes that format to FILE; repeat the option to write
+    /// several formats in one run (at most one without a file: it goes to stdout or -o).
+    #[arg(long, value_name = "FMT[=FILE]")]
+    pub format: Vec<String>,
 
     /// Write the report to FILE (atomically: a complete report or none) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Thresholds file (default: arkdiff.toml in the working directory, if there).
+    /// Command-line thresholds override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Do not read arkdiff.toml from the working directory.
+    #[arg(long, conflicts_with = "config")]
+    pub no_config: bool,
 
     /// Which snapshot of BASE to compare (0-based; negative counts from the end).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -93,9 +125,10 @@ pub struct Cli {
     #[arg(long, value_name = "LIMIT")]
     pub max_function_self_growth: Option<String>,
 
-    /// Functions whose self time is below DUR on both sides are not gated (noise floor).
-    #[arg(long, value_name = "DUR", default_value = "1ms")]
-    pub min_function_self: String,
+    /// Functions whose self time is below DUR on both sides are not gated (noise floor;
+    /// default 1ms).
+    #[arg(long, value_name = "DUR")]
+    pub min_function_self: Option<String>,
 
     /// Fail if the total non-idle CPU time grows by more than LIMIT (e.g. 100ms, 10%).
     #[arg(long, value_name = "LIMIT")]
@@ -145,13 +178,14 @@ pub struct Cli {
     #[arg(long, value_name = "CLASS")]
     pub explain: Vec<String>,
 
-    /// A leak suspect's size must grow by at least SIZE over the series.
-    #[arg(long, value_name = "SIZE", default_value = "64KiB")]
-    pub suspect_min_growth: String,
+    /// A leak suspect's size must grow by at least SIZE over the series (default 64KiB).
+    #[arg(long, value_name = "SIZE")]
+    pub suspect_min_growth: Option<String>,
 
-    /// A leak suspect's size must grow by at least this share of the last snapshot's heap.
-    #[arg(long, value_name = "PERCENT", default_value = "1%")]
-    pub suspect_min_share: String,
+    /// A leak suspect's size must grow by at least this share of the last snapshot's heap
+    /// (default 1%).
+    #[arg(long, value_name = "PERCENT")]
+    pub suspect_min_share: Option<String>,
 
     /// Fail when a class is a leak suspect (it grows in every interval of a series); with
     /// MIN, only when its size grew by more than MIN (e.g. 1MiB).
@@ -167,20 +201,86 @@ pub struct Cli {
     pub quiet: bool,
 }
 
+/// Commands other than comparing.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write a capture's class and function totals as a small baseline file, to compare
+    /// later captures with (`arkdiff baseline.json HEAD`) instead of keeping the capture.
+    #[command(after_help = "\
+Examples:
+  arkdiff summarize main.htrace -o baseline.json
+      The last heap snapshot's class totals and the CPU profile's function times.
+  arkdiff summarize leak.heapsnapshot.gz --snapshot 0 -o baseline.json
+  arkdiff baseline.json head.htrace --max-class-count-growth 1000
+      Compare a capture with the baseline (class level: no ids are kept, so there are
+      no new/deleted objects, retained sizes or retainer paths).")]
+    Summarize(SummarizeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SummarizeArgs {
+    /// The capture to summarize (any input arkdiff reads).
+    #[arg(value_name = "CAPTURE")]
+    pub input: PathBuf,
+
+    /// Write the baseline to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Which heap snapshot to summarize (0-based; negative counts from the end; default
+    /// the last).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub snapshot: Option<i64>,
+
+    /// In a Chrome trace holding several CPU profiles, use this one.
+    #[arg(long, value_name = "PID:ID", conflicts_with = "pid")]
+    pub profile: Option<String>,
+
+    /// In a Chrome trace, use the CPU profile of this process.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u64>,
+
+    /// Do not print warnings on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     /// A terminal table.
     Table,
     /// The JSON report (`schema_version` 1).
     Json,
+    /// GitHub-flavoured Markdown, e.g. for a job summary or a pull-request comment.
+    Markdown,
+    /// GitHub Actions workflow commands: `::error`/`::warning` annotations; also appends
+    /// the Markdown report to `$GITHUB_STEP_SUMMARY` and the outputs to `$GITHUB_OUTPUT`
+    /// when they are set.
+    Github,
+    /// `InfluxDB` / Datakit line protocol.
+    LineProtocol,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON.
+    BenchmarkJson,
+}
+
+/// One report to write: a format, and a file (None: stdout).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputTarget {
+    pub format: OutputFormat,
+    pub path: Option<PathBuf>,
 }
 
 /// What a run does, validated.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub inputs: Vec<PathBuf>,
-    pub format: OutputFormat,
-    pub output: Option<PathBuf>,
+    /// The reports to write, at most one of them to stdout.
+    pub outputs: Vec<OutputTarget>,
+    /// The thresholds file read, if any.
+    pub config_path: Option<PathBuf>,
+    /// Whether heap and CPU thresholds were given on the command line (a file's
+    /// thresholds for data the inputs lack are a warning; a flag's are an error).
+    pub flag_thresholds: FlagThresholds,
     pub base_snapshot: Option<i64>,
     pub head_snapshot: Option<i64>,
     pub top: usize,
@@ -198,6 +298,15 @@ impl Config {
     }
 }
 
+/// Which kinds of threshold the command line sets.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FlagThresholds {
+    pub heap: bool,
+    pub cpu: bool,
+    /// `--fail-on-suspects`.
+    pub suspects: bool,
+}
+
 /// How CPU profiles are picked and compared.
 #[derive(Debug, Clone, Default)]
 pub struct CpuOptions {
@@ -207,15 +316,6 @@ pub struct CpuOptions {
     pub strip_url_query: bool,
     /// Which profile of a Trace Event file.
     pub profile_pick: ProfilePick,
-}
-
-/// `1%`, `0.5%` or `2`: a share of a whole, in percent.
-fn parse_percent(text: &str) -> std::result::Result<f64, String> {
-    let number = text.trim().trim_end_matches('%').trim();
-    match number.parse::<f64>() {
-        Ok(p) if p.is_finite() && (0.0..=100.0).contains(&p) => Ok(p),
-        _ => Err(format!("'{text}' is not a percentage from 0% to 100%")),
-    }
 }
 
 fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
@@ -233,84 +333,183 @@ fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
         .map_err(|e| Error::Usage(format!("{flag}: {e}")))
 }
 
-fn limit(
+/// A threshold flag over the file's rule for the same metric: the flag sets the fail
+/// level; the file's warn level and floors stay.
+fn rule(
     flag: &str,
     value: Option<&String>,
-    parse: fn(&str) -> std::result::Result<crate::units::Limit, String>,
-) -> Result<Option<crate::units::Limit>> {
-    value
-        .map(|v| parse(v).map_err(|e| Error::Usage(format!("{flag}: {e}"))))
-        .transpose()
+    parse: fn(&str) -> std::result::Result<Limit, String>,
+    from_file: Rule,
+) -> Result<Rule> {
+    Ok(match value {
+        Some(v) => Rule {
+            fail: Some(parse(v).map_err(|e| Error::Usage(format!("{flag}: {e}")))?),
+            ..from_file
+        },
+        None => from_file,
+    })
+}
+
+/// The flag's value if given, else the file's, else the default.
+fn setting<T>(
+    flag: &str,
+    value: Option<&String>,
+    parse: fn(&str) -> std::result::Result<T, String>,
+    from_file: Option<T>,
+    default: T,
+) -> Result<T> {
+    match value {
+        Some(v) => parse(v).map_err(|e| Error::Usage(format!("{flag}: {e}"))),
+        None => Ok(from_file.unwrap_or(default)),
+    }
+}
+
+/// `--format` values and `-o` as the reports to write.
+fn outputs(formats: &[String], output: Option<PathBuf>) -> Result<Vec<OutputTarget>> {
+    let mut targets = Vec::new();
+    for f in formats {
+        let (name, path) = match f.split_once('=') {
+            Some((name, "")) => {
+                return Err(Error::Usage(format!(
+                    "--format {f}: no file after '='; use --format {name} for stdout"
+                )));
+            }
+            Some((name, path)) => (name, Some(PathBuf::from(path))),
+            None => (f.as_str(), None),
+        };
+        let format = OutputFormat::from_str(name.trim(), true).map_err(|_| {
+            let known: Vec<String> = OutputFormat::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_owned()))
+                .collect();
+            Error::Usage(format!(
+                "--format '{name}' is not a format arkdiff writes ({})",
+                known.join(", ")
+            ))
+        })?;
+        targets.push(OutputTarget { format, path });
+    }
+    let unnamed = targets.iter().filter(|t| t.path.is_none()).count();
+    if unnamed > 1 {
+        return Err(Error::Usage(
+            "more than one --format without a file: only one report can go to stdout (or -o); give the others as FMT=FILE".into(),
+        ));
+    }
+    match (unnamed, output) {
+        (0, Some(path)) if targets.is_empty() => targets.push(OutputTarget {
+            format: OutputFormat::Table,
+            path: Some(path),
+        }),
+        (0, Some(_)) => {
+            return Err(Error::Usage(
+                "-o names the file of the --format given without one, but every --format has its own file".into(),
+            ));
+        }
+        (0, None) if targets.is_empty() => targets.push(OutputTarget {
+            format: OutputFormat::Table,
+            path: None,
+        }),
+        (_, Some(path)) => {
+            if let Some(t) = targets.iter_mut().find(|t| t.path.is_none()) {
+                t.path = Some(path);
+            }
+        }
+        _ => {}
+    }
+    let mut seen: Vec<&PathBuf> = Vec::new();
+    for p in targets.iter().filter_map(|t| t.path.as_ref()) {
+        if seen.contains(&p) {
+            return Err(Error::Usage(format!(
+                "{} is named for two reports",
+                p.display()
+            )));
+        }
+        seen.push(p);
+    }
+    Ok(targets)
 }
 
 impl Cli {
     pub fn into_config(self) -> Result<Config> {
+        let config_path = config::locate(self.config.as_deref(), self.no_config);
+        let file = match &config_path {
+            Some(p) => config::load(p)?,
+            None => FileSettings::default(),
+        };
         let thresholds = Thresholds {
-            max_heap_growth: limit(
+            heap_size: rule(
                 "--max-heap-growth",
                 self.max_heap_growth.as_ref(),
                 parse_size_limit,
+                file.heap_size,
             )?,
-            max_class_count_growth: limit(
+            class_count: rule(
                 "--max-class-count-growth",
                 self.max_class_count_growth.as_ref(),
                 parse_count_limit,
+                file.class_count,
             )?,
-            max_class_size_growth: limit(
+            class_size: rule(
                 "--max-class-size-growth",
                 self.max_class_size_growth.as_ref(),
                 parse_size_limit,
+                file.class_size,
             )?,
-            max_function_self_growth: limit(
+            function_self: rule(
                 "--max-function-self-growth",
                 self.max_function_self_growth.as_ref(),
                 parse_duration_limit,
+                file.function_self,
             )?,
-            min_function_self_us: parse_duration(&self.min_function_self)
-                .map_err(|e| Error::Usage(format!("--min-function-self: {e}")))?,
-            max_cpu_time_growth: limit(
+            min_function_self_us: setting(
+                "--min-function-self",
+                self.min_function_self.as_ref(),
+                parse_duration,
+                file.min_function_self_us,
+                DEFAULT_MIN_FUNCTION_SELF_US,
+            )?,
+            cpu_time: rule(
                 "--max-cpu-time-growth",
                 self.max_cpu_time_growth.as_ref(),
                 parse_duration_limit,
+                file.cpu_time,
             )?,
-            max_gc_time_growth: limit(
+            gc_time: rule(
                 "--max-gc-time-growth",
                 self.max_gc_time_growth.as_ref(),
                 parse_duration_limit,
+                file.gc_time,
             )?,
-            fail_on_suspects: self
-                .fail_on_suspects
-                .as_deref()
-                .map(|v| {
-                    parse_size(v).map_err(|e| Error::Usage(format!("--fail-on-suspects: {e}")))
-                })
-                .transpose()?,
-            classes: globs("--class", &self.classes)?,
-            functions: globs("--function", &self.functions)?,
-            ignore: globs("--ignore", &self.ignore)?,
+            suspect_size: rule(
+                "--fail-on-suspects",
+                self.fail_on_suspects.as_ref(),
+                |v| parse_size(v).map(Limit::Absolute),
+                file.suspect_size,
+            )?,
+            classes: globs("--class", &pick_list(self.classes, file.classes.as_ref()))?,
+            functions: globs(
+                "--function",
+                &pick_list(self.functions, file.functions.as_ref()),
+            )?,
+            ignore: globs("--ignore", &pick_list(self.ignore, file.ignore.as_ref()))?,
         };
-        debug_assert_eq!(
-            Thresholds::default().min_function_self_us,
-            DEFAULT_MIN_FUNCTION_SELF_US
-        );
-        let profile = self
-            .profile
-            .as_deref()
-            .map(|p| {
-                p.split_once(':')
-                    .and_then(|(pid, id)| {
-                        Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned()))
-                    })
-                    .filter(|(_, id)| !id.is_empty())
-                    .ok_or_else(|| {
-                        Error::Usage(format!("--profile '{p}': expected PID:ID, e.g. 17026:0x2"))
-                    })
-            })
-            .transpose()?;
+        let profile = parse_profile(self.profile.as_deref())?;
+        let floor = SuspectFloor::default();
+        let flag_thresholds = FlagThresholds {
+            heap: self.max_heap_growth.is_some()
+                || self.max_class_count_growth.is_some()
+                || self.max_class_size_growth.is_some()
+                || self.fail_on_suspects.is_some(),
+            cpu: self.max_function_self_growth.is_some()
+                || self.max_cpu_time_growth.is_some()
+                || self.max_gc_time_growth.is_some(),
+            suspects: self.fail_on_suspects.is_some(),
+        };
         Ok(Config {
             inputs: self.inputs,
-            format: self.format,
-            output: self.output,
+            outputs: outputs(&self.format, self.output)?,
+            config_path,
+            flag_thresholds,
             base_snapshot: self.base_snapshot,
             head_snapshot: self.head_snapshot,
             top: self.top,
@@ -327,14 +526,46 @@ impl Cli {
                 graph: !self.no_retained,
                 explain: self.explain,
                 floor: SuspectFloor {
-                    min_bytes: parse_size(&self.suspect_min_growth)
-                        .map_err(|e| Error::Usage(format!("--suspect-min-growth: {e}")))?,
-                    heap_percent: parse_percent(&self.suspect_min_share)
-                        .map_err(|e| Error::Usage(format!("--suspect-min-share: {e}")))?,
+                    min_bytes: setting(
+                        "--suspect-min-growth",
+                        self.suspect_min_growth.as_ref(),
+                        parse_size,
+                        file.suspect_min_growth,
+                        floor.min_bytes,
+                    )?,
+                    heap_percent: setting(
+                        "--suspect-min-share",
+                        self.suspect_min_share.as_ref(),
+                        parse_share,
+                        file.suspect_min_share,
+                        floor.heap_percent,
+                    )?,
                 },
             },
             exit_zero: self.exit_zero,
             quiet: self.quiet,
         })
     }
+}
+
+/// The command line's list if it has one, else the file's.
+fn pick_list(cli: Vec<String>, file: Option<&Vec<String>>) -> Vec<String> {
+    if cli.is_empty() {
+        file.cloned().unwrap_or_default()
+    } else {
+        cli
+    }
+}
+
+/// `--profile PID:ID`.
+pub fn parse_profile(text: Option<&str>) -> Result<Option<(u64, String)>> {
+    text.map(|p| {
+        p.split_once(':')
+            .and_then(|(pid, id)| Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned())))
+            .filter(|(_, id)| !id.is_empty())
+            .ok_or_else(|| {
+                Error::Usage(format!("--profile '{p}': expected PID:ID, e.g. 17026:0x2"))
+            })
+    })
+    .transpose()
 }

@@ -5,7 +5,9 @@
 //! together for the command line and returns the [`ExitStatus`].
 
 pub mod analyze;
+pub mod baseline;
 pub mod cli;
+pub mod config;
 pub mod diff;
 pub mod error;
 pub mod gate;
@@ -18,7 +20,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use analyze::{HeapResult, Pick};
-use cli::{Config, OutputFormat};
+use cli::{Config, OutputFormat, OutputTarget};
 use diff::cpu::CpuDiff;
 use error::{Error, Result};
 use gate::Status;
@@ -49,7 +51,7 @@ pub fn run(config: &Config) -> ExitStatus {
 }
 
 /// Resolves a possibly negative snapshot index against a capture.
-fn resolve_index(capture: &Capture, flag: &str, requested: i64) -> Result<usize> {
+pub(crate) fn resolve_index(capture: &Capture, flag: &str, requested: i64) -> Result<usize> {
     let count = capture.snapshot_count();
     let count_i = i64::try_from(count).unwrap_or(i64::MAX);
     let index = if requested < 0 {
@@ -146,18 +148,10 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     }
     let cpu: Option<CpuDiff> = match (&first.cpu, &last.cpu) {
         (Some(b), Some(h)) if compare_cpu => {
-            let times = |p: &model::cpu::Profile| {
-                if config.cpu.strip_url_query {
-                    let mut p = p.clone();
-                    p.strip_url_queries();
-                    p.times()
-                } else {
-                    p.times()
-                }
-            };
+            let strip = config.cpu.strip_url_query;
             Some(diff::cpu::diff(
-                &times(&b.profile),
-                &times(&h.profile),
+                &b.times(strip),
+                &h.times(strip),
                 config.cpu.normalize,
             ))
         }
@@ -193,10 +187,13 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         warnings,
         heap: heap.as_ref().map(HeapSection::from_result),
         cpu: cpu.as_ref().map(CpuSection::from_diff),
-        gate: GateSection::from_verdict(&verdict),
+        gate: GateSection::from_verdict(
+            &verdict,
+            config.config_path.as_ref().map(|p| p.display().to_string()),
+        ),
     };
     print_warnings(config, &report.warnings);
-    write_report(config, &report)?;
+    write_reports(config, &report)?;
     Ok(match verdict.status {
         Status::Fail if !config.exit_zero => ExitStatus::Failure,
         _ => ExitStatus::Success,
@@ -255,7 +252,7 @@ fn check_inputs(
         ));
     }
     let t = &config.thresholds;
-    if config.cpu.normalize && t.max_cpu_time_growth.is_some() {
+    if config.cpu.normalize && t.cpu_time.is_set() {
         warnings.push(
             "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail"
                 .into(),
@@ -273,9 +270,33 @@ fn check_inputs(
         )
     };
     let picked_snapshots = config.picks_snapshots();
+    let flags = config.flag_thresholds;
+    if let Some(file) = &config.config_path {
+        for (kind, in_file, have, what) in [
+            (
+                "heap",
+                t.has_heap() && !flags.heap,
+                compare_heap,
+                "heap snapshots",
+            ),
+            (
+                "CPU",
+                t.has_cpu() && !flags.cpu,
+                compare_cpu,
+                "CPU profiles on both sides",
+            ),
+        ] {
+            if in_file && !have {
+                warnings.push(format!(
+                    "the {kind} thresholds of {} are not checked: the inputs carry no {what} to compare",
+                    file.display()
+                ));
+            }
+        }
+    }
     for (wanted, have, what, asked) in [
         (
-            t.has_heap(),
+            flags.heap,
             compare_heap,
             "heap snapshots",
             "heap thresholds are",
@@ -293,7 +314,7 @@ fn check_inputs(
             "--explain is",
         ),
         (
-            t.has_cpu(),
+            flags.cpu,
             compare_cpu,
             "CPU profiles on both sides",
             "CPU thresholds are",
@@ -379,20 +400,45 @@ fn compare_heaps(
             captures.len() > 2,
         )
     };
-    if !trend_wanted && config.thresholds.fail_on_suspects.is_some() {
-        return Err(Error::Usage(
-            "--fail-on-suspects needs a series of heap snapshots: one input holding two or more, or three inputs or more".into(),
-        ));
+    let mut warnings = Vec::new();
+    if !trend_wanted && config.thresholds.suspect_size.is_set() {
+        if config.flag_thresholds.suspects {
+            return Err(Error::Usage(
+                "--fail-on-suspects needs a series of heap snapshots: one input holding two or more, or three inputs or more".into(),
+            ));
+        }
+        if let Some(file) = &config.config_path {
+            warnings.push(format!(
+                "the suspects threshold of {} is not checked: a pair of snapshots has no trend",
+                file.display()
+            ));
+        }
     }
-    let mut result = analyze::compare(
-        base,
-        head,
-        &middle,
-        trend_wanted,
-        one_file,
-        &config.heap,
-        &|message| bar.set_message(message),
-    )?;
+    let class_level = std::iter::once(&base)
+        .chain(&middle)
+        .chain(std::iter::once(&head))
+        .any(|p| p.capture.is_baseline());
+    let mut result = if class_level {
+        analyze::compare_class_level(
+            base,
+            head,
+            &middle,
+            trend_wanted,
+            &config.heap,
+            &|message| bar.set_message(message),
+        )?
+    } else {
+        analyze::compare(
+            base,
+            head,
+            &middle,
+            trend_wanted,
+            one_file,
+            &config.heap,
+            &|message| bar.set_message(message),
+        )?
+    };
+    result.warnings.append(&mut warnings);
     if captures.len() > 2 {
         for c in &captures[1..captures.len() - 1] {
             if c.snapshot_count() == 0 {
@@ -425,31 +471,57 @@ fn side(capture: &Capture, snapshot: Option<usize>, cpu: bool) -> Side {
     }
 }
 
-fn write_report(config: &Config, report: &Report) -> Result<()> {
-    let renderer: Box<dyn Render> = match config.format {
+fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
+    let top = config.top;
+    match target.format {
         OutputFormat::Json => Box::new(report::json::Json),
         OutputFormat::Table => Box::new(report::table::TableRenderer {
-            top: config.top,
-            width: (config.output.is_none() && std::io::stdout().is_terminal())
+            top,
+            width: (target.path.is_none() && std::io::stdout().is_terminal())
                 .then(comfy_table_width)
                 .flatten(),
         }),
-    };
-    match &config.output {
-        None => {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
-            renderer
-                .render(report, &mut out)
-                .and_then(|()| out.flush())
-                .or_else(ignore_broken_pipe)
-                .map_err(|source| Error::Output {
-                    path: "stdout".into(),
-                    source,
-                })
-        }
-        Some(path) => write_atomically(path, |out| renderer.render(report, out)),
+        OutputFormat::Markdown => Box::new(report::markdown::Markdown { top }),
+        OutputFormat::Github => Box::new(report::github::Github),
+        OutputFormat::LineProtocol => Box::new(report::line_protocol::LineProtocol { top }),
+        OutputFormat::BenchmarkJson => Box::new(report::benchmark_json::BenchmarkJson { top }),
     }
+}
+
+/// Writes every report asked for; with `--format github`, also the files GitHub Actions
+/// names in the environment.
+fn write_reports(config: &Config, report: &Report) -> Result<()> {
+    for target in &config.outputs {
+        let renderer = renderer(config, target);
+        match &target.path {
+            None => {
+                let stdout = std::io::stdout();
+                let mut out = std::io::BufWriter::new(stdout.lock());
+                renderer
+                    .render(report, &mut out)
+                    .and_then(|()| out.flush())
+                    .or_else(ignore_broken_pipe)
+                    .map_err(|source| Error::Output {
+                        path: "stdout".into(),
+                        source,
+                    })?;
+            }
+            Some(path) => write_atomically(path, |out| renderer.render(report, out))?,
+        }
+    }
+    if config
+        .outputs
+        .iter()
+        .any(|t| t.format == OutputFormat::Github)
+    {
+        report::github::write_env_files(report, config.top).map_err(|(path, source)| {
+            Error::Output {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
+    }
+    Ok(())
 }
 
 fn ignore_broken_pipe(e: std::io::Error) -> std::io::Result<()> {
@@ -469,7 +541,7 @@ fn comfy_table_width() -> Option<u16> {
 
 /// Writes through a temporary file in the same directory, renamed over `path` only once
 /// complete: a failed run never leaves a half-written report or clobbers an old one.
-fn write_atomically(
+pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
@@ -481,7 +553,16 @@ fn write_atomically(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    let mut builder = tempfile::Builder::new();
+    // A report is created as any file is (0666 less the umask), not private as a
+    // temporary file is; one that replaces a file keeps that file's mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode() & 0o777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut temp = builder.tempfile_in(dir).map_err(err)?;
     {
         let mut out = std::io::BufWriter::new(temp.as_file_mut());
         write(&mut out).map_err(err)?;

@@ -1,7 +1,5 @@
 //! Sizes and limits as people write them on a command line, and back.
 
-use std::fmt;
-
 /// A growth limit: absolute, or relative to the base value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Limit {
@@ -19,18 +17,6 @@ impl Limit {
             Limit::Absolute(v) => v as f64,
             #[allow(clippy::cast_precision_loss)]
             Limit::Percent(p) => base as f64 * p / 100.0,
-        }
-    }
-}
-
-/// Shows a size limit as it was given (`256KiB`, `10%`).
-pub struct SizeLimitText(pub Limit);
-
-impl fmt::Display for SizeLimitText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Limit::Absolute(b) => f.write_str(&format_size(b)),
-            Limit::Percent(p) => write!(f, "{p}%"),
         }
     }
 }
@@ -62,15 +48,12 @@ pub fn parse_count_limit(text: &str) -> Result<Limit, String> {
         .map_err(|_| format!("'{text}' is not a whole number or a percentage (e.g. 100, 10%)"))
 }
 
-/// Shows a duration limit as it was given (`20.0 ms`, `50%`).
-pub struct DurationLimitText(pub Limit);
-
-impl fmt::Display for DurationLimitText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            Limit::Absolute(us) => f.write_str(&format_us(us)),
-            Limit::Percent(p) => write!(f, "{p}%"),
-        }
+/// Parses `1%`, `0.5%` or `2`: a share of a whole, in percent.
+pub fn parse_share(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if p.is_finite() && (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{text}' is not a percentage from 0% to 100%")),
     }
 }
 

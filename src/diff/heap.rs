@@ -4,6 +4,7 @@ use std::cmp::{Ordering, Reverse};
 
 use hashbrown::HashMap;
 
+use crate::diff::trend::Aggregate;
 use crate::model::heap::{HeapSnapshot, Totals};
 
 /// Above this share of shared ids whose class differs, two snapshots are taken to come
@@ -17,6 +18,8 @@ pub enum IdMatching {
     SameProcess,
     /// Ids disagree: only counts and sizes are compared.
     Disjoint,
+    /// A side is a baseline, which keeps class totals and no ids.
+    None,
 }
 
 impl IdMatching {
@@ -24,6 +27,7 @@ impl IdMatching {
         match self {
             IdMatching::SameProcess => "same-process",
             IdMatching::Disjoint => "disjoint",
+            IdMatching::None => "none",
         }
     }
 }
@@ -268,6 +272,19 @@ pub fn diff_by_id(
             row.objects = Some(c);
         }
     }
+    sort_rows(&mut rows);
+    HeapDiff {
+        id_matching,
+        id_check: (!same_process).then_some(check),
+        base_totals: base.totals(),
+        head_totals: head.totals(),
+        classes: rows,
+    }
+}
+
+/// Drops unchanged classes and orders the rest: largest size change first, then largest
+/// count change, then name.
+fn sort_rows(rows: &mut Vec<ClassDiff>) {
     rows.retain(|r| !r.unchanged());
     rows.sort_by(|a, b| {
         (
@@ -281,11 +298,47 @@ pub fn diff_by_id(
                 &b.name,
             ))
     });
+}
+
+/// Compares class totals alone, where a side is a baseline: counts and sizes, with no
+/// new or deleted objects and no retained sizes.
+pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
+    let mut rows: Vec<ClassDiff> = base
+        .classes
+        .iter()
+        .map(|(name, b)| {
+            let h = head.classes.get(name).copied().unwrap_or_default();
+            ClassDiff {
+                name: name.clone(),
+                count_base: b.count,
+                count_head: h.count,
+                size_base: b.size,
+                size_head: h.size,
+                objects: None,
+                retained: None,
+            }
+        })
+        .collect();
+    rows.extend(
+        head.classes
+            .iter()
+            .filter(|(name, _)| !base.classes.contains_key(*name))
+            .map(|(name, h)| ClassDiff {
+                name: name.clone(),
+                count_base: 0,
+                count_head: h.count,
+                size_base: 0,
+                size_head: h.size,
+                objects: None,
+                retained: None,
+            }),
+    );
+    sort_rows(&mut rows);
     HeapDiff {
-        id_matching,
-        id_check: (!same_process).then_some(check),
-        base_totals: base.totals(),
-        head_totals: head.totals(),
+        id_matching: IdMatching::None,
+        id_check: None,
+        base_totals: base.totals,
+        head_totals: head.totals,
         classes: rows,
     }
 }

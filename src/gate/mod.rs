@@ -6,7 +6,7 @@ use crate::diff::cpu::CpuDiff;
 use crate::diff::heap::{HeapDiff, delta};
 use crate::diff::trend::Trend;
 use crate::model::cpu::FrameKind;
-use crate::units::{DurationLimitText, Limit, SizeLimitText};
+use crate::units::{Limit, format_size, format_us};
 
 /// How serious a violation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,25 +45,131 @@ impl Status {
 /// The default `--min-function-self`: 1 ms.
 pub const DEFAULT_MIN_FUNCTION_SELF_US: u64 = 1_000;
 
-/// The thresholds to check; all of them fail-level when given on the command line.
+/// What a metric's values are, for showing its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Bytes,
+    Count,
+    Micros,
+}
+
+impl Unit {
+    fn show(self, value: u64) -> String {
+        match self {
+            Unit::Bytes => format_size(value),
+            Unit::Count => value.to_string(),
+            Unit::Micros => format_us(value),
+        }
+    }
+
+    fn show_limit(self, limit: Limit) -> String {
+        match limit {
+            Limit::Absolute(v) => self.show(v),
+            Limit::Percent(p) => format!("{p}%"),
+        }
+    }
+}
+
+/// The limits on one metric's growth: a warn level, a fail level, and floors that a
+/// growth must also exceed to trip either level (so that a 50% growth of a few bytes,
+/// or 1 MiB on a 2 GiB heap, is not reported).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rule {
+    pub warn: Option<Limit>,
+    pub fail: Option<Limit>,
+    /// The growth must also exceed this, in the metric's unit.
+    pub absolute_floor: Option<u64>,
+    /// The growth must also exceed this share of the base value, in percent.
+    pub relative_floor: Option<f64>,
+}
+
+impl Rule {
+    /// A fail level alone, as the command-line flags give.
+    pub fn fail(limit: Limit) -> Rule {
+        Rule {
+            fail: Some(limit),
+            ..Rule::default()
+        }
+    }
+
+    /// How many levels are set (0 to 2).
+    pub fn levels(&self) -> usize {
+        usize::from(self.warn.is_some()) + usize::from(self.fail.is_some())
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.levels() > 0
+    }
+
+    /// The growth from `base` to `head` against the fail level, then the warn level.
+    fn check(
+        &self,
+        metric: &'static str,
+        subject: &str,
+        (base, head): (u64, u64),
+        unit: Unit,
+    ) -> Option<Violation> {
+        let value = delta(base, head);
+        if value <= 0 {
+            return None;
+        }
+        let floor = self
+            .absolute_floor
+            .map(|f| Limit::Absolute(f).resolve(base))
+            .into_iter()
+            .chain(self.relative_floor.map(|p| Limit::Percent(p).resolve(base)))
+            .fold(0.0, f64::max);
+        [(Level::Fail, self.fail), (Level::Warn, self.warn)]
+            .into_iter()
+            .find_map(|(level, limit)| {
+                let limit = limit?;
+                let resolved = limit.resolve(base).max(floor);
+                exceeds(value, resolved).then(|| Violation {
+                    level,
+                    metric,
+                    subject: subject.to_owned(),
+                    value,
+                    limit: resolved,
+                    limit_text: self.text(limit, unit),
+                })
+            })
+    }
+
+    /// The limit as it was given, with the floors: `10%, floor 256 KiB`.
+    fn text(&self, limit: Limit, unit: Unit) -> String {
+        let mut text = unit.show_limit(limit);
+        let floors: Vec<String> = self
+            .absolute_floor
+            .map(|f| unit.show(f))
+            .into_iter()
+            .chain(self.relative_floor.map(|p| format!("{p}%")))
+            .collect();
+        if !floors.is_empty() {
+            text = format!("{text}, floor {}", floors.join(" and "));
+        }
+        text
+    }
+}
+
+/// Every threshold: a [`Rule`] per metric, with the globs that scope them.
 #[derive(Debug, Clone)]
 pub struct Thresholds {
-    /// Growth of the total self size of counted nodes.
-    pub max_heap_growth: Option<Limit>,
-    /// Growth of any one class's count.
-    pub max_class_count_growth: Option<Limit>,
-    /// Growth of any one class's self size.
-    pub max_class_size_growth: Option<Limit>,
-    /// Growth of any one function's self time, µs.
-    pub max_function_self_growth: Option<Limit>,
+    /// Growth of the total self size of counted nodes (`heap.size_delta`).
+    pub heap_size: Rule,
+    /// Growth of any one class's count (`class.count_delta`).
+    pub class_count: Rule,
+    /// Growth of any one class's self size (`class.size_delta`).
+    pub class_size: Rule,
+    /// Growth of any one function's self time, µs (`function.self_us_delta`).
+    pub function_self: Rule,
     /// Functions whose self time is below this on both sides are not gated, µs.
     pub min_function_self_us: u64,
-    /// Growth of the total non-idle CPU time, µs.
-    pub max_cpu_time_growth: Option<Limit>,
-    /// Growth of the `(garbage collector)` time, µs.
-    pub max_gc_time_growth: Option<Limit>,
-    /// Fail on any leak suspect whose size grew by more than this many bytes (0: any).
-    pub fail_on_suspects: Option<u64>,
+    /// Growth of the total non-idle CPU time, µs (`cpu.duration_us_delta`).
+    pub cpu_time: Rule,
+    /// Growth of the `(garbage collector)` time, µs (`cpu.gc_us_delta`).
+    pub gc_time: Rule,
+    /// Size growth of a leak suspect over the series (`trend.suspect_size_growth`).
+    pub suspect_size: Rule,
     /// When set, the per-class thresholds apply only to classes matching one of these.
     pub classes: Option<GlobSet>,
     /// When set, the per-function thresholds apply only to functions matching one of these.
@@ -75,14 +181,14 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
-            max_heap_growth: None,
-            max_class_count_growth: None,
-            max_class_size_growth: None,
-            max_function_self_growth: None,
+            heap_size: Rule::default(),
+            class_count: Rule::default(),
+            class_size: Rule::default(),
+            function_self: Rule::default(),
             min_function_self_us: DEFAULT_MIN_FUNCTION_SELF_US,
-            max_cpu_time_growth: None,
-            max_gc_time_growth: None,
-            fail_on_suspects: None,
+            cpu_time: Rule::default(),
+            gc_time: Rule::default(),
+            suspect_size: Rule::default(),
             classes: None,
             functions: None,
             ignore: None,
@@ -91,35 +197,46 @@ impl Default for Thresholds {
 }
 
 impl Thresholds {
-    /// How many thresholds are set.
+    /// How many levels are set over every metric.
     pub fn count(&self) -> usize {
+        self.checked(true, true, true)
+    }
+
+    /// How many levels are set over the metrics of the data at hand.
+    fn checked(&self, heap: bool, trend: bool, cpu: bool) -> usize {
+        let levels = |on: bool, rules: &[Rule]| {
+            if on {
+                rules.iter().map(Rule::levels).sum()
+            } else {
+                0
+            }
+        };
+        levels(heap, &[self.heap_size, self.class_count, self.class_size])
+            + levels(trend, &[self.suspect_size])
+            + levels(cpu, &self.cpu_rules())
+    }
+
+    fn heap_rules(&self) -> [Rule; 4] {
         [
-            self.max_heap_growth.is_some(),
-            self.max_class_count_growth.is_some(),
-            self.max_class_size_growth.is_some(),
-            self.max_function_self_growth.is_some(),
-            self.max_cpu_time_growth.is_some(),
-            self.max_gc_time_growth.is_some(),
-            self.fail_on_suspects.is_some(),
+            self.heap_size,
+            self.class_count,
+            self.class_size,
+            self.suspect_size,
         ]
-        .iter()
-        .filter(|&&set| set)
-        .count()
+    }
+
+    fn cpu_rules(&self) -> [Rule; 3] {
+        [self.function_self, self.cpu_time, self.gc_time]
     }
 
     /// Whether any threshold looks at CPU profiles.
     pub fn has_cpu(&self) -> bool {
-        self.max_function_self_growth.is_some()
-            || self.max_cpu_time_growth.is_some()
-            || self.max_gc_time_growth.is_some()
+        self.cpu_rules().iter().any(Rule::is_set)
     }
 
     /// Whether any threshold looks at heap snapshots.
     pub fn has_heap(&self) -> bool {
-        self.max_heap_growth.is_some()
-            || self.max_class_count_growth.is_some()
-            || self.max_class_size_growth.is_some()
-            || self.fail_on_suspects.is_some()
+        self.heap_rules().iter().any(Rule::is_set)
     }
 
     fn ignored(&self, name: &str) -> bool {
@@ -171,20 +288,18 @@ pub fn evaluate(
     if let Some(heap) = heap {
         check_heap(heap, t, &mut violations);
     }
-    if let (Some(trend), Some(min)) = (trend, t.fail_on_suspects) {
+    if let Some(trend) = trend
+        && t.suspect_size.is_set()
+    {
         for s in trend.suspects.iter().filter(|s| t.in_scope(&s.name)) {
-            #[allow(clippy::cast_precision_loss)]
-            let limit = min as f64;
-            if exceeds(s.size_growth(), limit) {
-                violations.push(Violation {
-                    level: Level::Fail,
-                    metric: "trend.suspect_size_growth",
-                    subject: s.name.clone(),
-                    value: s.size_growth(),
-                    limit,
-                    limit_text: SizeLimitText(Limit::Absolute(min)).to_string(),
-                });
-            }
+            let first = s.sizes.first().copied().unwrap_or(0);
+            let last = s.sizes.last().copied().unwrap_or(0);
+            violations.extend(t.suspect_size.check(
+                "trend.suspect_size_growth",
+                &s.name,
+                (first, last),
+                Unit::Bytes,
+            ));
         }
     }
     if let Some(cpu) = cpu {
@@ -197,7 +312,7 @@ pub fn evaluate(
     };
     Verdict {
         status,
-        thresholds: t.count(),
+        thresholds: t.checked(heap.is_some(), trend.is_some(), cpu.is_some()),
         violations,
     }
 }
@@ -207,57 +322,34 @@ fn exceeds(value: i64, limit: f64) -> bool {
     value > 0 && value as f64 > limit
 }
 
-/// A fail-level violation if `head` grew past `limit` (resolved against `base`).
-fn grown(
-    metric: &'static str,
-    subject: &str,
-    (base, head): (u64, u64),
-    limit: Limit,
-    limit_text: String,
-) -> Option<Violation> {
-    let value = delta(base, head);
-    let resolved = limit.resolve(base);
-    exceeds(value, resolved).then(|| Violation {
-        level: Level::Fail,
-        metric,
-        subject: subject.to_owned(),
-        value,
-        limit: resolved,
-        limit_text,
-    })
-}
-
 fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
-    if let Some(limit) = t.max_heap_growth {
+    if t.heap_size.is_set() {
         // Ignored classes are taken out of the totals as well.
         let (mut base_size, mut head_size) = (heap.base_totals.size, heap.head_totals.size);
         for c in heap.classes.iter().filter(|c| t.ignored(&c.name)) {
             base_size -= c.size_base.min(base_size);
             head_size -= c.size_head.min(head_size);
         }
-        let text = SizeLimitText(limit).to_string();
-        out.extend(grown(
+        out.extend(t.heap_size.check(
             "heap.size_delta",
             "heap",
             (base_size, head_size),
-            limit,
-            text,
+            Unit::Bytes,
         ));
     }
     for class in heap.classes.iter().filter(|c| t.in_scope(&c.name)) {
-        if let Some(limit) = t.max_class_count_growth {
-            let text = match limit {
-                Limit::Absolute(n) => n.to_string(),
-                Limit::Percent(p) => format!("{p}%"),
-            };
-            let counts = (class.count_base, class.count_head);
-            out.extend(grown("class.count_delta", &class.name, counts, limit, text));
-        }
-        if let Some(limit) = t.max_class_size_growth {
-            let text = SizeLimitText(limit).to_string();
-            let sizes = (class.size_base, class.size_head);
-            out.extend(grown("class.size_delta", &class.name, sizes, limit, text));
-        }
+        out.extend(t.class_count.check(
+            "class.count_delta",
+            &class.name,
+            (class.count_base, class.count_head),
+            Unit::Count,
+        ));
+        out.extend(t.class_size.check(
+            "class.size_delta",
+            &class.name,
+            (class.size_base, class.size_head),
+            Unit::Bytes,
+        ));
     }
 }
 
@@ -274,44 +366,29 @@ pub fn function_subject(frame: &crate::model::cpu::Frame) -> String {
 }
 
 fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
-    let duration_violation = |metric, subject: &str, base: u64, head: u64, limit: Limit| {
-        grown(
-            metric,
-            subject,
-            (base, head),
-            limit,
-            DurationLimitText(limit).to_string(),
-        )
-    };
-    if let Some(limit) = t.max_cpu_time_growth {
+    if t.cpu_time.is_set() {
         // Ignored functions' self time is taken out of the totals.
         let (mut base, mut head) = (cpu.duration_us.base, cpu.duration_us.head);
         for f in cpu.functions.iter().filter(|f| t.ignored(&f.frame.name)) {
             base -= f.base.self_us.min(base);
             head -= f.head.self_us.min(head);
         }
-        out.extend(duration_violation(
-            "cpu.duration_us_delta",
-            "cpu",
-            base,
-            head,
-            limit,
-        ));
+        out.extend(
+            t.cpu_time
+                .check("cpu.duration_us_delta", "cpu", (base, head), Unit::Micros),
+        );
     }
-    if let Some(limit) = t.max_gc_time_growth
-        && !t.ignored("(garbage collector)")
-    {
-        out.extend(duration_violation(
+    if !t.ignored("(garbage collector)") {
+        out.extend(t.gc_time.check(
             "cpu.gc_us_delta",
             "(garbage collector)",
-            cpu.gc_us.base,
-            cpu.gc_us.head,
-            limit,
+            (cpu.gc_us.base, cpu.gc_us.head),
+            Unit::Micros,
         ));
     }
-    let Some(limit) = t.max_function_self_growth else {
+    if !t.function_self.is_set() {
         return;
-    };
+    }
     for f in &cpu.functions {
         let floor = t.min_function_self_us;
         if !t.function_in_scope(&f.frame.name)
@@ -320,12 +397,11 @@ fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         {
             continue;
         }
-        out.extend(duration_violation(
+        out.extend(t.function_self.check(
             "function.self_us_delta",
             &function_subject(&f.frame),
-            f.base.self_us,
-            f.head.self_us,
-            limit,
+            (f.base.self_us, f.head.self_us),
+            Unit::Micros,
         ));
     }
 }
@@ -389,8 +465,8 @@ mod tests {
     #[test]
     fn limits_are_strict_and_relative_to_base() {
         let t = Thresholds {
-            max_heap_growth: Some(Limit::Percent(30.0)),
-            max_class_count_growth: Some(Limit::Absolute(10)),
+            heap_size: Rule::fail(Limit::Percent(30.0)),
+            class_count: Rule::fail(Limit::Absolute(10)),
             ..Thresholds::default()
         };
         // Heap +3000 of 10000 is exactly 30%: not exceeded. Leaky +50 > 10; Cache +10 is not.
@@ -409,7 +485,7 @@ mod tests {
     #[test]
     fn class_globs_scope_and_ignore() {
         let t = Thresholds {
-            max_class_size_growth: Some(Limit::Absolute(100)),
+            class_size: Rule::fail(Limit::Absolute(100)),
             classes: Some(globs(&["Ca*"])),
             ..Thresholds::default()
         };
@@ -419,7 +495,7 @@ mod tests {
 
         // Ignoring Leaky takes its 2500 bytes out of the heap total too: 500 of 10000.
         let t = Thresholds {
-            max_heap_growth: Some(Limit::Absolute(1000)),
+            heap_size: Rule::fail(Limit::Absolute(1000)),
             ignore: Some(globs(&["Leaky"])),
             ..Thresholds::default()
         };
@@ -429,6 +505,82 @@ mod tests {
         assert_eq!(
             (v.violations[0].metric, v.violations[0].value),
             ("heap.size_delta", 3000)
+        );
+    }
+
+    #[test]
+    fn warn_and_fail_levels_and_both_floors() {
+        // Leaky: 0 -> 2500 bytes; Cache: 10000 -> 10500 (+5%).
+        let rule = Rule {
+            warn: Some(Limit::Percent(2.0)),
+            fail: Some(Limit::Absolute(1_000)),
+            absolute_floor: None,
+            relative_floor: None,
+        };
+        let t = Thresholds {
+            class_size: rule,
+            ..Thresholds::default()
+        };
+        let v = evaluate(Some(&heap()), None, None, &t);
+        let seen: Vec<(&str, Level, f64, &str)> = v
+            .violations
+            .iter()
+            .map(|v| (v.subject.as_str(), v.level, v.limit, v.limit_text.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                ("Leaky", Level::Fail, 1000.0, "1000 B"),
+                ("Cache", Level::Warn, 200.0, "2%")
+            ]
+        );
+        assert_eq!((v.status, v.thresholds), (Status::Fail, 2));
+
+        // An absolute floor of 600 B keeps Cache's +500 B (5%) from tripping the warn level.
+        let t = Thresholds {
+            class_size: Rule {
+                absolute_floor: Some(600),
+                ..rule
+            },
+            ..Thresholds::default()
+        };
+        let v = evaluate(Some(&heap()), None, None, &t);
+        assert_eq!(v.violations.len(), 1);
+        assert_eq!(v.violations[0].limit_text, "1000 B, floor 600 B");
+
+        // A relative floor of 10% of the base: Leaky's base is 0, so any growth passes it;
+        // Cache's 5% does not.
+        let t = Thresholds {
+            class_size: Rule {
+                warn: Some(Limit::Absolute(1)),
+                fail: None,
+                absolute_floor: None,
+                relative_floor: Some(10.0),
+            },
+            ..Thresholds::default()
+        };
+        let v = evaluate(Some(&heap()), None, None, &t);
+        let seen: Vec<(&str, Level)> = v
+            .violations
+            .iter()
+            .map(|v| (v.subject.as_str(), v.level))
+            .collect();
+        assert_eq!(seen, vec![("Leaky", Level::Warn)]);
+        assert_eq!(v.status, Status::Warn);
+        // Both floors at once: the larger one is the effective limit.
+        let t = Thresholds {
+            heap_size: Rule {
+                fail: Some(Limit::Absolute(10)),
+                absolute_floor: Some(2_000),
+                relative_floor: Some(25.0),
+                ..Rule::default()
+            },
+            ..Thresholds::default()
+        };
+        let v = evaluate(Some(&heap()), None, None, &t);
+        assert_eq!(
+            (v.violations[0].limit, v.violations[0].value),
+            (2500.0, 3000)
         );
     }
 
@@ -474,7 +626,7 @@ mod tests {
     #[test]
     fn function_growth_respects_the_floor_and_globs() {
         let t = Thresholds {
-            max_function_self_growth: Some(Limit::Percent(50.0)),
+            function_self: Rule::fail(Limit::Percent(50.0)),
             ..Thresholds::default()
         };
         // tiny grows 9x but stays under the 1 ms floor; stableMath grows 5%.
@@ -502,8 +654,8 @@ mod tests {
     #[test]
     fn cpu_and_gc_totals_are_gated_and_ignore_takes_functions_out() {
         let t = Thresholds {
-            max_cpu_time_growth: Some(Limit::Absolute(50_000)),
-            max_gc_time_growth: Some(Limit::Percent(100.0)),
+            cpu_time: Rule::fail(Limit::Absolute(50_000)),
+            gc_time: Rule::fail(Limit::Percent(100.0)),
             ..Thresholds::default()
         };
         let v = evaluate(None, None, Some(&cpu()), &t);
@@ -520,7 +672,7 @@ mod tests {
         assert_eq!(evaluate(None, None, Some(&cpu()), &t).status, Status::Pass);
         // Ignoring the garbage collector leaves it out of the GC threshold too.
         let t = Thresholds {
-            max_gc_time_growth: Some(Limit::Absolute(1)),
+            gc_time: Rule::fail(Limit::Absolute(1)),
             ignore: Some(globs(&["(garbage collector)"])),
             ..Thresholds::default()
         };

@@ -11,8 +11,9 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use crate::diff::trend::Aggregate;
 use crate::error::{Error, Result};
-use crate::model::cpu::Profile;
+use crate::model::cpu::{Profile, ProfileTimes};
 use crate::model::heap::HeapSnapshot;
 use htrace::Htrace;
 use json::JsonReader;
@@ -31,6 +32,8 @@ pub enum Format {
     CpuProfile,
     TraceEvent,
     SelfProfile,
+    /// An `arkdiff summarize` baseline: class and function totals.
+    Baseline,
 }
 
 impl Format {
@@ -42,6 +45,7 @@ impl Format {
             Format::CpuProfile => "cpuprofile",
             Format::TraceEvent => "trace-event",
             Format::SelfProfile => "js-self-profile",
+            Format::Baseline => "baseline",
         }
     }
 }
@@ -164,6 +168,12 @@ fn sniff(prefix: &[u8]) -> std::result::Result<Format, String> {
             if has("snapshot") {
                 return Ok(Format::HeapSnapshot);
             }
+            if has("schema_version") && has("gate") {
+                return Err("an arkdiff JSON report, not a capture; compare the captures, or a baseline written by `arkdiff summarize`".into());
+            }
+            if has("kind") && has("schema_version") {
+                return Ok(Format::Baseline);
+            }
             if has("traceEvents") {
                 return Ok(Format::TraceEvent);
             }
@@ -262,9 +272,32 @@ pub struct SnapshotInfo {
 /// A CPU profile read from a capture.
 #[derive(Debug)]
 pub struct CpuCapture {
-    pub profile: Profile,
+    pub data: CpuData,
     /// Which profile of the file this is, when a file can hold several (`PID:ID`).
     pub label: Option<String>,
+}
+
+/// The samples of a profile, or only their per-function sums (a baseline).
+#[derive(Debug)]
+pub enum CpuData {
+    Profile(Profile),
+    Times(ProfileTimes),
+}
+
+impl CpuCapture {
+    /// Per-function times; `strip_url_query` merges URLs that differ in their query.
+    pub fn times(&self, strip_url_query: bool) -> ProfileTimes {
+        match &self.data {
+            CpuData::Profile(p) if strip_url_query => {
+                let mut p = p.clone();
+                p.strip_url_queries();
+                p.times()
+            }
+            CpuData::Profile(p) => p.times(),
+            CpuData::Times(t) if strip_url_query => t.clone().strip_url_queries(),
+            CpuData::Times(t) => t.clone(),
+        }
+    }
 }
 
 /// An opened input: its heap snapshots (htrace, `.heapsnapshot`) and its CPU profile
@@ -283,6 +316,8 @@ pub struct Capture {
 enum HeapKind {
     None,
     HeapSnapshot,
+    /// A baseline's class totals: one snapshot, with no objects.
+    Aggregate(Box<Aggregate>),
     /// The htrace's bytes (the file itself, or its decompressed copy) and its index.
     Htrace {
         file: File,
@@ -308,6 +343,19 @@ impl Capture {
         match capture.detected.format {
             Format::HeapSnapshot => capture.heap = HeapKind::HeapSnapshot,
             Format::Htrace => capture.open_htrace()?,
+            Format::Baseline => {
+                let reader = open_unwrapped(path, &capture.detected.wrapping)?;
+                let (heap, cpu) = crate::baseline::open(path, reader)?;
+                if let Some(a) = heap {
+                    capture.heap = HeapKind::Aggregate(Box::new(a));
+                }
+                if let Some(t) = cpu {
+                    capture.cpu = Some(CpuCapture {
+                        data: CpuData::Times(t),
+                        label: None,
+                    });
+                }
+            }
             Format::CpuProfile => {
                 let text = capture.read_all()?;
                 let raw = cpuprofile::parse(&text).map_err(|e| fail(e.to_string()))?;
@@ -360,7 +408,10 @@ impl Capture {
                 .iter()
                 .map(|w| format!("{path}: CPU profile: {w}")),
         );
-        self.cpu = Some(CpuCapture { profile, label });
+        self.cpu = Some(CpuCapture {
+            data: CpuData::Profile(profile),
+            label,
+        });
     }
 
     fn open_htrace(&mut self) -> Result<()> {
@@ -429,18 +480,33 @@ impl Capture {
     pub fn snapshot_count(&self) -> usize {
         match &self.heap {
             HeapKind::None => 0,
-            HeapKind::HeapSnapshot => 1,
+            HeapKind::HeapSnapshot | HeapKind::Aggregate(_) => 1,
             HeapKind::Htrace { index, .. } => index.snapshots.len(),
         }
     }
 
     pub fn snapshot_info(&self, i: usize) -> SnapshotInfo {
         match &self.heap {
-            HeapKind::None | HeapKind::HeapSnapshot => SnapshotInfo::default(),
+            HeapKind::None | HeapKind::HeapSnapshot | HeapKind::Aggregate(_) => {
+                SnapshotInfo::default()
+            }
             HeapKind::Htrace { index, .. } => SnapshotInfo {
                 start_time_ns: index.snapshots[i].start_time_ns,
                 end_time_ns: index.snapshots[i].end_time_ns,
             },
+        }
+    }
+
+    /// Whether this is a baseline (class and function totals, no objects or samples).
+    pub fn is_baseline(&self) -> bool {
+        self.detected.format == Format::Baseline
+    }
+
+    /// A baseline's class totals.
+    pub fn aggregate(&self) -> Option<&Aggregate> {
+        match &self.heap {
+            HeapKind::Aggregate(a) => Some(a),
+            _ => None,
         }
     }
 
@@ -452,6 +518,12 @@ impl Capture {
     /// Parses heap snapshot `i` (0-based, already range-checked).
     pub fn load(&self, i: usize, options: heapsnapshot::ParseOptions) -> Result<HeapSnapshot> {
         let mut snap = match &self.heap {
+            HeapKind::Aggregate(_) => {
+                return Err(Error::input(
+                    &self.path,
+                    "a baseline holds class totals, not a heap snapshot to parse",
+                ));
+            }
             HeapKind::None => {
                 return Err(Error::input(
                     &self.path,

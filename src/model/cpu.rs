@@ -277,6 +277,27 @@ pub struct ProfileTimes {
     pub categories: Vec<(String, u64)>,
 }
 
+impl ProfileTimes {
+    /// [`Profile::strip_url_queries`] for times already summed (a baseline): functions
+    /// that coincide are merged by adding their times. Self time is exact; total time
+    /// counts twice a sample whose stack holds both variants (one script loaded twice
+    /// with different queries).
+    #[must_use]
+    pub fn strip_url_queries(mut self) -> ProfileTimes {
+        let mut merged: HashMap<Frame, FunctionTime> = HashMap::with_capacity(self.functions.len());
+        for (mut frame, t) in std::mem::take(&mut self.functions) {
+            if let Some(cut) = frame.url.find(['?', '#']) {
+                frame.url.truncate(cut);
+            }
+            let m = merged.entry(frame).or_default();
+            m.self_us = m.self_us.saturating_add(t.self_us);
+            m.total_us = m.total_us.saturating_add(t.total_us);
+        }
+        self.functions = merged;
+        self
+    }
+}
+
 impl Profile {
     /// Drops the query string and fragment from every URL, so that functions that then
     /// coincide are one: `app.js?v=1` and `app.js?v=2` become one script. Done on the

@@ -1,7 +1,11 @@
 //! The report: one data model (the JSON contract of semantics.md §6) and one renderer per
 //! output format.
 
+pub mod benchmark_json;
+pub mod github;
 pub mod json;
+pub mod line_protocol;
+pub mod markdown;
 pub mod table;
 
 use std::io::{self, Write};
@@ -12,6 +16,9 @@ use crate::analyze::{ClassDetail, HeapResult};
 use crate::diff::cpu::CpuDiff;
 use crate::diff::heap::Retained;
 use crate::gate::Verdict;
+use crate::units::{
+    format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
+};
 
 /// Bumped whenever a key of the JSON report is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -284,8 +291,10 @@ impl CpuSection {
 pub struct GateSection {
     /// `pass`, `warn` or `fail`.
     pub status: &'static str,
-    /// How many thresholds were checked (0: report only).
+    /// How many thresholds were checked (0: report only): each warn and fail level.
     pub thresholds: usize,
+    /// The thresholds file read, if any.
+    pub config: Option<String>,
     pub violations: Vec<ViolationJson>,
 }
 
@@ -299,6 +308,26 @@ pub struct ViolationJson {
     #[serde(serialize_with = "number")]
     pub limit: f64,
     pub limit_text: String,
+}
+
+impl ViolationJson {
+    /// The growth and the resolved limit in the metric's unit, and the limit as it was
+    /// given when that says more (`10% of base`, `10%, floor 256 KiB`).
+    pub fn amounts(&self) -> (String, String, Option<String>) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let limit = self.limit.max(0.0) as u64;
+        let (value, shown) =
+            if self.metric.ends_with("size_delta") || self.metric.ends_with("size_growth") {
+                (format_size_delta(self.value), format_size(limit))
+            } else if self.metric.ends_with("us_delta") {
+                (format_us_delta(self.value), format_us(limit))
+            } else {
+                (format_count_delta(self.value), format_count(limit))
+            };
+        let given = (self.limit_text.contains('%') || self.limit_text.contains(", floor"))
+            .then(|| self.limit_text.replace('%', "% of base"));
+        (value, shown, given)
+    }
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref, clippy::cast_precision_loss)]
@@ -433,10 +462,11 @@ impl HeapSection {
 }
 
 impl GateSection {
-    pub fn from_verdict(v: &Verdict) -> GateSection {
+    pub fn from_verdict(v: &Verdict, config: Option<String>) -> GateSection {
         GateSection {
             status: v.status.name(),
             thresholds: v.thresholds,
+            config,
             violations: v
                 .violations
                 .iter()

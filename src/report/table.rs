@@ -54,7 +54,7 @@ fn new_table(width: Option<u16>, header: Vec<&str>) -> Table {
 
 /// `+177.2%`, `new`, or `-` for a base of zero and no change.
 #[allow(clippy::cast_precision_loss)]
-fn percent_change(base: u64, delta: i64) -> String {
+pub(super) fn percent_change(base: u64, delta: i64) -> String {
     if base == 0 {
         return if delta == 0 { "-".into() } else { "new".into() };
     }
@@ -63,7 +63,7 @@ fn percent_change(base: u64, delta: i64) -> String {
 }
 
 /// The script's last path segment: `cpu.js` for `file:///app/cpu.js`.
-fn script_name(url: &str) -> &str {
+pub(super) fn script_name(url: &str) -> &str {
     url.trim_end_matches('/')
         .rsplit(['/', '|'])
         .next()
@@ -72,7 +72,7 @@ fn script_name(url: &str) -> &str {
 
 /// Where a function is, with line and column: `cpu.js:4:22`, or the whole URL when
 /// `full` (two scripts of the same name are shown).
-fn location(f: &FunctionJson, full: bool) -> String {
+pub(super) fn location(f: &FunctionJson, full: bool) -> String {
     if f.url.is_empty() {
         return String::new();
     }
@@ -393,40 +393,14 @@ impl Render for TableRenderer {
             )?;
         }
         for v in &gate.violations {
-            let (value, limit) =
-                if v.metric.ends_with("size_delta") || v.metric.ends_with("size_growth") {
-                    (format_size_delta(v.value), format_size_f(v.limit))
-                } else if v.metric.ends_with("us_delta") {
-                    (format_us_delta(v.value), format_us_f(v.limit))
-                } else {
-                    (format_count_delta(v.value), format_count_f(v.limit))
-                };
-            let relative = if v.limit_text.ends_with('%') {
-                format!(" ({} of base)", v.limit_text)
-            } else {
-                String::new()
-            };
+            let (value, limit, given) = v.amounts();
+            let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
             writeln!(
                 out,
-                "  {}: {} {} grew {value}, limit {limit}{relative}",
+                "  {}: {} {} grew {value}, limit {limit}{given}",
                 v.level, v.metric, v.subject
             )?;
         }
         Ok(())
     }
-}
-
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-fn format_size_f(v: f64) -> String {
-    format_size(v.max(0.0) as u64)
-}
-
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-fn format_count_f(v: f64) -> String {
-    format_count(v.max(0.0) as u64)
-}
-
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-fn format_us_f(v: f64) -> String {
-    format_us(v.max(0.0) as u64)
 }

@@ -1,0 +1,473 @@
+//! Baselines: a capture's class totals and function times in a small JSON file
+//! (`arkdiff summarize`), which later runs compare with as they would with the capture,
+//! at class level (no ids are kept).
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{SummarizeArgs, parse_profile};
+use crate::diff::trend::Aggregate;
+use crate::error::{Error, Result};
+use crate::input::Capture;
+use crate::input::heapsnapshot::ParseOptions;
+use crate::input::trace_event::ProfilePick;
+use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
+use crate::model::heap::Totals;
+use crate::{ExitStatus, resolve_index, write_atomically};
+
+/// The value of `kind`, which tells a baseline from other JSON.
+pub const KIND: &str = "arkdiff-baseline";
+/// Bumped whenever a key is renamed or removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A baseline file. Keys may be added within a schema version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Baseline {
+    pub kind: String,
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub source: Source,
+    pub heap: Option<HeapTotals>,
+    pub cpu: Option<CpuTotals>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// The capture the baseline was made from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Source {
+    pub path: String,
+    pub format: String,
+    /// The summarized heap snapshot; null without one.
+    pub snapshot_index: Option<usize>,
+    pub snapshot_count: usize,
+    /// When the snapshot was taken (htrace only).
+    pub start_time_ns: Option<u64>,
+    /// Which CPU profile of a Trace Event file (`PID:ID`).
+    pub profile: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HeapTotals {
+    pub count: u64,
+    pub size: u64,
+    /// Every class with a counted object, largest self size first.
+    pub classes: Vec<ClassTotal>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClassTotal {
+    pub name: String,
+    pub count: u64,
+    pub size: u64,
+}
+
+/// CPU times in microseconds, as the diff uses them (semantics.md §4).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CpuTotals {
+    pub duration_us: u64,
+    pub idle_us: u64,
+    pub gc_us: u64,
+    pub program_us: u64,
+    pub samples: usize,
+    pub categories: Vec<CategoryTotal>,
+    /// Every sampled function, largest self time first.
+    pub functions: Vec<FunctionTotal>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CategoryTotal {
+    pub name: String,
+    pub us: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FunctionTotal {
+    pub name: String,
+    pub url: String,
+    /// 1-based; 0 when unknown.
+    pub line: u32,
+    pub column: u32,
+    pub self_us: u64,
+    pub total_us: u64,
+}
+
+impl Baseline {
+    /// The heap side as a trend point.
+    pub fn aggregate(&self) -> Option<Aggregate> {
+        self.heap.as_ref().map(|h| Aggregate {
+            totals: Totals {
+                count: h.count,
+                size: h.size,
+            },
+            classes: h
+                .classes
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        Totals {
+                            count: c.count,
+                            size: c.size,
+                        },
+                    )
+                })
+                .collect(),
+        })
+    }
+
+    /// The CPU side as the diff takes it.
+    pub fn times(&self) -> Option<ProfileTimes> {
+        self.cpu.as_ref().map(|c| ProfileTimes {
+            functions: c
+                .functions
+                .iter()
+                .map(|f| {
+                    (
+                        Frame::one_based(&f.name, &f.url, f.line, f.column),
+                        FunctionTime {
+                            self_us: f.self_us,
+                            total_us: f.total_us,
+                        },
+                    )
+                })
+                .collect(),
+            duration_us: c.duration_us,
+            idle_us: c.idle_us,
+            gc_us: c.gc_us,
+            program_us: c.program_us,
+            samples: c.samples,
+            categories: c
+                .categories
+                .iter()
+                .map(|k| (k.name.clone(), k.us))
+                .collect(),
+        })
+    }
+
+    /// Reads a baseline, checking its kind and schema version. `what` names the format
+    /// in messages.
+    pub fn read(reader: impl Read) -> std::result::Result<Baseline, String> {
+        let value: serde_json::Value =
+            serde_json::from_reader(reader).map_err(|e| format!("not valid JSON: {e}"))?;
+        match value.get("kind").and_then(serde_json::Value::as_str) {
+            Some(KIND) => {}
+            Some(other) => {
+                return Err(format!(
+                    "\"kind\" is \"{other}\", not \"{KIND}\" (write baselines with `arkdiff summarize`)"
+                ));
+            }
+            None => return Err(format!("no \"kind\": \"{KIND}\" key")),
+        }
+        match value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64)
+        {
+            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            Some(v) => {
+                return Err(format!(
+                    "schema_version {v}; this arkdiff reads baselines of schema_version {SCHEMA_VERSION}"
+                ));
+            }
+            None => return Err("no schema_version".into()),
+        }
+        serde_json::from_value(value).map_err(|e| format!("{e}"))
+    }
+
+    /// Writes the baseline: one class or function per line, so that a baseline kept in
+    /// version control diffs line by line.
+    pub fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "{{")?;
+        writeln!(out, "  \"kind\": {},", json(&self.kind)?)?;
+        writeln!(out, "  \"schema_version\": {},", self.schema_version)?;
+        writeln!(out, "  \"tool\": {},", json(&self.tool)?)?;
+        writeln!(out, "  \"source\": {},", json(&self.source)?)?;
+        match &self.heap {
+            None => writeln!(out, "  \"heap\": null,")?,
+            Some(h) => {
+                writeln!(
+                    out,
+                    "  \"heap\": {{\"count\": {}, \"size\": {}, \"classes\": [",
+                    h.count, h.size
+                )?;
+                lines(out, &h.classes)?;
+                writeln!(out, "  ]}},")?;
+            }
+        }
+        match &self.cpu {
+            None => writeln!(out, "  \"cpu\": null")?,
+            Some(c) => {
+                writeln!(
+                    out,
+                    "  \"cpu\": {{\"duration_us\": {}, \"idle_us\": {}, \"gc_us\": {}, \"program_us\": {}, \"samples\": {}, \"categories\": {}, \"functions\": [",
+                    c.duration_us,
+                    c.idle_us,
+                    c.gc_us,
+                    c.program_us,
+                    c.samples,
+                    json(&c.categories)?
+                )?;
+                lines(out, &c.functions)?;
+                writeln!(out, "  ]}}")?;
+            }
+        }
+        writeln!(out, "}}")
+    }
+}
+
+/// One compact JSON value per line, comma-separated.
+fn lines<T: Serialize>(out: &mut dyn Write, items: &[T]) -> std::io::Result<()> {
+    for (i, item) in items.iter().enumerate() {
+        let comma = if i + 1 < items.len() { "," } else { "" };
+        writeln!(out, "    {}{comma}", serde_json::to_string(item)?)?;
+    }
+    Ok(())
+}
+
+/// A value as compact JSON.
+fn json<T: Serialize + ?Sized>(v: &T) -> std::io::Result<String> {
+    Ok(serde_json::to_string(v)?)
+}
+
+/// Summarizes a capture into a baseline.
+pub fn make(capture: &Capture, snapshot: Option<usize>) -> Result<Baseline> {
+    let heap = snapshot
+        .map(|i| -> Result<HeapTotals> {
+            let snap = capture.load(i, ParseOptions::default())?;
+            let aggregate = Aggregate::of(&snap);
+            let mut classes: Vec<ClassTotal> = aggregate
+                .classes
+                .into_iter()
+                .map(|(name, t)| ClassTotal {
+                    name,
+                    count: t.count,
+                    size: t.size,
+                })
+                .collect();
+            classes.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name)));
+            Ok(HeapTotals {
+                count: aggregate.totals.count,
+                size: aggregate.totals.size,
+                classes,
+            })
+        })
+        .transpose()?;
+    let cpu = capture.cpu.as_ref().map(|c| {
+        let t = c.times(false);
+        let mut functions: Vec<(Frame, FunctionTime)> = t.functions.into_iter().collect();
+        functions.sort_by(|(fa, a), (fb, b)| {
+            (b.self_us, b.total_us)
+                .cmp(&(a.self_us, a.total_us))
+                .then_with(|| fa.cmp(fb))
+        });
+        CpuTotals {
+            duration_us: t.duration_us,
+            idle_us: t.idle_us,
+            gc_us: t.gc_us,
+            program_us: t.program_us,
+            samples: t.samples,
+            categories: t
+                .categories
+                .into_iter()
+                .map(|(name, us)| CategoryTotal { name, us })
+                .collect(),
+            functions: functions
+                .into_iter()
+                .map(|(f, t)| FunctionTotal {
+                    name: f.name,
+                    url: f.url,
+                    line: f.line,
+                    column: f.column,
+                    self_us: t.self_us,
+                    total_us: t.total_us,
+                })
+                .collect(),
+        }
+    });
+    Ok(Baseline {
+        kind: KIND.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "arkdiff".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        source: Source {
+            path: capture.path.display().to_string(),
+            format: capture.detected.describe(),
+            snapshot_index: snapshot,
+            snapshot_count: capture.snapshot_count(),
+            start_time_ns: snapshot.and_then(|i| capture.snapshot_info(i).start_time_ns),
+            profile: capture.cpu.as_ref().and_then(|c| c.label.clone()),
+        },
+        heap,
+        cpu,
+    })
+}
+
+/// `arkdiff summarize`: prints any error and returns the exit status.
+pub fn summarize(args: &SummarizeArgs) -> ExitStatus {
+    match run(args) {
+        Ok(()) => ExitStatus::Success,
+        Err(e) => {
+            eprintln!("arkdiff: error: {e}");
+            ExitStatus::Error
+        }
+    }
+}
+
+fn run(args: &SummarizeArgs) -> Result<()> {
+    let pick = ProfilePick {
+        profile: parse_profile(args.profile.as_deref())?,
+        pid: args.pid,
+    };
+    let capture = Capture::open(&args.input, &pick)?;
+    if capture.is_baseline() {
+        return Err(Error::input(
+            &args.input,
+            "is already a baseline; summarize the capture it was made from",
+        ));
+    }
+    let snapshot = match (capture.snapshot_count(), args.snapshot) {
+        (0, Some(_)) => {
+            return Err(Error::input(
+                &args.input,
+                format!(
+                    "--snapshot is given, but {} holds {}",
+                    capture.detected.describe(),
+                    capture.contents()
+                ),
+            ));
+        }
+        (0, None) => None,
+        (_, n) => Some(resolve_index(&capture, "--snapshot", n.unwrap_or(-1))?),
+    };
+    let baseline = make(&capture, snapshot)?;
+    if !args.quiet {
+        for w in capture.warnings() {
+            eprintln!("arkdiff: warning: {w}");
+        }
+    }
+    if let Some(path) = &args.output {
+        return write_atomically(path, |out| baseline.write(out));
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    baseline
+        .write(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(|source| Error::Output {
+            path: "stdout".into(),
+            source,
+        })
+}
+
+/// Reads a baseline file through its compression layers.
+pub fn open(path: &Path, reader: impl Read) -> Result<(Option<Aggregate>, Option<ProfileTimes>)> {
+    let b = Baseline::read(reader).map_err(|e| Error::input(path, format!("baseline: {e}")))?;
+    if b.heap.is_none() && b.cpu.is_none() {
+        return Err(Error::input(
+            path,
+            "baseline: it holds neither heap nor CPU totals",
+        ));
+    }
+    Ok((b.aggregate(), b.times()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Baseline {
+        Baseline {
+            kind: KIND.into(),
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "arkdiff".into(),
+                version: "0.0.0".into(),
+            },
+            source: Source {
+                path: "a.htrace".into(),
+                format: "htrace".into(),
+                snapshot_index: Some(1),
+                snapshot_count: 2,
+                start_time_ns: None,
+                profile: None,
+            },
+            heap: Some(HeapTotals {
+                count: 3,
+                size: 96,
+                classes: vec![
+                    ClassTotal {
+                        name: "Big \"quoted\"".into(),
+                        count: 1,
+                        size: 64,
+                    },
+                    ClassTotal {
+                        name: "Small".into(),
+                        count: 2,
+                        size: 32,
+                    },
+                ],
+            }),
+            cpu: Some(CpuTotals {
+                duration_us: 10,
+                idle_us: 1,
+                gc_us: 2,
+                program_us: 3,
+                samples: 4,
+                categories: vec![CategoryTotal {
+                    name: "gcTime".into(),
+                    us: 2,
+                }],
+                functions: vec![FunctionTotal {
+                    name: "f".into(),
+                    url: "file:///a.js?v=1".into(),
+                    line: 1,
+                    column: 2,
+                    self_us: 5,
+                    total_us: 7,
+                }],
+            }),
+        }
+    }
+
+    #[test]
+    fn written_baselines_read_back() {
+        let mut text = Vec::new();
+        sample().write(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("\n    {\"name\":\"Small\",\"count\":2,\"size\":32}\n"));
+        let back = Baseline::read(text.as_bytes()).unwrap();
+        let a = back.aggregate().unwrap();
+        assert_eq!((a.totals.count, a.totals.size, a.classes.len()), (3, 96, 2));
+        assert_eq!(a.classes["Big \"quoted\""].size, 64);
+        let t = back.times().unwrap();
+        assert_eq!((t.duration_us, t.gc_us, t.samples), (10, 2, 4));
+        let f = Frame::one_based("f", "file:///a.js?v=1", 1, 2);
+        assert_eq!(t.functions[&f].total_us, 7);
+    }
+
+    #[test]
+    fn other_json_is_refused_with_the_reason() {
+        assert_eq!(
+            Baseline::read(&b"{\"kind\": \"x\"}"[..]).unwrap_err(),
+            "\"kind\" is \"x\", not \"arkdiff-baseline\" (write baselines with `arkdiff summarize`)"
+        );
+        assert_eq!(
+            Baseline::read(&b"{\"kind\": \"arkdiff-baseline\", \"schema_version\": 9}"[..])
+                .unwrap_err(),
+            "schema_version 9; this arkdiff reads baselines of schema_version 1"
+        );
+        let cut = Baseline::read(&b"{\"kind\": \"arkdiff-baseline\", \"sche"[..]).unwrap_err();
+        assert!(
+            cut.starts_with("not valid JSON: EOF while parsing"),
+            "{cut}"
+        );
+    }
+}

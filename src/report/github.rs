@@ -1,0 +1,134 @@
+//! `--format github`: GitHub Actions workflow commands. Each violation becomes an
+//! `::error` (fail level) or `::warning` (warn level) annotation, at most
+//! [`MAX_ANNOTATIONS`] of each, as GitHub shows no more per step; the rest are counted in
+//! a notice and listed in the job summary. Where the run has `$GITHUB_STEP_SUMMARY` and
+//! `$GITHUB_OUTPUT`, [`write_env_files`] appends the Markdown report and the outputs.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use super::markdown::Markdown;
+use super::{Render, Report, ViolationJson};
+
+/// GitHub shows at most 10 error and 10 warning annotations of a step.
+pub const MAX_ANNOTATIONS: usize = 10;
+
+pub struct Github;
+
+/// A workflow command's message, escaped as GitHub requires.
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value (`title=…`): also `:` and `,`.
+pub fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn message(v: &ViolationJson) -> String {
+    let (value, limit, given) = v.amounts();
+    let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
+    format!("{} grew {value}, limit {limit}{given}", v.subject)
+}
+
+impl Render for Github {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let gate = &report.gate;
+        for (level, command) in [("fail", "error"), ("warn", "warning")] {
+            let of_level: Vec<&ViolationJson> = gate
+                .violations
+                .iter()
+                .filter(|v| v.level == level)
+                .collect();
+            for v in of_level.iter().take(MAX_ANNOTATIONS) {
+                writeln!(
+                    out,
+                    "::{command} title={}::{}",
+                    escape_property(&format!("arkdiff {}", v.metric)),
+                    escape_data(&message(v))
+                )?;
+            }
+            let hidden = of_level.len().saturating_sub(MAX_ANNOTATIONS);
+            if hidden > 0 {
+                writeln!(
+                    out,
+                    "::notice title=arkdiff::{}",
+                    escape_data(&format!(
+                        "{hidden} more {level}-level violations are listed in the job summary and the JSON report"
+                    ))
+                )?;
+            }
+        }
+        let n = gate.violations.len();
+        if gate.thresholds == 0 {
+            writeln!(out, "arkdiff: report only (no thresholds given)")
+        } else {
+            writeln!(
+                out,
+                "arkdiff: {}: {n} violation{} of {} threshold{}",
+                gate.status,
+                if n == 1 { "" } else { "s" },
+                gate.thresholds,
+                if gate.thresholds == 1 { "" } else { "s" }
+            )
+        }
+    }
+}
+
+/// Appends to the files GitHub Actions names in the environment: the Markdown report to
+/// `$GITHUB_STEP_SUMMARY`, and `status`, `violations`, `fail`, `warn` and `thresholds`
+/// to `$GITHUB_OUTPUT`. Unset or empty variables are skipped. On error, the file's path.
+pub fn write_env_files(report: &Report, top: usize) -> Result<(), (PathBuf, io::Error)> {
+    let target = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let append = |path: &PathBuf, write: &dyn Fn(&mut dyn Write) -> io::Result<()>| {
+        OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .and_then(|f| {
+                let mut out = io::BufWriter::new(f);
+                write(&mut out)?;
+                out.flush()
+            })
+            .map_err(|e| (path.clone(), e))
+    };
+    if let Some(path) = target("GITHUB_STEP_SUMMARY") {
+        append(&path, &|out| {
+            Markdown { top }.render(report, out)?;
+            writeln!(out)
+        })?;
+    }
+    if let Some(path) = target("GITHUB_OUTPUT") {
+        let gate = &report.gate;
+        let count = |level: &str| gate.violations.iter().filter(|v| v.level == level).count();
+        append(&path, &|out| {
+            writeln!(out, "status={}", gate.status)?;
+            writeln!(out, "violations={}", gate.violations.len())?;
+            writeln!(out, "fail={}", count("fail"))?;
+            writeln!(out, "warn={}", count("warn"))?;
+            writeln!(out, "thresholds={}", gate.thresholds)
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workflow_command_escaping() {
+        assert_eq!(
+            escape_data("100% of a\r\nb: c, d"),
+            "100%25 of a%0D%0Ab: c, d"
+        );
+        assert_eq!(escape_property("arkdiff: a,b%\n"), "arkdiff%3A a%2Cb%25%0A");
+    }
+}

@@ -1,0 +1,440 @@
+//! `--format markdown`: GitHub-flavoured Markdown for a job summary or a pull-request
+//! comment. The verdict and every violation come first; then the heap and CPU tables,
+//! `--top` rows each. Names are shown as code spans, so that `*`, `_`, `<` or `|` in a
+//! class or function name is shown as it is and cannot break the table.
+
+use std::io::{self, Write};
+
+use super::table::{location, percent_change};
+use super::{CpuSection, HeapSection, PathJson, Render, Report, Side};
+use crate::units::{
+    format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
+};
+
+pub struct Markdown {
+    /// Rows per table.
+    pub top: usize,
+}
+
+/// `text` as an inline code span that is safe inside a table cell: one line, pipes
+/// escaped, a fence longer than any run of backticks inside.
+pub fn code(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    if one_line.trim().is_empty() {
+        return "*(empty)*".into();
+    }
+    let longest = one_line
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if one_line.starts_with('`') || one_line.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", one_line.replace('|', "\\|"))
+}
+
+/// A status word with its sign.
+pub fn verdict(status: &str, thresholds: usize) -> String {
+    if thresholds == 0 {
+        return "ℹ️ report only (no thresholds)".into();
+    }
+    match status {
+        "fail" => "❌ fail".into(),
+        "warn" => "⚠️ warn".into(),
+        _ => "✅ pass".into(),
+    }
+}
+
+fn side(label: &str, s: &Side) -> String {
+    let mut pick = match s.snapshot_index {
+        Some(i) if s.snapshot_count > 1 => format!(", snapshot {i} of {}", s.snapshot_count),
+        _ => String::new(),
+    };
+    if let Some(p) = &s.profile {
+        pick = format!("{pick}, profile {p}");
+    }
+    format!("**{label}** {} ({}{pick})", code(&s.path), s.format)
+}
+
+/// A table header: the first `left` columns hold text, the others numbers.
+fn header(out: &mut dyn Write, left: usize, columns: &[&str]) -> io::Result<()> {
+    writeln!(out, "| {} |", columns.join(" | "))?;
+    let align: Vec<&str> = (0..columns.len())
+        .map(|i| if i < left { "---" } else { "---:" })
+        .collect();
+    writeln!(out, "| {} |", align.join(" | "))
+}
+
+fn row(out: &mut dyn Write, cells: &[String]) -> io::Result<()> {
+    writeln!(out, "| {} |", cells.join(" | "))
+}
+
+fn more(out: &mut dyn Write, hidden: usize, what: &str) -> io::Result<()> {
+    if hidden > 0 {
+        writeln!(out, "\n*… {hidden} more {what} (`--top` shows more).*")?;
+    }
+    Ok(())
+}
+
+fn opt(v: Option<u64>, f: fn(u64) -> String) -> String {
+    v.map_or_else(|| "–".to_owned(), f)
+}
+
+fn opt_delta(v: Option<i64>, f: fn(i64) -> String) -> String {
+    v.map_or_else(|| "–".to_owned(), f)
+}
+
+impl Markdown {
+    fn gate(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let gate = &report.gate;
+        writeln!(
+            out,
+            "### arkdiff: {}\n",
+            verdict(gate.status, gate.thresholds)
+        )?;
+        let from = gate
+            .config
+            .as_deref()
+            .map(|c| format!(", from {}", code(c)))
+            .unwrap_or_default();
+        if gate.thresholds > 0 {
+            let n = gate.violations.len();
+            writeln!(
+                out,
+                "{n} violation{} of {} threshold{} checked{from}.\n",
+                if n == 1 { "" } else { "s" },
+                gate.thresholds,
+                if gate.thresholds == 1 { "" } else { "s" },
+            )?;
+        }
+        if !gate.violations.is_empty() {
+            header(out, 3, &["Level", "Metric", "Subject", "Growth", "Limit"])?;
+            for v in &gate.violations {
+                let (value, limit, given) = v.amounts();
+                let limit = match given {
+                    Some(g) => format!("{limit} ({g})"),
+                    None => limit,
+                };
+                let level = if v.level == "fail" {
+                    "❌ fail"
+                } else {
+                    "⚠️ warn"
+                };
+                row(
+                    out,
+                    &[level.into(), code(v.metric), code(&v.subject), value, limit],
+                )?;
+            }
+            writeln!(out)?;
+        }
+        writeln!(
+            out,
+            "{}<br>{}\n",
+            side("BASE", &report.base),
+            side("HEAD", &report.head)
+        )
+    }
+
+    fn heap(&self, heap: &HeapSection, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "#### Heap\n")?;
+        let t = &heap.totals;
+        header(out, 1, &["", "BASE", "HEAD", "Δ", "Δ %"])?;
+        row(
+            out,
+            &[
+                "Objects".into(),
+                format_count(t.count_base),
+                format_count(t.count_head),
+                format_count_delta(t.count_delta),
+                percent_change(t.count_base, t.count_delta),
+            ],
+        )?;
+        row(
+            out,
+            &[
+                "Self size".into(),
+                format_size(t.size_base),
+                format_size(t.size_head),
+                format_size_delta(t.size_delta),
+                percent_change(t.size_base, t.size_delta),
+            ],
+        )?;
+        writeln!(out)?;
+        match heap.id_matching {
+            "disjoint" => writeln!(
+                out,
+                "The snapshots look like two processes: new and deleted objects are not shown.\n"
+            )?,
+            "none" => writeln!(
+                out,
+                "A baseline has class totals only: new and deleted objects are not shown.\n"
+            )?,
+            _ => {}
+        }
+        if heap.classes.is_empty() {
+            writeln!(out, "No class changed.")?;
+        } else if self.top > 0 {
+            header(
+                out,
+                1,
+                &[
+                    "Class",
+                    "Count",
+                    "Δ Count",
+                    "Size",
+                    "Δ Size",
+                    "Retained",
+                    "Δ Retained",
+                    "New",
+                    "Deleted",
+                ],
+            )?;
+            for c in heap.classes.iter().take(self.top) {
+                row(
+                    out,
+                    &[
+                        code(&c.name),
+                        format_count(c.count_head),
+                        format_count_delta(c.count_delta),
+                        format_size(c.size_head),
+                        format_size_delta(c.size_delta),
+                        opt(c.retained_head, format_size),
+                        opt_delta(c.retained_delta, format_size_delta),
+                        opt(c.new_count, format_count),
+                        opt(c.deleted_count, format_count),
+                    ],
+                )?;
+            }
+        }
+        more(
+            out,
+            heap.classes.len().saturating_sub(self.top),
+            "changed classes",
+        )?;
+        if let Some(trend) = &heap.trend {
+            writeln!(
+                out,
+                "\n#### Trend over {} snapshots\n",
+                trend.snapshots.len()
+            )?;
+            let sizes: Vec<String> = trend
+                .snapshots
+                .iter()
+                .map(|s| format_size(s.size))
+                .collect();
+            writeln!(out, "Heap: {}\n", sizes.join(" → "))?;
+            if trend.suspects.is_empty() {
+                writeln!(
+                    out,
+                    "No leak suspect (no class grew in every interval by {} or more).",
+                    format_size(trend.floor_bytes)
+                )?;
+            } else {
+                header(
+                    out,
+                    2,
+                    &[
+                        "Leak suspect",
+                        "Size per snapshot",
+                        "Δ Size",
+                        "Δ Count",
+                        "Retained",
+                    ],
+                )?;
+                for s in trend.suspects.iter().take(self.top) {
+                    let sizes: Vec<String> = s.sizes.iter().map(|&v| format_size(v)).collect();
+                    row(
+                        out,
+                        &[
+                            code(&s.name),
+                            sizes.join(" → "),
+                            format_size_delta(s.size_growth),
+                            format_count_delta(s.count_growth),
+                            opt(s.retained_size, format_size),
+                        ],
+                    )?;
+                }
+                more(
+                    out,
+                    trend.suspects.len().saturating_sub(self.top),
+                    "suspects",
+                )?;
+                let paths: Vec<(&str, &PathJson)> = trend
+                    .suspects
+                    .iter()
+                    .take(self.top)
+                    .filter(|s| s.path.retainer_path.is_some())
+                    .map(|s| (s.name.as_str(), &s.path))
+                    .collect();
+                retainer_paths(out, &paths)?;
+            }
+        }
+        let explained: Vec<(&str, &PathJson)> = heap
+            .explain
+            .iter()
+            .map(|e| (e.name.as_str(), &e.path))
+            .collect();
+        retainer_paths(out, &explained)
+    }
+
+    fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "#### CPU\n")?;
+        header(out, 1, &["", "BASE", "HEAD", "Δ", "Δ %"])?;
+        for (name, base, head, delta) in [
+            (
+                "Non-idle time",
+                cpu.duration_us_base,
+                cpu.duration_us_head,
+                cpu.duration_us_delta,
+            ),
+            (
+                "Garbage collector",
+                cpu.gc_us_base,
+                cpu.gc_us_head,
+                cpu.gc_us_delta,
+            ),
+        ] {
+            row(
+                out,
+                &[
+                    name.into(),
+                    format_us(base),
+                    format_us(head),
+                    format_us_delta(delta),
+                    percent_change(base, delta),
+                ],
+            )?;
+        }
+        writeln!(out)?;
+        if let Some(scale) = cpu.scale {
+            writeln!(
+                out,
+                "BASE's times are multiplied by {scale:.3} to match HEAD's non-idle time.\n"
+            )?;
+        }
+        if cpu.functions.is_empty() {
+            return writeln!(out, "No function was sampled.");
+        }
+        if self.top > 0 {
+            header(
+                out,
+                2,
+                &[
+                    "Function",
+                    "Location",
+                    "Self BASE",
+                    "Self HEAD",
+                    "Δ Self",
+                    "Δ Self %",
+                    "Δ Total",
+                ],
+            )?;
+            for f in cpu.functions.iter().take(self.top) {
+                let at = location(f, false);
+                row(
+                    out,
+                    &[
+                        code(&f.name),
+                        if at.is_empty() {
+                            String::new()
+                        } else {
+                            code(&at)
+                        },
+                        format_us(f.self_us_base),
+                        format_us(f.self_us_head),
+                        format_us_delta(f.self_us_delta),
+                        percent_change(f.self_us_base, f.self_us_delta),
+                        format_us_delta(f.total_us_delta),
+                    ],
+                )?;
+            }
+        }
+        more(
+            out,
+            cpu.functions.len().saturating_sub(self.top),
+            "functions",
+        )
+    }
+}
+
+/// Retainer paths in a collapsed block, one code block per class.
+fn retainer_paths(out: &mut dyn Write, paths: &[(&str, &PathJson)]) -> io::Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\n<details><summary>Retainer paths (what keeps them alive)</summary>\n"
+    )?;
+    for (name, p) in paths {
+        let Some(steps) = &p.retainer_path else {
+            let why = p.retainer_note.as_deref().unwrap_or("no retainer path");
+            writeln!(out, "{}: {why}\n", code(name))?;
+            continue;
+        };
+        let new = if p.instance_new == Some(true) {
+            " (new since BASE)"
+        } else {
+            ""
+        };
+        writeln!(out, "{}{new}:\n", code(name))?;
+        // A fence longer than any backtick run in the steps.
+        let longest = steps
+            .iter()
+            .flat_map(|s| s.split(|c| c != '`').map(str::len))
+            .max()
+            .unwrap_or(0);
+        let fence = "`".repeat(longest.max(2) + 1);
+        writeln!(out, "{fence}text")?;
+        for s in steps {
+            writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
+        }
+        writeln!(out, "{fence}\n")?;
+    }
+    writeln!(out, "</details>")
+}
+
+impl Render for Markdown {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        Markdown::gate(report, out)?;
+        if let Some(heap) = &report.heap {
+            self.heap(heap, out)?;
+        }
+        if let Some(cpu) = &report.cpu {
+            if report.heap.is_some() {
+                writeln!(out)?;
+            }
+            self.cpu(cpu, out)?;
+        }
+        if !report.warnings.is_empty() {
+            writeln!(out, "\n#### Warnings\n")?;
+            for w in &report.warnings {
+                let line = w.replace(['\n', '\r'], " ").replace('<', "&lt;");
+                writeln!(out, "- {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code;
+
+    #[test]
+    fn code_spans_survive_tables_and_backticks() {
+        assert_eq!(code("Leaked<T>"), "`Leaked<T>`");
+        assert_eq!(code("a|b"), "`a\\|b`");
+        assert_eq!(code("say `hi`"), "`` say `hi` ``");
+        assert_eq!(code("two\nlines"), "`two lines`");
+        assert_eq!(code(""), "*(empty)*");
+        assert_eq!(code("x``y"), "```x``y```");
+    }
+}
