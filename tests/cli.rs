@@ -513,6 +513,29 @@ fn output_file_is_written_whole_or_not_at_all() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(&report).unwrap(), before);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    // The report is created with the mode any new file gets (not a temporary file's
+    // private 0600), and a report written over a file keeps that file's mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let umask = std::process::Command::new("sh")
+            .args(["-c", "umask"])
+            .output()
+            .unwrap();
+        let umask = u32::from_str_radix(String::from_utf8_lossy(&umask.stdout).trim(), 8).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&report), 0o666 & !umask);
+        std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let out = arkdiff(&[
+            "fast.cpuprofile",
+            "slow.cpuprofile",
+            "-o",
+            report.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(mode(&report), 0o640 & !umask);
+    }
 }
 
 #[test]

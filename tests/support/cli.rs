@@ -14,11 +14,18 @@ pub fn data(name: &str) -> PathBuf {
 
 /// Runs arkdiff in tests/data, so that paths in reports are short and stable.
 pub fn arkdiff(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_arkdiff"))
-        .args(args)
-        .current_dir(data(""))
-        .output()
-        .expect("the binary runs")
+    arkdiff_in(&data(""), args)
+}
+
+/// Runs arkdiff in `dir`, with none of the GitHub Actions variables of a CI run (so
+/// `--format github` writes no job summary of its own there).
+pub fn arkdiff_in(dir: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_arkdiff"));
+    command.args(args).current_dir(dir);
+    for name in ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_ACTIONS"] {
+        command.env_remove(name);
+    }
+    command.output().expect("the binary runs")
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -1,0 +1,259 @@
+//! The GitHub Action's scripts (`scripts/action/`), run as the runner runs them: bash,
+//! with the `INPUT_*` variables that action.yml sets and fake `GITHUB_*` files.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use support::cli::{data, stderr, stdout};
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/action")
+        .join(name)
+}
+
+/// A fake runner: temp dir, job summary, step outputs and PATH file.
+struct Runner {
+    dir: tempfile::TempDir,
+}
+
+impl Runner {
+    fn new() -> Runner {
+        Runner {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.file(name)).unwrap_or_default()
+    }
+
+    /// `step`'s outputs as written to `$GITHUB_OUTPUT`.
+    fn outputs(&self) -> BTreeMap<String, String> {
+        self.read("output")
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    fn command(&self, script_name: &str) -> Command {
+        let mut c = Command::new("bash");
+        c.arg(script(script_name))
+            .current_dir(data(""))
+            .env("RUNNER_TEMP", self.file("tmp"))
+            .env("GITHUB_OUTPUT", self.file("output"))
+            .env("GITHUB_STEP_SUMMARY", self.file("summary.md"))
+            .env("GITHUB_PATH", self.file("path"))
+            .env("ARKDIFF", env!("CARGO_BIN_EXE_arkdiff"))
+            .env_remove("GITHUB_ACTIONS");
+        for name in ["INPUT_BASE", "INPUT_HEAD", "INPUT_CONFIG", "INPUT_ARGS"] {
+            c.env_remove(name);
+        }
+        c
+    }
+
+    fn gate(&self, inputs: &[(&str, &str)]) -> Output {
+        let mut c = self.command("gate.sh");
+        for (k, v) in inputs {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+}
+
+#[test]
+fn a_failing_gate_annotates_summarizes_and_exits_1() {
+    let runner = Runner::new();
+    let out = runner.gate(&[
+        ("INPUT_BASE", "leak-0.heapsnapshot.gz\n"),
+        ("INPUT_HEAD", "leak-3.heapsnapshot.gz"),
+        ("INPUT_CONFIG", "gate.toml"),
+        (
+            "INPUT_ARGS",
+            "--no-retained --ignore '(*'\n--class \"Leaked*\"\n--top 3\n",
+        ),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let outputs = runner.outputs();
+    assert_eq!(outputs["status"], "fail");
+    let report_path = PathBuf::from(&outputs["report"]);
+    assert_eq!(report_path, runner.file("tmp/arkdiff/report.json"));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+    // The quoted --class and --ignore reached arkdiff as one word each: LeakedRecord is
+    // the only class gated.
+    let subjects: Vec<&str> = report["gate"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(subjects, vec!["heap", "LeakedRecord"]);
+    assert_eq!(outputs["violations"], "2");
+    assert_eq!(outputs["fail"], "2");
+    let log = stdout(&out);
+    assert!(
+        log.contains("::error title=arkdiff class.size_delta::LeakedRecord grew +281.25 KiB"),
+        "{log}"
+    );
+    let summary = runner.read("summary.md");
+    assert!(summary.starts_with("### arkdiff: ❌ fail\n"), "{summary}");
+    assert!(summary.contains("| `LeakedRecord` |"));
+}
+
+#[test]
+fn a_passing_gate_and_a_series_in_one_input() {
+    let runner = Runner::new();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/leak4.htrace.gz");
+    let out = runner.gate(&[
+        ("INPUT_BASE", sample.to_str().unwrap()),
+        ("INPUT_ARGS", "--max-heap-growth 10MiB --no-retained"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = runner.outputs();
+    assert_eq!(
+        (outputs["status"].as_str(), outputs["violations"].as_str()),
+        ("pass", "0")
+    );
+    assert!(
+        runner
+            .read("summary.md")
+            .starts_with("### arkdiff: ✅ pass\n")
+    );
+    assert!(stdout(&out).ends_with("arkdiff: pass: 0 violations of 1 threshold\n"));
+}
+
+#[test]
+fn inputs_that_cannot_be_compared_are_an_error_status() {
+    let runner = Runner::new();
+    let out = runner.gate(&[
+        ("INPUT_BASE", "leak-0.heapsnapshot.gz"),
+        ("INPUT_HEAD", "missing 100%.heapsnapshot"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(runner.outputs()["status"], "error");
+    assert!(!runner.outputs().contains_key("report"));
+    let log = stdout(&out);
+    assert!(
+        log.contains("::error title=arkdiff::missing 100%25.heapsnapshot: cannot open: "),
+        "{log}"
+    );
+    let summary = runner.read("summary.md");
+    assert!(summary.starts_with("### arkdiff: error\n"), "{summary}");
+    assert!(summary.contains("arkdiff: error: missing 100%.heapsnapshot: cannot open"));
+
+    // An unmatched quote in args, and an empty base.
+    let runner = Runner::new();
+    let out = runner.gate(&[
+        ("INPUT_BASE", "fast.cpuprofile"),
+        ("INPUT_HEAD", "slow.cpuprofile"),
+        ("INPUT_ARGS", "--class 'Leaked*"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains("::error title=arkdiff::the args input has an unmatched quote"));
+    let out = Runner::new().gate(&[("INPUT_BASE", "\n")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains("the base input is empty"));
+}
+
+#[test]
+fn install_locates_a_build_by_its_sources_and_reuses_it() {
+    let runner = Runner::new();
+    let out = runner
+        .command("install.sh")
+        .arg("locate")
+        .env("RUNNER_TOOL_CACHE", runner.file("cache"))
+        .env("RUNNER_OS", "Linux")
+        .env("RUNNER_ARCH", "X64")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outputs = runner.outputs();
+    let root = PathBuf::from(&outputs["root"]);
+    assert!(root.starts_with(runner.file("cache/arkdiff")));
+    let key = &outputs["key"];
+    assert!(key.starts_with("arkdiff-Linux-X64-") && key.len() == "arkdiff-Linux-X64-".len() + 16);
+
+    // A build already in the root (restored from the cache) is used as it is.
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_arkdiff"), root.join("bin/arkdiff")).unwrap();
+    let out = runner
+        .command("install.sh")
+        .arg("install")
+        .env("ARKDIFF_INSTALL", "build")
+        .env("ARKDIFF_ROOT", &root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("using the cached build"));
+    assert_eq!(
+        runner.read("path"),
+        format!("{}\n", root.join("bin").display())
+    );
+
+    // install: path without arkdiff on PATH is an annotated error.
+    let out = runner
+        .command("install.sh")
+        .arg("install")
+        .env("ARKDIFF_INSTALL", "path")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out)
+            .contains("::error title=arkdiff install::install: path, but arkdiff is not on PATH")
+    );
+}
+
+#[test]
+fn the_readme_shows_the_linted_example_workflow_and_a_valid_thresholds_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let workflow = std::fs::read_to_string(root.join("docs/examples/gate-workflow.yml")).unwrap();
+    assert!(
+        readme.contains(&format!("```yaml\n{workflow}```")),
+        "the README's example workflow differs from docs/examples/gate-workflow.yml"
+    );
+    // The README's arkdiff.toml is a file arkdiff accepts, with every table in it.
+    let start = readme
+        .find("```toml\n# arkdiff.toml\n")
+        .expect("the README shows arkdiff.toml");
+    let body = &readme[start + "```toml\n".len()..];
+    let toml = &body[..body.find("```").unwrap()];
+    for table in [
+        "[heap.size]",
+        "[class]",
+        "[function]",
+        "[cpu]",
+        "[suspects]",
+    ] {
+        assert!(toml.contains(table), "{table}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("arkdiff.toml"), toml).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_arkdiff"))
+        .args([
+            data("leak-0.heapsnapshot.gz").to_str().unwrap(),
+            data("leak-3.heapsnapshot.gz").to_str().unwrap(),
+            "--no-retained",
+            "--format",
+            "json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(report["gate"]["config"], "arkdiff.toml");
+    // heap.size and class.count/size: 2 levels each; suspects and CPU are not checked.
+    assert_eq!(report["gate"]["thresholds"], 6);
+}
