@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs arkdiff for the composite action (action.yml): annotations in the log, the
+# Markdown report in the job summary, status/violations/report in the step's outputs.
+# The exit code is arkdiff's: 0 pass (or warnings), 1 a fail-level threshold exceeded,
+# 2 the inputs could not be compared.
+#
+# Reads INPUT_BASE (one path per line), INPUT_HEAD, INPUT_CONFIG and INPUT_ARGS (quoted
+# as in a shell); ARKDIFF names the binary (default: arkdiff on PATH).
+set -uo pipefail
+
+bin=${ARKDIFF:-arkdiff}
+out_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/arkdiff"
+mkdir -p "$out_dir"
+report="$out_dir/report.json"
+errors="$out_dir/stderr.txt"
+rm -f "$report" "$errors"
+
+output() {
+    if [ -n "${GITHUB_OUTPUT:-}" ]; then
+        echo "$1" >>"$GITHUB_OUTPUT"
+    fi
+}
+
+args=()
+while IFS= read -r line; do
+    line=${line%$'\r'}
+    if [ -n "$line" ]; then
+        args+=("$line")
+    fi
+done <<<"${INPUT_BASE:-}"
+if [ ${#args[@]} -eq 0 ]; then
+    echo "::error title=arkdiff::the base input is empty"
+    output "status=error"
+    exit 2
+fi
+if [ -n "${INPUT_HEAD:-}" ]; then
+    args+=("$INPUT_HEAD")
+fi
+if [ -n "${INPUT_CONFIG:-}" ]; then
+    args+=(--config "$INPUT_CONFIG")
+fi
+if [ -n "${INPUT_ARGS:-}" ]; then
+    # xargs splits the words as a shell would (quotes, backslashes) and runs nothing
+    # but printf; lines are joined first, so the input may hold one option per line.
+    words="$out_dir/args"
+    if ! printf '%s' "${INPUT_ARGS//$'\n'/ }" | xargs printf '%s\0' >"$words" 2>/dev/null; then
+        echo "::error title=arkdiff::the args input has an unmatched quote"
+        output "status=error"
+        exit 2
+    fi
+    mapfile -d '' extra <"$words"
+    args+=("${extra[@]}")
+fi
+
+# arkdiff writes the summary and the status outputs itself (--format github).
+"$bin" "${args[@]}" --format github --format "json=$report" 2>"$errors"
+code=$?
+cat "$errors" >&2
+
+if [ -f "$report" ]; then
+    output "report=$report"
+fi
+if [ "$code" -ge 2 ]; then
+    output "status=error"
+    message=$(grep -m1 '^arkdiff: error: ' "$errors" || echo "arkdiff exited with $code")
+    message=${message#arkdiff: error: }
+    message=${message//'%'/'%25'}
+    echo "::error title=arkdiff::${message}"
+    if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+        {
+            echo "### arkdiff: error"
+            echo
+            echo "The inputs could not be compared (exit $code):"
+            echo
+            echo '```text'
+            cat "$errors"
+            echo '```'
+        } >>"$GITHUB_STEP_SUMMARY"
+    fi
+fi
+exit "$code"
