@@ -326,7 +326,16 @@ fn run(args: &SummarizeArgs) -> Result<()> {
         profile: parse_profile(args.profile.as_deref())?,
         pid: args.pid,
     };
-    let capture = Capture::open(&args.input, &pick)?;
+    let bar = crate::progress(args.quiet);
+    bar.set_message("reading the capture");
+    let capture = Capture::open(&args.input, &pick);
+    let capture = match capture {
+        Ok(c) => c,
+        Err(e) => {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    };
     if capture.is_baseline() {
         return Err(Error::input(
             &args.input,
@@ -347,7 +356,10 @@ fn run(args: &SummarizeArgs) -> Result<()> {
         (0, None) => None,
         (_, n) => Some(resolve_index(&capture, "--snapshot", n.unwrap_or(-1))?),
     };
-    let baseline = make(&capture, snapshot)?;
+    bar.set_message("summarizing");
+    let baseline = make(&capture, snapshot);
+    bar.finish_and_clear();
+    let baseline = baseline?;
     if !args.quiet {
         for w in capture.warnings() {
             eprintln!("arkdiff: warning: {w}");

@@ -71,7 +71,8 @@ pub struct Cli {
     pub command: Option<Command>,
 
     /// Captures: .htrace, .heapsnapshot, .cpuprofile, Chrome Trace Event JSON or a JS
-    /// Self-Profiling trace, plain or gzip/zlib-compressed. One input: its first heap
+    /// Self-Profiling trace, plain or gzip/zlib-compressed, or a baseline written by
+    /// `arkdiff summarize`. One input: its first heap
     /// snapshot against its last, plus the trend over all of them; two: BASE against HEAD
     /// (heap and CPU, whichever both carry); more: a series in order (the first against
     /// the last, plus the trend over each input's last snapshot).

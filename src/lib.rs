@@ -74,7 +74,7 @@ pub(crate) fn resolve_index(capture: &Capture, flag: &str, requested: i64) -> Re
 }
 
 /// A spinner on stderr while inputs are read; drawn only when stderr is a terminal.
-fn progress(quiet: bool) -> indicatif::ProgressBar {
+pub(crate) fn progress(quiet: bool) -> indicatif::ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }

@@ -6,7 +6,9 @@ mod support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::cli::{arkdiff, arkdiff_in, data, json, snapshot_settings, stderr, stdout};
+use support::cli::{
+    arkdiff, arkdiff_in, data, json, snapshot_settings, stderr, stdout, versionless,
+};
 
 /// A scratch directory holding `files`.
 fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -651,13 +653,6 @@ fn github_format_appends_the_summary_and_the_outputs() {
         std::fs::read_to_string(&output).unwrap(),
         "before=1\nstatus=fail\nviolations=2\nfail=2\nwarn=0\nthresholds=2\n"
     );
-}
-
-fn versionless(text: &str) -> String {
-    text.replace(
-        &format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION")),
-        "\"version\": \"[version]\"",
-    )
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::table::{location, percent_change};
+use super::table::{CLASS_COLUMNS, location, percent_change};
 use super::{CpuSection, HeapSection, PathJson, Render, Report, Side};
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -181,21 +181,7 @@ impl Markdown {
         if heap.classes.is_empty() {
             writeln!(out, "No class changed.")?;
         } else if self.top > 0 {
-            header(
-                out,
-                1,
-                &[
-                    "Class",
-                    "Count",
-                    "Δ Count",
-                    "Size",
-                    "Δ Size",
-                    "Retained",
-                    "Δ Retained",
-                    "New",
-                    "Deleted",
-                ],
-            )?;
+            header(out, 1, &CLASS_COLUMNS)?;
             for c in heap.classes.iter().take(self.top) {
                 row(
                     out,

@@ -192,6 +192,19 @@ fn opt_size_delta(v: Option<i64>) -> String {
     v.map_or_else(|| "-".to_owned(), format_size_delta)
 }
 
+/// The class table's columns, in every format that has one.
+pub(super) const CLASS_COLUMNS: [&str; 9] = [
+    "Class",
+    "Count",
+    "Δ Count",
+    "Size",
+    "Δ Size",
+    "Retained",
+    "Δ Retained",
+    "New",
+    "Deleted",
+];
+
 fn class_row(c: &ClassJson) -> Vec<String> {
     vec![
         c.name.clone(),
@@ -340,20 +353,7 @@ impl Render for TableRenderer {
             if heap.classes.is_empty() {
                 writeln!(out, "No class changed.")?;
             } else {
-                let mut table = new_table(
-                    self.width,
-                    vec![
-                        "Class",
-                        "Count",
-                        "Δ Count",
-                        "Size",
-                        "Δ Size",
-                        "Retained",
-                        "Δ Retained",
-                        "New",
-                        "Deleted",
-                    ],
-                );
+                let mut table = new_table(self.width, CLASS_COLUMNS.to_vec());
                 for c in heap.classes.iter().take(self.top) {
                     table.add_row(class_row(c));
                 }

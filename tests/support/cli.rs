@@ -41,6 +41,14 @@ pub fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
+/// A JSON report with the tool's version replaced, so that snapshots outlive releases.
+pub fn versionless(text: &str) -> String {
+    text.replace(
+        &format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION")),
+        "\"version\": \"[version]\"",
+    )
+}
+
 /// insta snapshots live in the top-level `snapshots/` folder.
 pub fn snapshot_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
