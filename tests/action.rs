@@ -164,6 +164,117 @@ fn inputs_that_cannot_be_compared_are_an_error_status() {
     assert!(stdout(&out).contains("the base input is empty"));
 }
 
+/// A `gh` stand-in on PATH: logs each call (and the body file it is given), and answers
+/// the comment listing with `$FAKE_GH_EXISTING`.
+fn fake_gh(runner: &Runner) -> PathBuf {
+    let bin = runner.file("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gh = bin.join("gh");
+    std::fs::write(
+        &gh,
+        r#"#!/usr/bin/env bash
+log="$FAKE_GH_LOG"
+echo "gh $*" >>"$log"
+for a in "$@"; do
+    case $a in body=@*) echo "--- body" >>"$log"; cat "${a#body=@}" >>"$log"; echo "--- end" >>"$log" ;; esac
+done
+case " $* " in *" --paginate "*) [ -n "${FAKE_GH_EXISTING:-}" ] && echo "$FAKE_GH_EXISTING" ;; esac
+exit 0
+"#,
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+fn comment_run(
+    runner: &Runner,
+    head: &str,
+    comment: &str,
+    git_ref: &str,
+    existing: &str,
+) -> String {
+    let bin = fake_gh(runner);
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = runner
+        .command("gate.sh")
+        .env("INPUT_BASE", "leak-0.heapsnapshot.gz")
+        .env("INPUT_HEAD", head)
+        .env(
+            "INPUT_ARGS",
+            "--no-retained --max-class-count-growth 1000 --class Leaked*",
+        )
+        .env("INPUT_COMMENT", comment)
+        .env("GITHUB_REF", git_ref)
+        .env("GITHUB_REPOSITORY", "octo/app")
+        .env("GITHUB_WORKFLOW", "memory")
+        .env("GITHUB_JOB", "gate")
+        .env("FAKE_GH_LOG", runner.file("gh.log"))
+        .env("FAKE_GH_EXISTING", existing)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some_and(|c| c < 2), "{}", stderr(&out));
+    runner.read("gh.log")
+}
+
+#[test]
+fn a_pull_request_comment_is_posted_once_and_then_updated() {
+    let pr = "refs/pull/7/merge";
+    // A failing gate on a pull request with no comment yet: one is posted, with a marker.
+    let log = comment_run(
+        &Runner::new(),
+        "leak-3.heapsnapshot.gz",
+        "on-violation",
+        pr,
+        "",
+    );
+    let calls: Vec<&str> = log.lines().filter(|l| l.starts_with("gh ")).collect();
+    assert_eq!(calls.len(), 2, "{log}");
+    assert!(calls[0].starts_with("gh api repos/octo/app/issues/7/comments --paginate --jq"));
+    assert!(calls[1].starts_with("gh api -X POST repos/octo/app/issues/7/comments -F body=@"));
+    assert!(
+        log.contains("--- body\n<!-- arkdiff gate: memory/gate -->\n### arkdiff: ❌ fail\n"),
+        "{log}"
+    );
+    // A later run finds it and edits it in place, even once the gate passes.
+    let log = comment_run(
+        &Runner::new(),
+        "leak-0.heapsnapshot.gz",
+        "on-violation",
+        pr,
+        "4242",
+    );
+    assert!(
+        log.contains("gh api -X PATCH repos/octo/app/issues/comments/4242 -F body=@"),
+        "{log}"
+    );
+    assert!(log.contains("### arkdiff: ✅ pass"), "{log}");
+    // A passing gate with no comment yet posts none unless asked to always.
+    let log = comment_run(
+        &Runner::new(),
+        "leak-0.heapsnapshot.gz",
+        "on-violation",
+        pr,
+        "",
+    );
+    assert!(!log.contains("POST"), "{log}");
+    let log = comment_run(&Runner::new(), "leak-0.heapsnapshot.gz", "always", pr, "");
+    assert!(log.contains("POST"), "{log}");
+    // Outside a pull request, or with comment: never, gh is not called.
+    let log = comment_run(
+        &Runner::new(),
+        "leak-3.heapsnapshot.gz",
+        "always",
+        "refs/heads/main",
+        "",
+    );
+    assert_eq!(log, "");
+    let log = comment_run(&Runner::new(), "leak-3.heapsnapshot.gz", "never", pr, "");
+    assert_eq!(log, "");
+}
+
 #[test]
 fn install_locates_a_build_by_its_sources_and_reuses_it() {
     let runner = Runner::new();

@@ -4,16 +4,18 @@
 # The exit code is arkdiff's: 0 pass (or warnings), 1 a fail-level threshold exceeded,
 # 2 the inputs could not be compared.
 #
-# Reads INPUT_BASE (one path per line), INPUT_HEAD, INPUT_CONFIG and INPUT_ARGS (quoted
-# as in a shell); ARKDIFF names the binary (default: arkdiff on PATH).
+# Reads INPUT_BASE (one path per line), INPUT_HEAD, INPUT_CONFIG, INPUT_ARGS (quoted
+# as in a shell) and INPUT_COMMENT (never, always, on-violation: a pull-request comment
+# through the gh CLI and GH_TOKEN); ARKDIFF names the binary (default: arkdiff on PATH).
 set -uo pipefail
 
 bin=${ARKDIFF:-arkdiff}
 out_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/arkdiff"
 mkdir -p "$out_dir"
 report="$out_dir/report.json"
+markdown="$out_dir/report.md"
 errors="$out_dir/stderr.txt"
-rm -f "$report" "$errors"
+rm -f "$report" "$markdown" "$errors"
 
 output() {
     if [ -n "${GITHUB_OUTPUT:-}" ]; then
@@ -53,7 +55,7 @@ if [ -n "${INPUT_ARGS:-}" ]; then
 fi
 
 # arkdiff writes the summary and the status outputs itself (--format github).
-"$bin" "${args[@]}" --format github --format "json=$report" 2>"$errors"
+"$bin" "${args[@]}" --format github --format "json=$report" --format "markdown=$markdown" 2>"$errors"
 code=$?
 cat "$errors" >&2
 
@@ -76,6 +78,37 @@ if [ "$code" -ge 2 ]; then
             cat "$errors"
             echo '```'
         } >>"$GITHUB_STEP_SUMMARY"
+    fi
+fi
+
+# The pull-request comment: one per pull request, found again by its marker line.
+comment=${INPUT_COMMENT:-never}
+case $comment in
+never | always | on-violation) ;;
+*)
+    echo "::warning title=arkdiff::comment: '$comment' is not never, always or on-violation; no comment"
+    comment=never
+    ;;
+esac
+pr=""
+if [[ ${GITHUB_REF:-} =~ ^refs/pull/([0-9]+)/ ]]; then
+    pr=${BASH_REMATCH[1]}
+fi
+if [ "$comment" != never ] && [ -n "$pr" ] && [ -f "$markdown" ]; then
+    marker="<!-- arkdiff gate: ${GITHUB_WORKFLOW:-}/${GITHUB_JOB:-} -->"
+    body="$out_dir/comment.md"
+    { echo "$marker"; cat "$markdown"; } >"$body"
+    comments="repos/${GITHUB_REPOSITORY:?GITHUB_REPOSITORY is not set}/issues/$pr/comments"
+    existing=$(gh api "$comments" --paginate --jq ".[] | select(.body | startswith(\"$marker\")) | .id" 2>/dev/null | head -n1)
+    # arkdiff has written violations=N to the step's outputs.
+    violations=$(grep '^violations=' "${GITHUB_OUTPUT:-/dev/null}" 2>/dev/null | tail -n1)
+    violations=${violations#violations=}
+    if [ -n "$existing" ]; then
+        gh api -X PATCH "repos/$GITHUB_REPOSITORY/issues/comments/$existing" -F "body=@$body" >/dev/null ||
+            echo "::warning title=arkdiff::could not update the pull-request comment (does the token have pull-requests: write?)"
+    elif [ "$comment" = always ] || [ "${violations:-0}" != 0 ]; then
+        gh api -X POST "$comments" -F "body=@$body" >/dev/null ||
+            echo "::warning title=arkdiff::could not comment on the pull request (does the token have pull-requests: write?)"
     fi
 fi
 exit "$code"
