@@ -177,7 +177,49 @@ impl Baseline {
             }
             None => return Err("no schema_version".into()),
         }
-        serde_json::from_value(value).map_err(|e| format!("{e}"))
+        let baseline: Baseline = serde_json::from_value(value).map_err(|e| format!("{e}"))?;
+        baseline.check()?;
+        Ok(baseline)
+    }
+
+    /// Refuses what `summarize` never writes and a hand edit might: a class or function
+    /// listed twice, or heap totals that are not the sum of the classes.
+    fn check(&self) -> std::result::Result<(), String> {
+        if let Some(h) = &self.heap {
+            let mut seen = hashbrown::HashSet::with_capacity(h.classes.len());
+            let (mut count, mut size) = (0u64, 0u64);
+            for (i, c) in h.classes.iter().enumerate() {
+                if !seen.insert(c.name.as_str()) {
+                    return Err(format!(
+                        "heap.classes[{i}]: class \"{}\" is listed twice",
+                        c.name.escape_debug()
+                    ));
+                }
+                count = count.saturating_add(c.count);
+                size = size.saturating_add(c.size);
+            }
+            if (count, size) != (h.count, h.size) {
+                return Err(format!(
+                    "heap: count {} and size {} are not the sums of the classes ({count} and {size})",
+                    h.count, h.size
+                ));
+            }
+        }
+        if let Some(c) = &self.cpu {
+            let mut seen = hashbrown::HashSet::with_capacity(c.functions.len());
+            for (i, f) in c.functions.iter().enumerate() {
+                if !seen.insert((f.name.as_str(), f.url.as_str(), f.line, f.column)) {
+                    return Err(format!(
+                        "cpu.functions[{i}]: function \"{}\" at {}:{}:{} is listed twice",
+                        f.name.escape_debug(),
+                        f.url,
+                        f.line,
+                        f.column
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Writes the baseline: one class or function per line, so that a baseline kept in
@@ -475,6 +517,31 @@ mod tests {
             Baseline::read(&b"{\"kind\": \"arkdiff-baseline\", \"schema_version\": 9}"[..])
                 .unwrap_err(),
             "schema_version 9; this arkdiff reads baselines of schema_version 1"
+        );
+        let edited = |edit: &dyn Fn(&mut Baseline)| {
+            let mut b = sample();
+            edit(&mut b);
+            let mut text = Vec::new();
+            b.write(&mut text).unwrap();
+            Baseline::read(&text[..]).unwrap_err()
+        };
+        assert_eq!(
+            edited(&|b| {
+                let h = b.heap.as_mut().unwrap();
+                h.classes[1].name = h.classes[0].name.clone();
+            }),
+            "heap.classes[1]: class \"Big \\\"quoted\\\"\" is listed twice"
+        );
+        assert_eq!(
+            edited(&|b| b.heap.as_mut().unwrap().size = 95),
+            "heap: count 3 and size 95 are not the sums of the classes (3 and 96)"
+        );
+        assert_eq!(
+            edited(&|b| {
+                let c = b.cpu.as_mut().unwrap();
+                c.functions.push(c.functions[0].clone());
+            }),
+            "cpu.functions[1]: function \"f\" at file:///a.js?v=1:1:2 is listed twice"
         );
         let cut = Baseline::read(&b"{\"kind\": \"arkdiff-baseline\", \"sche"[..]).unwrap_err();
         assert!(

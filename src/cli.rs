@@ -334,8 +334,8 @@ fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
         .map_err(|e| Error::Usage(format!("{flag}: {e}")))
 }
 
-/// A threshold flag over the file's rule for the same metric: the flag sets the fail
-/// level; the file's warn level and floors stay.
+/// A threshold flag over the file's rule for the same metric: the flag's limit replaces
+/// the rule (its warn level and floors too), so the limit given is the limit applied.
 fn rule(
     flag: &str,
     value: Option<&String>,
@@ -343,10 +343,7 @@ fn rule(
     from_file: Rule,
 ) -> Result<Rule> {
     Ok(match value {
-        Some(v) => Rule {
-            fail: Some(parse(v).map_err(|e| Error::Usage(format!("{flag}: {e}")))?),
-            ..from_file
-        },
+        Some(v) => Rule::fail(parse(v).map_err(|e| Error::Usage(format!("{flag}: {e}")))?),
         None => from_file,
     })
 }

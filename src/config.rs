@@ -34,27 +34,47 @@ pub struct FileSettings {
     pub suspect_min_share: Option<f64>,
 }
 
-/// A number or a string with a unit: `warn = 500` or `warn = "10%"`.
+/// A number or a string with a unit: `warn = 500` or `warn = "10%"`; anything else is
+/// kept to be refused with its key and line.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Value {
     Integer(i64),
     Float(f64),
     Text(String),
+    Other(toml::Value),
 }
 
 impl Value {
-    fn text(&self) -> String {
+    fn text(&self) -> std::result::Result<String, String> {
         match self {
-            Value::Integer(i) => i.to_string(),
-            Value::Float(f) => f.to_string(),
-            Value::Text(t) => t.clone(),
+            Value::Integer(i) => Ok(i.to_string()),
+            Value::Float(f) => Ok(f.to_string()),
+            Value::Text(t) => Ok(t.clone()),
+            Value::Other(v) => Err(format!(
+                "expected a number or a string, found {} {}",
+                if v.type_str().starts_with(['a', 'i']) {
+                    "an"
+                } else {
+                    "a"
+                },
+                v.type_str()
+            )),
         }
+    }
+
+    /// The value parsed as `parse` reads command-line text.
+    fn parse<T>(
+        &self,
+        parse: impl Fn(&str) -> std::result::Result<T, String>,
+    ) -> std::result::Result<T, String> {
+        parse(&self.text()?)
     }
 }
 
 type Field = Option<Spanned<Value>>;
 type Globs = Option<Spanned<Vec<String>>>;
+type RuleField = Option<Spanned<RuleFile>>;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -68,15 +88,15 @@ struct RuleFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HeapFile {
-    size: Option<RuleFile>,
+    size: RuleField,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ClassFile {
     include: Globs,
-    count: Option<RuleFile>,
-    size: Option<RuleFile>,
+    count: RuleField,
+    size: RuleField,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -85,14 +105,14 @@ struct FunctionFile {
     include: Globs,
     min_self: Field,
     #[serde(rename = "self")]
-    self_time: Option<RuleFile>,
+    self_time: RuleField,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CpuFile {
-    total: Option<RuleFile>,
-    gc: Option<RuleFile>,
+    total: RuleField,
+    gc: RuleField,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -100,7 +120,7 @@ struct CpuFile {
 struct SuspectsFile {
     min_growth: Field,
     min_share: Field,
-    size: Option<RuleFile>,
+    size: RuleField,
 }
 
 #[derive(Debug, Deserialize)]
@@ -161,63 +181,89 @@ pub fn parse(path: &Path, text: &str) -> Result<FileSettings> {
             line_of(text, span.start)
         ))
     };
-    let rule =
-        |key: &str, r: Option<&RuleFile>, parse: fn(&str) -> std::result::Result<Limit, String>| {
-            let Some(r) = r else {
-                return Ok(Rule::default());
-            };
-            let level = |name: &str, f: &Field| -> Result<Option<Limit>> {
-                f.as_ref()
-                    .map(|v| {
-                        parse(&v.get_ref().text())
-                            .map_err(|e| at(&format!("{key}.{name}"), v.span(), e))
-                    })
-                    .transpose()
-            };
-            let floor = r
-                .absolute_floor
-                .as_ref()
-                .map(|v| match parse(&v.get_ref().text()) {
-                    Ok(Limit::Absolute(n)) => Ok(n),
-                    Ok(Limit::Percent(_)) => Err(at(
-                        &format!("{key}.absolute_floor"),
-                        v.span(),
-                        "an absolute floor takes an amount, not a percentage (use relative_floor)"
-                            .into(),
-                    )),
-                    Err(e) => Err(at(&format!("{key}.absolute_floor"), v.span(), e)),
-                })
-                .transpose()?;
-            let relative = r
-                .relative_floor
-                .as_ref()
-                .map(|v| match parse_size_limit(&v.get_ref().text()) {
-                    Ok(Limit::Percent(p)) => Ok(p),
-                    _ => Err(at(
-                        &format!("{key}.relative_floor"),
-                        v.span(),
-                        format!("'{}' is not a percentage (e.g. \"5%\")", v.get_ref().text()),
-                    )),
-                })
-                .transpose()?;
-            let rule = Rule {
-                warn: level("warn", &r.warn)?,
-                fail: level("fail", &r.fail)?,
-                absolute_floor: floor,
-                relative_floor: relative,
-            };
-            if !rule.is_set() {
-                return Err(Error::Usage(format!(
-                    "{}: [{key}] sets neither warn nor fail, so it checks nothing",
-                    path.display()
-                )));
-            }
-            Ok(rule)
+    let rule = |key: &str,
+                r: Option<&Spanned<RuleFile>>,
+                parse: fn(&str) -> std::result::Result<Limit, String>| {
+        let Some(spanned) = r else {
+            return Ok(Rule::default());
         };
+        let r = spanned.get_ref();
+        let level = |name: &str, f: &Field| -> Result<Option<Limit>> {
+            f.as_ref()
+                .map(|v| {
+                    v.get_ref()
+                        .parse(parse)
+                        .map_err(|e| at(&format!("{key}.{name}"), v.span(), e))
+                })
+                .transpose()
+        };
+        let floor = r
+            .absolute_floor
+            .as_ref()
+            .map(|v| match v.get_ref().parse(parse) {
+                Ok(Limit::Absolute(n)) => Ok(n),
+                Ok(Limit::Percent(_)) => Err(at(
+                    &format!("{key}.absolute_floor"),
+                    v.span(),
+                    "an absolute floor takes an amount, not a percentage (use relative_floor)"
+                        .into(),
+                )),
+                Err(e) => Err(at(&format!("{key}.absolute_floor"), v.span(), e)),
+            })
+            .transpose()?;
+        let relative = r
+            .relative_floor
+            .as_ref()
+            .map(|v| match v.get_ref().parse(parse_size_limit) {
+                Ok(Limit::Percent(p)) => Ok(p),
+                _ => Err(at(
+                    &format!("{key}.relative_floor"),
+                    v.span(),
+                    match v.get_ref().text() {
+                        Ok(t) => format!("'{t}' is not a percentage (e.g. \"5%\")"),
+                        Err(e) => e,
+                    },
+                )),
+            })
+            .transpose()?;
+        let rule = Rule {
+            warn: level("warn", &r.warn)?,
+            fail: level("fail", &r.fail)?,
+            absolute_floor: floor,
+            relative_floor: relative,
+        };
+        if !rule.is_set() {
+            return Err(at(
+                key,
+                spanned.span(),
+                "sets neither warn nor fail, so it checks nothing".into(),
+            ));
+        }
+        // A warn level at or above the fail level of the same kind can never trip.
+        let level_span = r.warn.as_ref().map_or(spanned.span(), Spanned::span);
+        match (rule.warn, rule.fail) {
+            (Some(Limit::Absolute(w)), Some(Limit::Absolute(f))) if w >= f => {
+                return Err(at(
+                    &format!("{key}.warn"),
+                    level_span,
+                    format!("the warn level ({w}) is not below the fail level ({f})"),
+                ));
+            }
+            (Some(Limit::Percent(w)), Some(Limit::Percent(f))) if w >= f => {
+                return Err(at(
+                    &format!("{key}.warn"),
+                    level_span,
+                    format!("the warn level ({w}%) is not below the fail level ({f}%)"),
+                ));
+            }
+            _ => {}
+        }
+        Ok(rule)
+    };
     let globs = |g: &Globs| g.as_ref().map(|v| v.get_ref().clone());
     let value = |key: &str, f: &Field, parse: &dyn Fn(&str) -> std::result::Result<f64, String>| {
         f.as_ref()
-            .map(|v| parse(&v.get_ref().text()).map_err(|e| at(key, v.span(), e)))
+            .map(|v| v.get_ref().parse(parse).map_err(|e| at(key, v.span(), e)))
             .transpose()
     };
     #[allow(
@@ -392,8 +438,30 @@ size = { fail = "1MiB" }
         );
         assert_eq!(
             error("[heap.size]\nabsolute_floor = \"1MiB\"\n"),
-            "arkdiff.toml: [heap.size] sets neither warn nor fail, so it checks nothing"
+            "arkdiff.toml line 1: heap.size: sets neither warn nor fail, so it checks nothing"
         );
+        assert_eq!(
+            error("[heap]\nsize = {}\n"),
+            "arkdiff.toml line 2: heap.size: sets neither warn nor fail, so it checks nothing"
+        );
+        assert_eq!(
+            error("[class.count]\nfail = true\n"),
+            "arkdiff.toml line 2: class.count.fail: expected a number or a string, found a boolean"
+        );
+        assert_eq!(
+            error("[class.count]\nwarn = [1]\nfail = 2\n"),
+            "arkdiff.toml line 2: class.count.warn: expected a number or a string, found an array"
+        );
+        assert_eq!(
+            error("[class.count]\nfail = 10\nwarn = 100\n"),
+            "arkdiff.toml line 3: class.count.warn: the warn level (100) is not below the fail level (10)"
+        );
+        assert_eq!(
+            error("[cpu.gc]\nwarn = \"50%\"\nfail = \"50%\"\n"),
+            "arkdiff.toml line 2: cpu.gc.warn: the warn level (50%) is not below the fail level (50%)"
+        );
+        // Levels of two kinds cannot be ordered: 10% may be more or less than 1 MiB.
+        assert!(parsed("[heap.size]\nwarn = \"1MiB\"\nfail = \"10%\"\n").is_ok());
         assert_eq!(
             error("ignore = [\"ok\", \"a[\"]\n"),
             "arkdiff.toml line 1: ignore: 'a[': unclosed character class; missing ']'"

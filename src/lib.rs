@@ -271,6 +271,11 @@ fn check_inputs(
     };
     let picked_snapshots = config.picks_snapshots();
     let flags = config.flag_thresholds;
+    if compare_cpu && t.gc_time.is_set() && t.ignored("(garbage collector)") {
+        warnings.push(
+            "the GC threshold checks nothing: the ignore list matches (garbage collector)".into(),
+        );
+    }
     if let Some(file) = &config.config_path {
         for (kind, in_file, have, what) in [
             (

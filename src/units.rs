@@ -34,7 +34,10 @@ pub fn parse_size_limit(text: &str) -> Result<Limit, String> {
     if let Some(p) = parse_percent(text) {
         return p;
     }
-    parse_size(text).map(Limit::Absolute)
+    // Here a percentage is a unit too.
+    parse_size(text)
+        .map(Limit::Absolute)
+        .map_err(|e| e.replace("GB or GiB)", "GB, GiB or %)"))
 }
 
 /// Parses a count (`100`) or a percentage (`10%`).
@@ -67,7 +70,7 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
         "" => return Err(format!("'{text}' needs a unit: us, ms or s (e.g. 20ms)")),
         other => {
             return Err(format!(
-                "'{text}' has an unknown unit '{other}' (use us, ms, s or %)"
+                "'{text}' has an unknown unit '{other}' (use us, ms or s)"
             ));
         }
     };
@@ -102,7 +105,9 @@ pub fn parse_duration_limit(text: &str) -> Result<Limit, String> {
     if let Some(p) = parse_percent(text) {
         return p;
     }
-    parse_duration(text).map(Limit::Absolute)
+    parse_duration(text)
+        .map(Limit::Absolute)
+        .map_err(|e| e.replace("ms or s)", "ms, s or %)"))
 }
 
 /// Parses a byte size with an optional unit: B, KB, KiB, MB, MiB, GB, GiB.
@@ -118,7 +123,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "gib" | "g" => 1 << 30,
         other => {
             return Err(format!(
-                "'{text}' has an unknown unit '{other}' (use B, KB, KiB, MB, MiB, GB, GiB or %)"
+                "'{text}' has an unknown unit '{other}' (use B, KB, KiB, MB, MiB, GB or GiB)"
             ));
         }
     };

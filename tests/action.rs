@@ -4,6 +4,7 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -159,6 +160,25 @@ fn inputs_that_cannot_be_compared_are_an_error_status() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).contains("::error title=arkdiff::the args input has an unmatched quote"));
+    // Blank args are no arguments; a bad option is reported with clap's message.
+    let runner = Runner::new();
+    let out = runner.gate(&[
+        ("INPUT_BASE", "fast.cpuprofile"),
+        ("INPUT_HEAD", "slow.cpuprofile"),
+        ("INPUT_ARGS", " \n  \n"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = runner.gate(&[
+        ("INPUT_BASE", "fast.cpuprofile"),
+        ("INPUT_HEAD", "slow.cpuprofile"),
+        ("INPUT_ARGS", "--topp 3"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains("::error title=arkdiff::unexpected argument '--topp' found"),
+        "{}",
+        stdout(&out)
+    );
     let out = Runner::new().gate(&[("INPUT_BASE", "\n")]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).contains("the base input is empty"));
@@ -183,7 +203,6 @@ exit 0
 "#,
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
     bin
 }

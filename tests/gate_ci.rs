@@ -83,12 +83,14 @@ fn a_thresholds_file_gives_warn_and_fail_levels_with_floors() {
         !v.iter()
             .any(|(_, m, s)| m == "class.count_delta" && s == "LeakedRecord")
     );
-    // The ignore list keeps every "(…)" class out, the include list every other class.
+    // The include list keeps every other class out.
     assert!(
         !v.iter()
             .any(|(_, _, s)| s.starts_with('(') || s == "Object")
     );
-    assert!(v.contains(&triple("fail", "heap.size_delta", "heap")));
+    // The heap grew by 2.66 MiB: over the warn level (1 MiB), under the fail level (150%
+    // of what BASE holds once the ignored classes are out).
+    assert!(v.contains(&triple("warn", "heap.size_delta", "heap")));
     let limit_of = |metric: &str, subject: &str| {
         report["gate"]["violations"]
             .as_array()
@@ -103,8 +105,9 @@ fn a_thresholds_file_gives_warn_and_fail_levels_with_floors() {
         (Value::from(6005), Value::from("1000, floor 6005"))
     );
 
-    // A command-line threshold replaces the file's fail level and keeps its warn level
-    // and floors: with a fail level of 100000 objects, only warnings are left for counts.
+    // A command-line threshold replaces the file's rule for its metric, warn level and
+    // floors included: the limit given is the limit applied. (With the file's floor of
+    // 6005 kept, a limit of 10 would still let LeakedRecord's +6000 through.)
     let out = arkdiff(&[
         "leak-0.heapsnapshot.gz",
         "leak-3.heapsnapshot.gz",
@@ -114,15 +117,24 @@ fn a_thresholds_file_gives_warn_and_fail_levels_with_floors() {
         "--format",
         "json",
         "--max-class-count-growth",
-        "100000",
+        "10",
     ]);
-    let v = violations(&json(&out));
-    let counts: Vec<&(String, String, String)> = v
-        .iter()
+    let report = json(&out);
+    let counts: Vec<(String, String, String)> = violations(&report)
+        .into_iter()
         .filter(|(_, m, _)| m == "class.count_delta")
         .collect();
-    assert_eq!(counts.len(), 3, "{counts:?}");
-    assert!(counts.iter().all(|(level, _, _)| level == "warn"));
+    assert_eq!(
+        counts,
+        vec![
+            triple("fail", "class.count_delta", "Function"),
+            triple("fail", "class.count_delta", "LeakedRecord"),
+            triple("fail", "class.count_delta", "system / Context"),
+            triple("fail", "class.count_delta", "Array"),
+        ]
+    );
+    // One level for class.count now, two for heap.size and class.size.
+    assert_eq!(report["gate"]["thresholds"], 5);
 
     // --exit-zero reports the failure and exits 0.
     let out = arkdiff(&[
@@ -699,4 +711,32 @@ fn format_snapshots() {
         let text = versionless(&stdout(&out));
         snapshot_settings().bind(|| insta::assert_snapshot!(name, text));
     }
+}
+
+#[test]
+fn an_ignore_list_that_hides_the_gc_threshold_is_a_warning() {
+    let out = arkdiff(&[
+        "fast.cpuprofile",
+        "slow.cpuprofile",
+        "--max-gc-time-growth",
+        "1ms",
+        "--ignore",
+        "(*",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains(
+            "warning: the GC threshold checks nothing: the ignore list matches (garbage collector)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Without the ignore list the same threshold fails: +6.9 ms of GC.
+    let out = arkdiff(&[
+        "fast.cpuprofile",
+        "slow.cpuprofile",
+        "--max-gc-time-growth",
+        "1ms",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
 }

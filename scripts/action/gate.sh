@@ -41,11 +41,12 @@ fi
 if [ -n "${INPUT_CONFIG:-}" ]; then
     args+=(--config "$INPUT_CONFIG")
 fi
-if [ -n "${INPUT_ARGS:-}" ]; then
+extra_args=${INPUT_ARGS:-}
+if [ -n "${extra_args//[[:space:]]/}" ]; then
     # xargs splits the words as a shell would (quotes, backslashes) and runs nothing
     # but printf; lines are joined first, so the input may hold one option per line.
     words="$out_dir/args"
-    if ! printf '%s' "${INPUT_ARGS//$'\n'/ }" | xargs printf '%s\0' >"$words" 2>/dev/null; then
+    if ! printf '%s' "${extra_args//$'\n'/ }" | xargs printf '%s\0' >"$words" 2>/dev/null; then
         echo "::error title=arkdiff::the args input has an unmatched quote"
         output "status=error"
         exit 2
@@ -64,15 +65,18 @@ if [ -f "$report" ]; then
 fi
 if [ "$code" -ge 2 ]; then
     output "status=error"
-    message=$(grep -m1 '^arkdiff: error: ' "$errors" || echo "arkdiff exited with $code")
-    message=${message#arkdiff: error: }
+    # arkdiff's own errors start "arkdiff: error: ", the command line's "error: ".
+    message=$(grep -m1 -E '^(arkdiff: )?error: ' "$errors" || echo "arkdiff exited with $code")
+    message=${message#arkdiff: }
+    message=${message#error: }
     message=${message//'%'/'%25'}
+    message=${message//$'\r'/'%0D'}
     echo "::error title=arkdiff::${message}"
     if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
         {
             echo "### arkdiff: error"
             echo
-            echo "The inputs could not be compared (exit $code):"
+            echo "arkdiff stopped with exit $code (bad arguments, or inputs it could not read or compare):"
             echo
             echo '```text'
             cat "$errors"

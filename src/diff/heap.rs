@@ -111,6 +111,9 @@ pub struct HeapDiff {
     pub head_totals: Totals,
     /// Every class that changed, sorted by |size delta|, |count delta|, then name.
     pub classes: Vec<ClassDiff>,
+    /// The classes with objects that did not change, and their totals on each side: what
+    /// an ignore list takes out of the heap's totals besides the changed classes.
+    pub unchanged: Vec<(String, Totals)>,
 }
 
 /// The counted nodes of one snapshot in id order. V8 ids fit 32 bits, so an id and its
@@ -272,20 +275,25 @@ pub fn diff_by_id(
             row.objects = Some(c);
         }
     }
-    sort_rows(&mut rows);
+    let unchanged = sort_rows(&mut rows);
     HeapDiff {
         id_matching,
         id_check: (!same_process).then_some(check),
         base_totals: base.totals(),
         head_totals: head.totals(),
         classes: rows,
+        unchanged,
     }
 }
 
-/// Drops unchanged classes and orders the rest: largest size change first, then largest
-/// count change, then name.
-fn sort_rows(rows: &mut Vec<ClassDiff>) {
-    rows.retain(|r| !r.unchanged());
+/// Takes out the unchanged classes (returned with their totals, those without objects
+/// left out) and orders the rest: largest size change first, then largest count change,
+/// then name.
+fn sort_rows(rows: &mut Vec<ClassDiff>) -> Vec<(String, Totals)> {
+    let (same, changed): (Vec<ClassDiff>, Vec<ClassDiff>) = std::mem::take(rows)
+        .into_iter()
+        .partition(ClassDiff::unchanged);
+    *rows = changed;
     rows.sort_by(|a, b| {
         (
             Reverse(a.size_delta().unsigned_abs()),
@@ -298,6 +306,18 @@ fn sort_rows(rows: &mut Vec<ClassDiff>) {
                 &b.name,
             ))
     });
+    same.into_iter()
+        .filter(|r| r.count_base > 0)
+        .map(|r| {
+            (
+                r.name,
+                Totals {
+                    count: r.count_base,
+                    size: r.size_base,
+                },
+            )
+        })
+        .collect()
 }
 
 /// Compares class totals alone, where a side is a baseline: counts and sizes, with no
@@ -333,13 +353,14 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
                 retained: None,
             }),
     );
-    sort_rows(&mut rows);
+    let unchanged = sort_rows(&mut rows);
     HeapDiff {
         id_matching: IdMatching::None,
         id_check: None,
         base_totals: base.totals,
         head_totals: head.totals,
         classes: rows,
+        unchanged,
     }
 }
 

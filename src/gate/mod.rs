@@ -239,7 +239,8 @@ impl Thresholds {
         self.heap_rules().iter().any(Rule::is_set)
     }
 
-    fn ignored(&self, name: &str) -> bool {
+    /// Whether the ignore list leaves `name` out.
+    pub fn ignored(&self, name: &str) -> bool {
         self.ignore.as_ref().is_some_and(|g| g.is_match(name))
     }
 
@@ -329,6 +330,11 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         for c in heap.classes.iter().filter(|c| t.ignored(&c.name)) {
             base_size -= c.size_base.min(base_size);
             head_size -= c.size_head.min(head_size);
+        }
+        // Unchanged classes change no delta, but a relative limit's base.
+        for (_, same) in heap.unchanged.iter().filter(|(name, _)| t.ignored(name)) {
+            base_size -= same.size.min(base_size);
+            head_size -= same.size.min(head_size);
         }
         out.extend(t.heap_size.check(
             "heap.size_delta",
@@ -442,6 +448,7 @@ mod tests {
                 class("Leaky", (0, 50), (0, 2_500)),
                 class("Cache", (100, 110), (10_000, 10_500)),
             ],
+            unchanged: Vec::new(),
         }
     }
 
@@ -506,6 +513,35 @@ mod tests {
             (v.violations[0].metric, v.violations[0].value),
             ("heap.size_delta", 3000)
         );
+    }
+
+    #[test]
+    fn an_ignored_class_that_did_not_change_leaves_the_base_of_a_relative_limit() {
+        // Big (90 000 bytes on both sides) is unchanged, so it is not a class row; ignoring
+        // it must still take it out of the base that 10% is taken of.
+        let mut h = heap();
+        h.base_totals.size = 100_000;
+        h.head_totals.size = 103_000;
+        h.unchanged = vec![(
+            "Big".to_owned(),
+            Totals {
+                count: 1,
+                size: 90_000,
+            },
+        )];
+        let t = Thresholds {
+            heap_size: Rule::fail(Limit::Percent(10.0)),
+            ignore: Some(globs(&["Big"])),
+            ..Thresholds::default()
+        };
+        let v = evaluate(Some(&h), None, None, &t);
+        assert_eq!(v.status, Status::Fail);
+        assert_eq!(
+            (v.violations[0].value, v.violations[0].limit),
+            (3000, 1000.0)
+        );
+        let t = Thresholds { ignore: None, ..t };
+        assert_eq!(evaluate(Some(&h), None, None, &t).status, Status::Pass);
     }
 
     #[test]
