@@ -223,6 +223,19 @@ mod tests {
                 .contains("unknown unit")
         );
         assert!(parse_size("MiB").is_err());
+        // A percentage is offered only where one is accepted.
+        assert!(parse_size("10%").unwrap_err().ends_with("GB or GiB)"));
+        assert!(parse_size_limit("10XB").unwrap_err().ends_with("GiB or %)"));
+        assert!(
+            parse_duration("10m")
+                .unwrap_err()
+                .ends_with("(use us, ms or s)")
+        );
+        assert!(
+            parse_duration_limit("10m")
+                .unwrap_err()
+                .ends_with("(use us, ms, s or %)")
+        );
         assert_eq!(parse_size_limit("5%"), Ok(Limit::Percent(5.0)));
         assert!(parse_size_limit("-5%").is_err());
         assert_eq!(parse_count_limit("100"), Ok(Limit::Absolute(100)));
