@@ -53,14 +53,7 @@ pub fn verdict(status: &str, thresholds: usize) -> String {
 }
 
 fn side(label: &str, s: &Side) -> String {
-    let mut pick = match s.snapshot_index {
-        Some(i) if s.snapshot_count > 1 => format!(", snapshot {i} of {}", s.snapshot_count),
-        _ => String::new(),
-    };
-    if let Some(p) = &s.profile {
-        pick = format!("{pick}, profile {p}");
-    }
-    format!("**{label}** {} ({}{pick})", code(&s.path), s.format)
+    format!("**{label}** {} ({}{})", code(&s.path), s.format, s.picked())
 }
 
 /// A table header: the first `left` columns hold text, the others numbers.

@@ -61,6 +61,23 @@ pub struct Side {
     pub profile: Option<String>,
 }
 
+impl Side {
+    /// What was picked in the file, for the reports' headers: `, snapshot 3 of 4`,
+    /// `, profile 17026:0x2`, or nothing.
+    pub fn picked(&self) -> String {
+        let mut pick = match self.snapshot_index {
+            Some(i) if self.snapshot_count > 1 => {
+                format!(", snapshot {i} of {}", self.snapshot_count)
+            }
+            _ => String::new(),
+        };
+        if let Some(p) = &self.profile {
+            pick = format!("{pick}, profile {p}");
+        }
+        pick
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct HeapSection {
     /// `same-process` or `disjoint`.

@@ -19,14 +19,7 @@ pub struct TableRenderer {
 }
 
 fn side(label: &str, s: &Side) -> String {
-    let mut pick = match s.snapshot_index {
-        Some(i) if s.snapshot_count > 1 => format!(", snapshot {i} of {}", s.snapshot_count),
-        _ => String::new(),
-    };
-    if let Some(p) = &s.profile {
-        pick = format!("{pick}, profile {p}");
-    }
-    format!("{label}: {} ({}{pick})", s.path, s.format)
+    format!("{label}: {} ({}{})", s.path, s.format, s.picked())
 }
 
 /// A table in the house style, fitted to `width` when there is one.
