@@ -119,6 +119,7 @@ fn analyse(pick: &Pick<'_>, options: &HeapOptions, paths: bool) -> Result<Analys
     let mut snap = pick.load(ParseOptions {
         graph: options.graph,
         labels: options.graph && paths,
+        ..ParseOptions::default()
     })?;
     let class_retained = if paths {
         snap.graph

@@ -14,7 +14,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use support::htrace::{
-    Encoding, HtraceBuilder, json_escape, record_ranges, set_header_length, snapshot_records,
+    Encoding, HtraceBuilder, header, json_escape, record_ranges, set_header_length,
+    snapshot_records,
 };
 use support::recount::{ClassDiff, Recount, diff, maybe_gunzip, recount};
 use tempfile::TempDir;
@@ -584,6 +585,48 @@ fn a_cut_last_record_is_dropped_with_a_warning() {
         ]);
         run.report_warning(&["heap snapshot 2", "no end marker"]);
         assert_two_left(&report, &path, &format!("{encoding:?}, chunk cut"));
+    }
+}
+
+#[test]
+fn a_snapshot_whose_chunks_run_into_the_next_section_is_read_whole() {
+    let dir = TempDir::new().unwrap();
+    for encoding in ENCODINGS {
+        let (b, _) = leak_capture(encoding, &[0, 3]);
+        let whole = b.build();
+        // A second section starts in the middle of the second snapshot's chunks: its
+        // 1024-byte header sits between two chunk records.
+        let ranges = record_ranges(&whole);
+        let cut = ranges[ranges.len() - 10].0 - 4;
+        let mut split = whole[..cut].to_vec();
+        set_header_length(&mut split, cut as u64);
+        let rest = &whole[cut..];
+        split.extend(header(
+            (1024 + rest.len()) as u64,
+            0,
+            [BOOTTIME, REALTIME, MONOTONIC],
+        ));
+        split.extend_from_slice(rest);
+        let one = write(&dir, &format!("one-{encoding:?}.htrace"), &whole);
+        let two = write(&dir, &format!("two-{encoding:?}.htrace"), &split);
+        let expected = arkdiff(&[&one]).clean_report();
+        let report = arkdiff(&[&two]).clean_report();
+        for key in ["classes", "totals"] {
+            assert!(
+                report["heap"][key] == expected["heap"][key],
+                "{encoding:?}: {key}"
+            );
+        }
+        let times = |r: &Value| {
+            r["heap"]["trend"]["snapshots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["time_ns"].clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(times(&report), times(&expected), "{encoding:?}");
+        assert_leak_heap(&report, 0, 3, &format!("{encoding:?}, two sections"));
     }
 }
 

@@ -409,6 +409,7 @@ fn dominators_and_retained_sizes_agree_with_devtools() {
         ParseOptions {
             graph: true,
             labels: false,
+            ..ParseOptions::default()
         },
     )
     .unwrap();

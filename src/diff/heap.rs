@@ -230,24 +230,24 @@ pub fn diff_by_id(
     if let Some((base_retained, head_retained)) = retained {
         for (class, &size) in base_retained.iter().enumerate() {
             if let Some(r) = &mut rows[base_map[class] as usize].retained {
-                r.base += size;
+                r.base = r.base.saturating_add(size);
             }
         }
         for (class, &size) in head_retained.iter().enumerate() {
             if let Some(r) = &mut rows[head_map[class] as usize].retained {
-                r.head += size;
+                r.head = r.head.saturating_add(size);
             }
         }
     }
     for (class, t) in base.class_totals().iter().enumerate() {
         let row = &mut rows[base_map[class] as usize];
-        row.count_base += t.count;
-        row.size_base += t.size;
+        row.count_base = row.count_base.saturating_add(t.count);
+        row.size_base = row.size_base.saturating_add(t.size);
     }
     for (class, t) in head.class_totals().iter().enumerate() {
         let row = &mut rows[head_map[class] as usize];
-        row.count_head += t.count;
-        row.size_head += t.size;
+        row.count_head = row.count_head.saturating_add(t.count);
+        row.size_head = row.size_head.saturating_add(t.size);
     }
 
     let (churn, check) = match_objects(
@@ -419,12 +419,12 @@ fn match_objects(base: &Side<'_>, head: &Side<'_>, classes: usize) -> (Vec<Objec
     let deleted = |churn: &mut Vec<ObjectChurn>, (_, class, size): (u64, u32, u64)| {
         let c = &mut churn[class as usize];
         c.deleted_count += 1;
-        c.freed_size += size;
+        c.freed_size = c.freed_size.saturating_add(size);
     };
     let new = |churn: &mut Vec<ObjectChurn>, (_, class, size): (u64, u32, u64)| {
         let c = &mut churn[class as usize];
         c.new_count += 1;
-        c.alloc_size += size;
+        c.alloc_size = c.alloc_size.saturating_add(size);
     };
     let (base_len, head_len) = (base.by_id.len(), head.by_id.len());
     let (mut i, mut j) = (0, 0);

@@ -45,6 +45,10 @@ const V8_EDGE_TYPES: [&str; 7] = [
     "context", "element", "property", "internal", "hidden", "shortcut", "weak",
 ];
 
+/// The top-level keys whose values make the model: each may come once (a second "nodes"
+/// after the edges were laid out would leave the graph and the nodes disagreeing).
+const ONCE: [&[u8]; 4] = [b"snapshot", b"nodes", b"edges", b"strings"];
+
 /// What to read besides the nodes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
@@ -52,7 +56,16 @@ pub struct ParseOptions {
     pub graph: bool,
     /// With the graph, keep what retainer paths show: edge kinds and names, node names.
     pub labels: bool,
+    /// At most how many bytes the text has, when known: the declared node and edge counts
+    /// are trusted for memory reserved up front only as far as this many bytes can hold
+    /// (a node takes at least 14 bytes of text, an edge 6). Unknown: nothing is reserved.
+    pub text_bytes: Option<u64>,
 }
+
+/// The fewest bytes of text a node and an edge take: 7 and 3 one-digit numbers, each
+/// with its comma.
+const MIN_NODE_TEXT: u64 = 14;
+const MIN_EDGE_TEXT: u64 = 6;
 
 /// Where each node field sits in a node's row.
 #[derive(Debug, Clone, Copy)]
@@ -146,9 +159,16 @@ enum Needed {
 }
 
 impl Needed {
-    fn new(max_index: Option<u32>) -> Needed {
+    /// `names`: how many names will be inserted; a bitmap much larger than that (one huge
+    /// index in a small file) is a set instead.
+    fn new(max_index: Option<u32>, names: usize) -> Needed {
         match max_index {
-            Some(max) if u64::from(max) >= MAX_BITMAP_STRINGS => Needed::Set(HashSet::new()),
+            Some(max)
+                if u64::from(max) >= MAX_BITMAP_STRINGS
+                    || max as usize / 64 > names.saturating_mul(4) =>
+            {
+                Needed::Set(HashSet::new())
+            }
             Some(max) => Needed::Bits(vec![0; max as usize / 64 + 1]),
             None => Needed::Bits(Vec::new()),
         }
@@ -204,11 +224,21 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut strings: HashMap<u32, String> = HashMap::new();
     let mut strings_seen = false;
     let mut strings_len = 0u64;
+    let mut seen = [false; ONCE.len()];
 
     json.expect(b'{', "'{' at the start of a heap snapshot")?;
     if !json.eat(b'}')? {
         loop {
             json.key(&mut key)?;
+            if let Some(k) = ONCE.iter().position(|k| *k == key.as_slice()) {
+                if seen[k] {
+                    return Err(json.invalid(format!(
+                        "the key \"{}\" appears a second time",
+                        String::from_utf8_lossy(&key)
+                    )));
+                }
+                seen[k] = true;
+            }
             // Errors name the top-level key whose value was being read.
             let mut read_value = || -> Result<(), JsonError> {
                 match key.as_slice() {
@@ -260,7 +290,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 "\"nodes\" comes before \"snapshot\", so its fields are unknown",
                             ));
                         };
-                        read_nodes(&mut json, l, &mut snap, &mut raw)?;
+                        read_nodes(&mut json, l, &mut snap, &mut raw, options.text_bytes)?;
                         nodes_seen = true;
                     }
                     b"edges" if options.graph && edges.is_none() => {
@@ -287,8 +317,11 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 return Ok(());
                             }
                         };
-                        if let Some(n) = snap.declared_edge_count {
-                            builder.reserve(usize::try_from(n.min(1 << 25)).unwrap_or(0));
+                        if let (Some(n), Some(bytes)) =
+                            (snap.declared_edge_count, options.text_bytes)
+                        {
+                            let n = n.min(bytes / MIN_EDGE_TEXT);
+                            builder.reserve(usize::try_from(n).unwrap_or(0));
                         }
                         edges = Some(read_edges(
                             &mut json,
@@ -353,6 +386,18 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
             Some(Ok(builder)) if options.labels => builder.finish(raw.names, strings),
             Some(Ok(builder)) => builder.finish(Vec::new(), HashMap::new()),
         };
+        // The analyses index the graph and the nodes alike.
+        let graph = graph.and_then(|g| {
+            if g.node_count() == snap.node_count() {
+                Ok(g)
+            } else {
+                Err(format!(
+                    "the edges are laid out over {} nodes but the snapshot has {}",
+                    g.node_count(),
+                    snap.node_count()
+                ))
+            }
+        });
         match graph {
             Ok(graph) => snap.graph = Some(graph),
             Err(why) => snap.warnings.push(format!(
@@ -442,10 +487,11 @@ fn read_nodes<R: Read>(
     l: Layout,
     snap: &mut HeapSnapshot,
     raw: &mut RawNodes,
+    text_bytes: Option<u64>,
 ) -> Result<(), JsonError> {
-    // The declared count is a hint only; it is not trusted for more than a modest reserve.
-    if let Some(n) = snap.declared_node_count {
-        let reserve = usize::try_from(n.min(1 << 22)).unwrap_or(0);
+    // The declared count is a hint only, trusted as far as the text can hold it.
+    if let (Some(n), Some(bytes)) = (snap.declared_node_count, text_bytes) {
+        let reserve = usize::try_from(n.min(bytes / MIN_NODE_TEXT)).unwrap_or(0);
         snap.ids.reserve(reserve);
         snap.self_sizes.reserve(reserve);
         snap.edge_counts.reserve(reserve);
@@ -547,7 +593,11 @@ fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&GraphBui
         .max();
     let edge_names = edges.into_iter().flat_map(GraphBuilder::named_edges);
     let max = max.max(edge_names.clone().max());
-    let mut needed = Needed::new(max);
+    let name_count = raw
+        .names
+        .len()
+        .saturating_add(edges.map_or(0, |b| usize::try_from(b.edges_seen()).unwrap_or(usize::MAX)));
+    let mut needed = Needed::new(max, name_count);
     for (&k, &n) in raw.kinds.iter().zip(&raw.names) {
         if is_named(k) {
             needed.insert(n);
@@ -772,6 +822,7 @@ mod tests {
             ParseOptions {
                 graph: true,
                 labels: true,
+                ..ParseOptions::default()
             },
         )
         .unwrap_or_else(|e| panic!("{e}"))
@@ -813,6 +864,7 @@ mod tests {
             ParseOptions {
                 graph: true,
                 labels: false,
+                ..ParseOptions::default()
             },
         )
         .unwrap();

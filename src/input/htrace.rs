@@ -88,6 +88,9 @@ pub struct Htrace {
     pub config: Option<pb::ArkTsConfig>,
     /// Complete snapshots, in file order.
     pub snapshots: Vec<SnapshotSpan>,
+    /// Where each section's records are, `[start, end)` in file order: a snapshot's chunks
+    /// may run on into the next section, past its header.
+    pub record_ranges: Vec<(u64, u64)>,
     /// Raw text of the CPU profile message, if the capture has one.
     pub cpu_profile: Option<Vec<u8>>,
     /// The record number and byte offset of that message.
@@ -241,6 +244,7 @@ impl Htrace {
             mode: HeapMode::Snapshot,
             config: None,
             snapshots: Vec::new(),
+            record_ranges: Vec::new(),
             cpu_profile: None,
             cpu_profile_at: None,
             records: 0,
@@ -315,6 +319,7 @@ impl Htrace {
                 continue;
             }
             let mut offset = section_start + HEADER_LEN;
+            h.record_ranges.push((offset, section_end));
             while offset < section_end {
                 if section_end - offset < 4 {
                     h.warnings.push(format!(
@@ -370,10 +375,17 @@ impl Htrace {
     ) -> io::Result<ChunkReader<R>> {
         let span = &self.snapshots[index];
         src.seek(SeekFrom::Start(span.start_offset))?;
+        let ranges = self
+            .record_ranges
+            .iter()
+            .filter(|&&(start, end)| end > span.start_offset && start < span.end_offset)
+            .copied()
+            .collect();
         Ok(ChunkReader {
             src: BufReader::with_capacity(1 << 20, src),
             offset: span.start_offset,
             end: span.end_offset,
+            ranges,
             record: span.first_record,
             text: Vec::new(),
             served: 0,
@@ -513,6 +525,8 @@ pub struct ChunkReader<R> {
     src: BufReader<R>,
     offset: u64,
     end: u64,
+    /// The record ranges of the sections the span runs through, the current one first.
+    ranges: std::collections::VecDeque<(u64, u64)>,
     record: usize,
     /// The current chunk's decoded text and how much of it was handed out.
     text: Vec<u8>,
@@ -532,7 +546,7 @@ struct ChunkParams<'a> {
     chunk: &'a serde_json::value::RawValue,
 }
 
-impl<R: Read> ChunkReader<R> {
+impl<R: Read + Seek> ChunkReader<R> {
     fn damaged(&self, what: &str) -> io::Error {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -543,10 +557,35 @@ impl<R: Read> ChunkReader<R> {
     /// Decodes the next chunk record into `text`; false when the span is done.
     fn next_chunk(&mut self) -> io::Result<bool> {
         while self.offset < self.end {
+            // At the end of a section's records, on to the next section's.
+            while self
+                .ranges
+                .front()
+                .is_some_and(|&(_, end)| self.offset >= end)
+            {
+                self.ranges.pop_front();
+                if let Some(&(start, _)) = self.ranges.front() {
+                    let skip = start
+                        .checked_sub(self.offset)
+                        .and_then(|d| i64::try_from(d).ok());
+                    let Some(skip) = skip else {
+                        return Err(self.damaged("is where the next section should start"));
+                    };
+                    self.src.seek_relative(skip)?;
+                    self.offset = start;
+                }
+            }
+            let Some(&(_, range_end)) = self.ranges.front() else {
+                return Err(self.damaged("lies past the records of every section"));
+            };
+            let limit = range_end.min(self.end);
+            if limit.saturating_sub(self.offset) < 4 {
+                return Err(self.damaged("leaves too few bytes for a record length"));
+            }
             let mut len_bytes = [0u8; 4];
             self.src.read_exact(&mut len_bytes)?;
             let len = u64::from(u32::from_le_bytes(len_bytes));
-            if len > self.end - self.offset - 4 {
+            if len > limit - self.offset - 4 {
                 return Err(self.damaged("runs past the snapshot's records"));
             }
             self.payload.resize(usize::try_from(len).unwrap_or(0), 0);
@@ -604,7 +643,7 @@ impl<R: Read> ChunkReader<R> {
     }
 }
 
-impl<R: Read> Read for ChunkReader<R> {
+impl<R: Read + Seek> Read for ChunkReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.served == self.text.len() {
             if !self.next_chunk()? {

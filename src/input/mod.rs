@@ -23,6 +23,41 @@ use trace_event::ProfilePick;
 const SNIFF_LEN: usize = 64 * 1024;
 /// Compression wrappers nested deeper than this are refused.
 const MAX_WRAPPING: usize = 3;
+/// A compressed input may inflate to this many times its size on disk, or to
+/// [`MIN_INFLATE_LIMIT`], whichever is more: real captures inflate 4 to 20 times, and
+/// a decompression bomb (deflate reaches about 1000 times per layer) is stopped early.
+const INFLATE_RATIO: u64 = 256;
+const MIN_INFLATE_LIMIT: u64 = 256 << 20;
+
+/// How many bytes a compressed file of `on_disk` bytes may inflate to.
+fn inflate_limit(on_disk: u64) -> u64 {
+    on_disk.saturating_mul(INFLATE_RATIO).max(MIN_INFLATE_LIMIT)
+}
+
+/// Fails a read once more than `limit` bytes have come out of a decompressor.
+struct Inflated<R> {
+    inner: R,
+    left: u64,
+    limit: u64,
+    layer: Wrapping,
+}
+
+impl<R: Read> Read for Inflated<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the {} data inflates to more than {} bytes (the limit: {INFLATE_RATIO} times the file's size, at least 256 MiB): refused as a decompression bomb; decompress it yourself if it is a real capture",
+                    self.layer.name(),
+                    self.limit
+                ),
+            )
+        })?;
+        Ok(n)
+    }
+}
 
 /// What a file holds, as told by its content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,14 +126,22 @@ fn open_file(path: &Path) -> Result<File> {
 }
 
 /// Opens `path` through its compression layers.
+/// Every layer's output is limited (see [`INFLATE_RATIO`]).
 fn open_unwrapped(path: &Path, wrapping: &[Wrapping]) -> Result<Box<dyn Read + Send>> {
-    let mut reader: Box<dyn Read + Send> =
-        Box::new(BufReader::with_capacity(1 << 20, open_file(path)?));
-    for layer in wrapping {
-        reader = match layer {
+    let file = open_file(path)?;
+    let limit = inflate_limit(file.metadata().map_or(0, |m| m.len()));
+    let mut reader: Box<dyn Read + Send> = Box::new(BufReader::with_capacity(1 << 20, file));
+    for &layer in wrapping {
+        let decoder: Box<dyn Read + Send> = match layer {
             Wrapping::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(reader))),
             Wrapping::Zlib => Box::new(flate2::read::ZlibDecoder::new(BufReader::new(reader))),
         };
+        reader = Box::new(Inflated {
+            inner: decoder,
+            left: limit,
+            limit,
+            layer,
+        });
     }
     Ok(reader)
 }
@@ -532,12 +575,28 @@ impl Capture {
             }
             HeapKind::HeapSnapshot => {
                 let reader = open_unwrapped(&self.path, &self.detected.wrapping)?;
+                // The most text the file can hold, which bounds what is reserved for it.
+                let on_disk = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+                let text_bytes = if self.detected.wrapping.is_empty() {
+                    on_disk
+                } else {
+                    inflate_limit(on_disk)
+                };
+                let options = heapsnapshot::ParseOptions {
+                    text_bytes: Some(text_bytes),
+                    ..options
+                };
                 heapsnapshot::parse_with(reader, options).map_err(|e| {
                     Error::input(&self.path, format!("{}: {e}", self.detected.describe()))
                 })?
             }
             HeapKind::Htrace { file, index } => {
                 let span = &index.snapshots[i];
+                // The text is unescaped from the chunk records: never longer than they are.
+                let options = heapsnapshot::ParseOptions {
+                    text_bytes: Some(span.end_offset.saturating_sub(span.start_offset)),
+                    ..options
+                };
                 let reader = index
                     .snapshot_reader(PosReader::new(file), i)
                     .map_err(|e| Error::input(&self.path, format!("htrace: {e}")))?;

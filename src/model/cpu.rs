@@ -26,7 +26,7 @@ impl Frame {
     pub fn zero_based(name: &str, url: &str, line: Option<i64>, column: Option<i64>) -> Frame {
         let one_based = |v: Option<i64>| {
             v.filter(|&v| v >= 0)
-                .and_then(|v| u32::try_from(v + 1).ok())
+                .and_then(|v| u32::try_from(v.checked_add(1)?).ok())
                 .unwrap_or(0)
         };
         Frame::one_based(name, url, one_based(line), one_based(column))
