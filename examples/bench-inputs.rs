@@ -4,12 +4,13 @@
 //!
 //! ```text
 //! cargo run --release --example bench-inputs -- snapshot NODES OUT.heapsnapshot
-//! cargo run --release --example bench-inputs -- htrace OUT.htrace SNAPSHOT...
+//! cargo run --release --example bench-inputs -- htrace OUT.htrace SNAPSHOT... [PROFILE.cpuprofile]
 //! ```
 //!
 //! Snapshots of more nodes are the same heap with more objects (same ids), like later
-//! snapshots of one process. The htrace holds each snapshot as 100 KB
-//! `HeapProfiler.addHeapSnapshotChunk` messages, one second apart.
+//! snapshots of one process. The htrace holds each snapshot as
+//! `HeapProfiler.addHeapSnapshotChunk` messages of 100 KB (or `HTRACE_CHUNK` bytes), one
+//! second apart; a `.cpuprofile` input becomes the capture's `Profiler.stop` message.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -44,11 +45,26 @@ fn run(args: &[String]) -> Result<(), String> {
                 htrace::Encoding::Canonical,
             )
             .map_err(|e| format!("{out}: {e}"))?;
+            let chunk = match std::env::var("HTRACE_CHUNK") {
+                Ok(v) => v
+                    .parse()
+                    .map_err(|_| format!("HTRACE_CHUNK must be a whole number, got '{v}'"))?,
+                Err(_) => CHUNK,
+            };
             for (k, path) in snapshots.iter().enumerate() {
+                let time = 1_000_000_000 * (k as u64 + 1);
+                if path.ends_with(".cpuprofile") {
+                    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+                    w.message(
+                        time,
+                        &format!("{{\"id\":3,\"result\":{{\"profile\":{text}}}}}"),
+                    )
+                    .map_err(|e| format!("{path}: {e}"))?;
+                    continue;
+                }
                 let file = File::open(path).map_err(|e| format!("{path}: {e}"))?;
                 let total = file.metadata().map_err(|e| format!("{path}: {e}"))?.len();
-                let time = 1_000_000_000 * (k as u64 + 1);
-                w.snapshot(time, &mut BufReader::new(file), total, CHUNK)
+                w.snapshot(time, &mut BufReader::new(file), total, chunk)
                     .map_err(|e| format!("{path}: {e}"))?;
             }
             w.finish().map_err(|e| format!("{out}: {e}"))?;

@@ -1,0 +1,47 @@
+//! The whole input path of the command line on one file: format sniffing through
+//! gzip/zlib layers, every reader (baselines included), and the heap comparison of the
+//! file's first snapshot with its last, with the trend and a retainer path.
+#![no_main]
+
+use std::io::Write;
+
+use arkdiff::analyze::{HeapOptions, Pick, compare};
+use arkdiff::diff::trend::SuspectFloor;
+use arkdiff::input::Capture;
+use arkdiff::input::trace_event::ProfilePick;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    // In memory where the system has a tmpfs there.
+    let dir = if std::path::Path::new("/dev/shm").is_dir() {
+        tempfile::Builder::new().tempfile_in("/dev/shm")
+    } else {
+        tempfile::NamedTempFile::new()
+    };
+    let Ok(mut file) = dir else {
+        return;
+    };
+    if file.write_all(data).is_err() {
+        return;
+    }
+    let Ok(capture) = Capture::open(file.path(), &ProfilePick::default()) else {
+        return;
+    };
+    if let Some(cpu) = &capture.cpu {
+        let _ = cpu.times(true);
+    }
+    let n = capture.snapshot_count();
+    if n == 0 || capture.aggregate().is_some() {
+        return;
+    }
+    let pick = |index| Pick {
+        capture: &capture,
+        index,
+    };
+    let middle: Vec<Pick<'_>> = (1..n.saturating_sub(1)).map(pick).collect();
+    let options = HeapOptions {
+        graph: true,
+        explain: vec!["Object".into()],
+        floor: SuspectFloor::default(),
+    };
+    let _ = compare(pick(0), pick(n - 1), &middle, n > 1, true, &options, &|_| {});
+});
