@@ -328,3 +328,77 @@ fn damaged_inputs_through_the_binary() {
         }
     }
 }
+
+/// Every capture in tests/data: cut at eight places, eight bytes changed, and padded,
+/// each as it is stored (compressed or not) and, for compressed files, in its
+/// decompressed text too; compared with the intact file, so that a lone heap snapshot is
+/// parsed too.
+#[test]
+fn every_fixture_survives_cuts_flips_and_padding() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = walk(&root.join("tests/data"))
+        .into_iter()
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            !(name.ends_with(".md") || name.ends_with(".tsv") || name.ends_with(".tsv.gz"))
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() > 40, "{}", files.len());
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = 0;
+    for file in &files {
+        let stored = std::fs::read(file).unwrap();
+        let plain = support::recount::maybe_gunzip(stored.clone());
+        let mut variants = vec![stored.clone()];
+        if plain != stored {
+            variants.push(plain);
+        }
+        // The large heap snapshots (4 to 9 MB of text) get fewer cases: each takes a
+        // parse of both sides.
+        let places = if variants.last().unwrap().len() > 2_000_000 {
+            3
+        } else {
+            8
+        };
+        for bytes in variants {
+            let n = bytes.len();
+            let mut damaged: Vec<Vec<u8>> = (1..=places)
+                .map(|k| bytes[..n * k / (places + 1)].to_vec())
+                .collect();
+            // Bytes changed at spread-out places, each flipping a different bit.
+            for k in 0..places {
+                let mut b = bytes.clone();
+                let at = (n * (2 * k + 1) / (2 * places)).min(n - 1);
+                b[at] ^= 1 << k;
+                damaged.push(b);
+            }
+            let mut padded = bytes.clone();
+            padded.extend_from_slice(b"\0\0\0\0garbage}]\xff\xfe");
+            damaged.push(padded);
+            for bytes in damaged {
+                let path = write(dir.path(), "damaged", &bytes);
+                let outcome = run(dir.path(), &[&path, file], &[]);
+                assert!(
+                    outcome
+                        .as_ref()
+                        .is_ok_and(|(s, _)| *s != ExitStatus::Failure),
+                    "{} damaged: {outcome:?}",
+                    file.display()
+                );
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases > 500, "{cases}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flat_map(|e| {
+            let p = e.unwrap().path();
+            if p.is_dir() { walk(&p) } else { vec![p] }
+        })
+        .collect()
+}
