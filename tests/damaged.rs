@@ -402,3 +402,76 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         })
         .collect()
 }
+
+/// A heap whose objects hang in one chain 3000 deep, with a `Deep` object at its end: the
+/// retainer path is computed without recursion, the JSON has every step, and the table
+/// shows its two ends.
+#[test]
+fn a_very_deep_retainer_path_is_shown_by_its_ends() {
+    const DEPTH: usize = 3000;
+    let meta = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness"],"node_types":[["hidden","array","string","object","code","closure","regexp","number","native","synthetic"]],"edge_fields":["type","name_or_index","to_node"],"edge_types":[["context","element","property","internal","hidden","shortcut","weak"]]}},"#;
+    let snapshot = |depth: usize| {
+        // Node 0 is the root (synthetic); node i holds node i + 1 through `.next`.
+        let mut nodes = vec!["9,0,1,0,1,0,0".to_owned()];
+        let mut edges = vec!["2,2,7".to_owned()];
+        for i in 1..=depth {
+            let last = i == depth;
+            let name = if last { 3 } else { 1 };
+            nodes.push(format!(
+                "3,{name},{},32,{},0,0",
+                2 * i + 1,
+                usize::from(!last)
+            ));
+            if !last {
+                edges.push(format!("2,2,{}", 7 * (i + 1)));
+            }
+        }
+        format!(
+            "{meta}\"nodes\":[{}],\"edges\":[{}],\"strings\":[\"\",\"Link\",\"next\",\"Deep\"]}}",
+            nodes.join(","),
+            edges.join(",")
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.heapsnapshot", snapshot(10).as_bytes());
+    let head = write(dir.path(), "head.heapsnapshot", snapshot(DEPTH).as_bytes());
+    let out = arkdiff_in(
+        dir.path(),
+        &[
+            base.to_str().unwrap(),
+            head.to_str().unwrap(),
+            "--explain",
+            "Deep",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let path = report["heap"]["explain"][0]["retainer_path"]
+        .as_array()
+        .unwrap();
+    assert_eq!(path.len(), DEPTH, "{path:?}");
+    let out = arkdiff_in(
+        dir.path(),
+        &[
+            base.to_str().unwrap(),
+            head.to_str().unwrap(),
+            "--explain",
+            "Deep",
+        ],
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.lines().count() < 60, "{table}");
+    assert!(
+        table.contains(&format!(
+            "    … {} more steps (all of them are in the JSON report)\n",
+            DEPTH - 24
+        )),
+        "{table}"
+    );
+    assert!(
+        table.contains(&format!(".next → Deep @{}\n", 2 * DEPTH + 1)),
+        "{table}"
+    );
+}

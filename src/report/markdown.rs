@@ -372,7 +372,17 @@ fn retainer_paths(out: &mut dyn Write, paths: &[(&str, &PathJson)]) -> io::Resul
             .unwrap_or(0);
         let fence = "`".repeat(longest.max(2) + 1);
         writeln!(out, "{fence}text")?;
-        for s in steps {
+        let (head, hidden, tail) = super::shown_steps(steps);
+        for s in head {
+            writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
+        }
+        if hidden > 0 {
+            writeln!(
+                out,
+                "… {hidden} more steps (all of them are in the JSON report)"
+            )?;
+        }
+        for s in tail {
             writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
         }
         writeln!(out, "{fence}\n")?;

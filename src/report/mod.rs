@@ -356,6 +356,23 @@ fn number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
+/// Steps shown at each end of a retainer path longer than `2 * PATH_ENDS + 1` steps in
+/// the text reports (the JSON has every step): a crafted or degenerate heap can hold an
+/// object a million references deep.
+pub const PATH_ENDS: usize = 12;
+
+/// The steps a text report shows, with the count of those left out in the middle.
+pub fn shown_steps(steps: &[String]) -> (&[String], usize, &[String]) {
+    if steps.len() <= 2 * PATH_ENDS + 1 {
+        return (steps, 0, &[]);
+    }
+    (
+        &steps[..PATH_ENDS],
+        steps.len() - 2 * PATH_ENDS,
+        &steps[steps.len() - PATH_ENDS..],
+    )
+}
+
 impl PathJson {
     fn from_detail(c: &ClassDetail) -> PathJson {
         let p = c.path.as_ref();
@@ -503,4 +520,25 @@ impl GateSection {
 /// Writes a report in one output format.
 pub trait Render {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_retainer_paths_show_their_ends() {
+        let steps: Vec<String> = (0..1000).map(|i| format!("step {i}")).collect();
+        let (head, hidden, tail) = shown_steps(&steps);
+        assert_eq!(
+            (head.len(), hidden, tail.len()),
+            (PATH_ENDS, 1000 - 2 * PATH_ENDS, PATH_ENDS)
+        );
+        assert_eq!(
+            (head[0].as_str(), tail[PATH_ENDS - 1].as_str()),
+            ("step 0", "step 999")
+        );
+        let short = &steps[..=(2 * PATH_ENDS)];
+        assert_eq!(shown_steps(short), (short, 0, &[][..]));
+    }
 }

@@ -234,7 +234,17 @@ fn write_path(out: &mut dyn Write, name: &str, p: &PathJson) -> io::Result<()> {
         "{name}{id}{new}: a shortest path of {} from the GC roots",
         steps.len().saturating_sub(1)
     )?;
-    for step in steps {
+    let (head, hidden, tail) = super::shown_steps(steps);
+    for step in head {
+        writeln!(out, "    {step}")?;
+    }
+    if hidden > 0 {
+        writeln!(
+            out,
+            "    … {hidden} more steps (all of them are in the JSON report)"
+        )?;
+    }
+    for step in tail {
         writeln!(out, "    {step}")?;
     }
     Ok(())
