@@ -272,6 +272,7 @@ proptest! {
         let padded = write(dir.path(), name, &bytes);
         let outcome = run(dir.path(), &[&padded], &[]);
         prop_assert!(outcome.is_ok(), "{name} padded panicked: {:?}", outcome.err());
+        prop_assert_ne!(outcome.unwrap().0, ExitStatus::Failure);
     }
 }
 

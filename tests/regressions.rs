@@ -82,6 +82,14 @@ fn known_cases_end_as_they_should() {
             "{name}: {err}"
         );
     }
+    // The same 4 GiB record uncompressed, in a 1 KB file: refused by its length before
+    // anything is read into memory.
+    let (code, err) = case("bigrec.htrace", &snapshot);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("record 0 at byte 1024 says it has 4294967280 bytes but only 14 are left"),
+        "{err}"
+    );
     // A second "nodes" array after the edges were laid out.
     let (code, err) = case("dupnodes.heapsnapshot", &snapshot);
     assert_eq!(code, 2);

@@ -4,4 +4,13 @@
 #[path = "common.rs"]
 mod common;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| common::heap(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    // As the command line reads a file: its size bounds what is reserved.
+    let options = arkdiff::input::heapsnapshot::ParseOptions {
+        text_bytes: Some(data.len() as u64),
+        ..common::FULL
+    };
+    if let Ok(snap) = arkdiff::input::heapsnapshot::parse_with(data, options) {
+        common::analyse(&snap);
+    }
+});

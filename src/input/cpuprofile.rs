@@ -93,7 +93,7 @@ impl Node {
     pub fn into_raw(self) -> RawNode {
         RawNode {
             id: self.id,
-            frame: self.call_frame.frame(),
+            frame: std::sync::Arc::new(self.call_frame.frame()),
             parent: self.parent,
             children: self.children,
         }

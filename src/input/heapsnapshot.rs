@@ -66,6 +66,10 @@ pub struct ParseOptions {
 /// with its comma.
 const MIN_NODE_TEXT: u64 = 14;
 const MIN_EDGE_TEXT: u64 = 6;
+/// And never more than these up front (the columns grow past them as they fill): a
+/// compressed file's text bound is generous.
+const MAX_NODE_RESERVE: u64 = 1 << 22;
+const MAX_EDGE_RESERVE: u64 = 1 << 25;
 
 /// Where each node field sits in a node's row.
 #[derive(Debug, Clone, Copy)]
@@ -320,7 +324,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         if let (Some(n), Some(bytes)) =
                             (snap.declared_edge_count, options.text_bytes)
                         {
-                            let n = n.min(bytes / MIN_EDGE_TEXT);
+                            let n = n.min(bytes / MIN_EDGE_TEXT).min(MAX_EDGE_RESERVE);
                             builder.reserve(usize::try_from(n).unwrap_or(0));
                         }
                         edges = Some(read_edges(
@@ -491,7 +495,8 @@ fn read_nodes<R: Read>(
 ) -> Result<(), JsonError> {
     // The declared count is a hint only, trusted as far as the text can hold it.
     if let (Some(n), Some(bytes)) = (snap.declared_node_count, text_bytes) {
-        let reserve = usize::try_from(n.min(bytes / MIN_NODE_TEXT)).unwrap_or(0);
+        let reserve =
+            usize::try_from(n.min(bytes / MIN_NODE_TEXT).min(MAX_NODE_RESERVE)).unwrap_or(0);
         snap.ids.reserve(reserve);
         snap.self_sizes.reserve(reserve);
         snap.edge_counts.reserve(reserve);

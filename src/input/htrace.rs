@@ -375,10 +375,14 @@ impl Htrace {
     ) -> io::Result<ChunkReader<R>> {
         let span = &self.snapshots[index];
         src.seek(SeekFrom::Start(span.start_offset))?;
-        let ranges = self
+        // The ranges are in file order: the first that ends past the span's start, and
+        // those after it that start before its end.
+        let first = self
             .record_ranges
+            .partition_point(|&(_, end)| end <= span.start_offset);
+        let ranges = self.record_ranges[first..]
             .iter()
-            .filter(|&&(start, end)| end > span.start_offset && start < span.end_offset)
+            .take_while(|&&(start, _)| start < span.end_offset)
             .copied()
             .collect();
         Ok(ChunkReader {

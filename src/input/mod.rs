@@ -27,7 +27,7 @@ const MAX_WRAPPING: usize = 3;
 /// [`MIN_INFLATE_LIMIT`], whichever is more: real captures inflate 4 to 20 times, and
 /// a decompression bomb (deflate reaches about 1000 times per layer) is stopped early.
 const INFLATE_RATIO: u64 = 256;
-const MIN_INFLATE_LIMIT: u64 = 256 << 20;
+const MIN_INFLATE_LIMIT: u64 = 64 << 20;
 
 /// How many bytes a compressed file of `on_disk` bytes may inflate to.
 fn inflate_limit(on_disk: u64) -> u64 {
@@ -49,7 +49,7 @@ impl<R: Read> Read for Inflated<R> {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
-                    "the {} data inflates to more than {} bytes (the limit: {INFLATE_RATIO} times the file's size, at least 256 MiB): refused as a decompression bomb; decompress it yourself if it is a real capture",
+                    "the {} data inflates to more than {} bytes (the limit: {INFLATE_RATIO} times the file's size, at least 64 MiB): refused as a decompression bomb; decompress it yourself if it is a real capture",
                     self.layer.name(),
                     self.limit
                 ),
@@ -462,7 +462,7 @@ impl Capture {
         let file = if self.detected.wrapping.is_empty() {
             open_file(&path)?
         } else {
-            decompress_to_temp(&path, &self.detected.wrapping)?
+            decompress_to_temp(&path, &self.detected)?
         };
         let len = file
             .metadata()
@@ -646,14 +646,12 @@ fn no_snapshot_message(index: &Htrace) -> String {
 
 /// Inflates a compressed htrace into an anonymous temporary file, so that it can be read
 /// at random like the plain file, without holding it in memory.
-fn decompress_to_temp(path: &Path, wrapping: &[Wrapping]) -> Result<File> {
-    let mut reader = open_unwrapped(path, wrapping)?;
+fn decompress_to_temp(path: &Path, detected: &Detected) -> Result<File> {
+    let mut reader = open_unwrapped(path, &detected.wrapping)?;
     let mut temp = tempfile::tempfile()
         .map_err(|e| Error::input(path, format!("cannot create a temporary file: {e}")))?;
-    io::copy(&mut reader, &mut temp).map_err(|e| {
-        let layer = wrapping.last().map_or("file", |w| w.name());
-        Error::input(path, format!("the {layer} data is damaged: {e}"))
-    })?;
+    io::copy(&mut reader, &mut temp)
+        .map_err(|e| Error::input(path, format!("{}: cannot read: {e}", detected.describe())))?;
     Ok(temp)
 }
 

@@ -5,6 +5,8 @@
 //! script was running, a stack). Every stack becomes a call-tree node; a sample without a
 //! stack is counted as `(idle)`. The format has no end time, so the last sample gets none.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 
 use super::cpuprofile::serde_error;
@@ -56,6 +58,8 @@ pub fn parse(text: &[u8]) -> Result<RawProfile, String> {
     let trace: Trace =
         serde_json::from_slice(text).map_err(|e| serde_error(text, &e).to_string())?;
     let mut nodes = Vec::with_capacity(trace.stacks.len() + 1);
+    // Each frame is made once and shared by every stack that names it.
+    let mut made: Vec<Option<Arc<Frame>>> = vec![None; trace.frames.len()];
     for (i, stack) in trace.stacks.iter().enumerate() {
         let frame = trace.frames.get(stack.frame_id).ok_or_else(|| {
             format!(
@@ -74,21 +78,24 @@ pub fn parse(text: &[u8]) -> Result<RawProfile, String> {
             })?,
             None => "",
         };
-        nodes.push(RawNode {
-            id: i as u64,
-            frame: Frame::one_based(
+        let shared = made[stack.frame_id].get_or_insert_with(|| {
+            Arc::new(Frame::one_based(
                 &frame.name,
                 url,
                 frame.line.unwrap_or(0),
                 frame.column.unwrap_or(0),
-            ),
+            ))
+        });
+        nodes.push(RawNode {
+            id: i as u64,
+            frame: Arc::clone(shared),
             parent: stack.parent_id,
             children: Vec::new(),
         });
     }
     nodes.push(RawNode {
         id: IDLE,
-        frame: Frame::one_based("(idle)", "", 0, 0),
+        frame: Arc::new(Frame::one_based("(idle)", "", 0, 0)),
         parent: None,
         children: Vec::new(),
     });
@@ -138,6 +145,18 @@ mod tests {
         assert_eq!(raw.nodes[2].frame.url, "");
         let t = raw.build().unwrap().times();
         assert_eq!((t.duration_us, t.idle_us), (750, 0));
+    }
+
+    #[test]
+    fn stacks_share_their_frame_instead_of_copying_it() {
+        // A long URL named by three stacks is held once.
+        let url = "x".repeat(10_000);
+        let text = format!(
+            r#"{{"frames":[{{"name":"f","line":1,"column":1,"resourceId":0}}],"resources":["{url}"],"stacks":[{{"frameId":0}},{{"frameId":0,"parentId":0}},{{"frameId":0,"parentId":1}}],"samples":[{{"timestamp":1,"stackId":2}}]}}"#
+        );
+        let raw = parse(text.as_bytes()).unwrap();
+        assert!(Arc::ptr_eq(&raw.nodes[0].frame, &raw.nodes[2].frame));
+        assert_eq!(raw.nodes[1].frame.url, url);
     }
 
     #[test]

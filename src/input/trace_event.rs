@@ -317,6 +317,9 @@ pub struct ProfilePick {
     pub pid: Option<u64>,
 }
 
+/// At most this many profiles are named in a message: a crafted trace can hold millions.
+const LISTED: usize = 10;
+
 impl TraceProfiles {
     /// Takes the picked profile, by default the one with the most non-idle samples. The
     /// note says which was used and which others exist, when there is a choice.
@@ -327,9 +330,10 @@ impl TraceProfiles {
             .map(TraceProfile::busy_sample_count)
             .collect();
         let listing = |profiles: &[TraceProfile]| {
-            profiles
+            let mut named = profiles
                 .iter()
                 .zip(&busy)
+                .take(LISTED)
                 .map(|(p, busy)| {
                     format!(
                         "{} ({} samples, {busy} not idle)",
@@ -338,7 +342,12 @@ impl TraceProfiles {
                     )
                 })
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", ");
+            if profiles.len() > LISTED {
+                use std::fmt::Write as _;
+                let _ = write!(named, " and {} more", profiles.len() - LISTED);
+            }
+            named
         };
         if self.profiles.is_empty() {
             let damage = match self.warnings.first() {
@@ -464,6 +473,22 @@ mod tests {
         );
         let e = read_str("[]").pick(&ProfilePick::default()).unwrap_err();
         assert!(e.contains("no CPU profile"), "{e}");
+    }
+
+    #[test]
+    fn a_note_names_ten_profiles_and_counts_the_rest() {
+        let chunk = |pid: u32| {
+            format!(
+                r#"{{"name":"ProfileChunk","pid":{pid},"id":"0x1","args":{{"data":{{"cpuProfile":{{"nodes":[{{"callFrame":{{"functionName":"(root)"}},"id":1}},{{"callFrame":{{"functionName":"f"}},"id":2,"parent":1}}],"samples":[2]}},"timeDeltas":[1]}}}}}}"#
+            )
+        };
+        let events: Vec<String> = (1..=25).map(chunk).collect();
+        let text = format!("[{}]", events.join(","));
+        let (_, note) = read_str(&text).pick(&ProfilePick::default()).unwrap();
+        let note = note.unwrap();
+        assert!(note.starts_with("holds 25 CPU profiles: "), "{note}");
+        assert_eq!(note.matches(" samples, ").count(), 10, "{note}");
+        assert!(note.contains(" and 15 more; using "), "{note}");
     }
 
     #[test]

@@ -79,7 +79,9 @@ pub enum FrameKind {
 #[derive(Debug, Clone)]
 pub struct RawNode {
     pub id: u64,
-    pub frame: Frame,
+    /// Shared where the format shares frames between nodes (a self-profile's stacks name
+    /// frames by index), so that a node costs no copy of its frame's strings.
+    pub frame: std::sync::Arc<Frame>,
     /// The parent's id, when the format gives parents.
     pub parent: Option<u64>,
     /// The children's ids, when the format gives children instead.
@@ -140,7 +142,7 @@ impl RawProfile {
                 return Err(format!("node id {} occurs twice in nodes", n.id));
             }
         }
-        let mut frame_index: HashMap<Frame, u32> = HashMap::new();
+        let mut frame_index: HashMap<std::sync::Arc<Frame>, u32> = HashMap::new();
         let mut frames = Vec::new();
         let mut node_frame = Vec::with_capacity(nodes.len());
         let mut node_parent = vec![NO_PARENT; nodes.len()];
@@ -166,7 +168,7 @@ impl RawProfile {
             }
             let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
             let f = *frame_index.entry(n.frame).or_insert_with_key(|frame| {
-                frames.push(frame.clone());
+                frames.push(Frame::clone(frame));
                 next
             });
             node_frame.push(f);
@@ -433,12 +435,12 @@ mod tests {
     fn node(id: u64, name: &str, parent: Option<u64>) -> RawNode {
         RawNode {
             id,
-            frame: Frame::zero_based(
+            frame: std::sync::Arc::new(Frame::zero_based(
                 name,
                 if name.starts_with('(') { "" } else { "a.js" },
                 Some(0),
                 Some(0),
-            ),
+            )),
             parent,
             children: Vec::new(),
         }
@@ -507,7 +509,7 @@ mod tests {
         // root -> f@a.js?v=1 -> f@a.js#x, and root -> f@b.js; samples of 100 and 7 µs.
         let f = |id, url: &str, parent| RawNode {
             id,
-            frame: Frame::one_based("f", url, 1, 1),
+            frame: std::sync::Arc::new(Frame::one_based("f", url, 1, 1)),
             parent: Some(parent),
             children: Vec::new(),
         };
