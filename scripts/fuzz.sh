@@ -19,6 +19,10 @@ while [[ $# -gt 0 ]]; do
     case $1 in
     --smoke) smoke=true ;;
     --time)
+        if [[ ! ${2:-} =~ ^[0-9]+$ ]]; then
+            echo "fuzz: --time needs a number of seconds" >&2
+            exit 2
+        fi
         seconds=$2
         shift
         ;;
@@ -51,16 +55,25 @@ for t in "${targets[@]}"; do
     else
         corpus="corpus/$t"
     fi
-    mkdir -p "$corpus" "regressions/$t"
+    mkdir -p "$corpus" "regressions/$t" "artifacts/$t"
+    before=$(find "artifacts/$t" -type f | wc -l)
     echo "== fuzz $t for ${seconds}s"
+    log=$(mktemp)
+    status=0
     cargo +nightly fuzz run -O "$t" "$corpus" "seeds/$t" "regressions/$t" -- \
         -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 2>&1 | grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==|SUMMARY|thread .* panicked)' || true
+        -print_final_stats=1 >"$log" 2>&1 || status=$?
+    # The coverage at the start and the end, the executions, and any finding.
+    grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::number_of_executed_units|==[0-9]+==|SUMMARY|thread .* panicked)' "$log" || true
     if $smoke; then
         rm -rf "$corpus"
     fi
-    if compgen -G "artifacts/$t/*" >/dev/null; then
-        echo "fuzz: $t left inputs in fuzz/artifacts/$t" >&2
+    after=$(find "artifacts/$t" -type f | wc -l)
+    if [[ $status -ne 0 || $after -gt $before ]]; then
+        tail -n 30 "$log" >&2
+        echo "fuzz: $t failed (exit $status; $((after - before)) new inputs in fuzz/artifacts/$t)" >&2
+        rm -f "$log"
         exit 1
     fi
+    rm -f "$log"
 done
