@@ -7,15 +7,14 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{SummarizeArgs, parse_profile};
+use crate::cli::SummarizeArgs;
 use crate::diff::trend::Aggregate;
 use crate::error::{Error, Result};
 use crate::input::Capture;
 use crate::input::heapsnapshot::ParseOptions;
-use crate::input::trace_event::ProfilePick;
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
 use crate::model::heap::Totals;
-use crate::{ExitStatus, resolve_index, write_atomically};
+use crate::{ExitStatus, resolve_index, write_output};
 
 /// The value of `kind`, which tells a baseline from other JSON.
 pub const KIND: &str = "arkdiff-baseline";
@@ -364,20 +363,11 @@ pub fn summarize(args: &SummarizeArgs) -> ExitStatus {
 }
 
 fn run(args: &SummarizeArgs) -> Result<()> {
-    let pick = ProfilePick {
-        profile: parse_profile(args.profile.as_deref())?,
-        pid: args.pid,
-    };
+    let pick = args.profile.pick()?;
+    // The spinner clears itself when dropped, on every way out.
     let bar = crate::progress(args.quiet);
     bar.set_message("reading the capture");
-    let capture = Capture::open(&args.input, &pick);
-    let capture = match capture {
-        Ok(c) => c,
-        Err(e) => {
-            bar.finish_and_clear();
-            return Err(e);
-        }
-    };
+    let capture = Capture::open(&args.input, &pick)?;
     if capture.is_baseline() {
         return Err(Error::input(
             &args.input,
@@ -399,26 +389,14 @@ fn run(args: &SummarizeArgs) -> Result<()> {
         (_, n) => Some(resolve_index(&capture, "--snapshot", n.unwrap_or(-1))?),
     };
     bar.set_message("summarizing");
-    let baseline = make(&capture, snapshot);
+    let baseline = make(&capture, snapshot)?;
     bar.finish_and_clear();
-    let baseline = baseline?;
     if !args.quiet {
         for w in capture.warnings() {
             eprintln!("arkdiff: warning: {w}");
         }
     }
-    if let Some(path) = &args.output {
-        return write_atomically(path, |out| baseline.write(out));
-    }
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    baseline
-        .write(&mut out)
-        .and_then(|()| out.flush())
-        .map_err(|source| Error::Output {
-            path: "stdout".into(),
-            source,
-        })
+    write_output(args.output.as_deref(), |out| baseline.write(out))
 }
 
 /// Reads a baseline file through its compression layers.

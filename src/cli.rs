@@ -160,14 +160,8 @@ pub struct Cli {
     #[arg(long)]
     pub strip_url_query: bool,
 
-    /// In a Chrome trace holding several CPU profiles, use this one (default: the one
-    /// with the most non-idle samples).
-    #[arg(long, value_name = "PID:ID", conflicts_with = "pid")]
-    pub profile: Option<String>,
-
-    /// In a Chrome trace, use the CPU profile of this process.
-    #[arg(long, value_name = "PID")]
-    pub pid: Option<u64>,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
 
     /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
     /// less memory.
@@ -233,17 +227,34 @@ pub struct SummarizeArgs {
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub snapshot: Option<i64>,
 
-    /// In a Chrome trace holding several CPU profiles, use this one.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+
+    /// Do not print warnings on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Which CPU profile of a Chrome trace to use, for both commands.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// In a Chrome trace holding several CPU profiles, use this one (default: the one
+    /// with the most non-idle samples).
     #[arg(long, value_name = "PID:ID", conflicts_with = "pid")]
     pub profile: Option<String>,
 
     /// In a Chrome trace, use the CPU profile of this process.
     #[arg(long, value_name = "PID")]
     pub pid: Option<u64>,
+}
 
-    /// Do not print warnings on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
+impl ProfileArgs {
+    pub fn pick(&self) -> Result<ProfilePick> {
+        Ok(ProfilePick {
+            profile: parse_profile(self.profile.as_deref())?,
+            pid: self.pid,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -491,7 +502,7 @@ impl Cli {
             )?,
             ignore: globs("--ignore", &pick_list(self.ignore, file.ignore.as_ref()))?,
         };
-        let profile = parse_profile(self.profile.as_deref())?;
+        let profile_pick = self.profile.pick()?;
         let floor = SuspectFloor::default();
         let flag_thresholds = FlagThresholds {
             heap: self.max_heap_growth.is_some()
@@ -515,10 +526,7 @@ impl Cli {
             cpu: CpuOptions {
                 normalize: self.normalize,
                 strip_url_query: self.strip_url_query,
-                profile_pick: ProfilePick {
-                    profile,
-                    pid: self.pid,
-                },
+                profile_pick,
             },
             heap: HeapOptions {
                 graph: !self.no_retained,
@@ -556,7 +564,7 @@ fn pick_list(cli: Vec<String>, file: Option<&Vec<String>>) -> Vec<String> {
 }
 
 /// `--profile PID:ID`.
-pub fn parse_profile(text: Option<&str>) -> Result<Option<(u64, String)>> {
+fn parse_profile(text: Option<&str>) -> Result<Option<(u64, String)>> {
     text.map(|p| {
         p.split_once(':')
             .and_then(|(pid, id)| Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned())))

@@ -498,21 +498,7 @@ fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
 fn write_reports(config: &Config, report: &Report) -> Result<()> {
     for target in &config.outputs {
         let renderer = renderer(config, target);
-        match &target.path {
-            None => {
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                renderer
-                    .render(report, &mut out)
-                    .and_then(|()| out.flush())
-                    .or_else(ignore_broken_pipe)
-                    .map_err(|source| Error::Output {
-                        path: "stdout".into(),
-                        source,
-                    })?;
-            }
-            Some(path) => write_atomically(path, |out| renderer.render(report, out))?,
-        }
+        write_output(target.path.as_deref(), |out| renderer.render(report, out))?;
     }
     if config
         .outputs
@@ -527,6 +513,26 @@ fn write_reports(config: &Config, report: &Report) -> Result<()> {
         })?;
     }
     Ok(())
+}
+
+/// Writes to `path` atomically, or to stdout (where a closed pipe is no error: the reader
+/// has what it wanted).
+pub(crate) fn write_output(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let Some(path) = path else {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        return write(&mut out)
+            .and_then(|()| out.flush())
+            .or_else(ignore_broken_pipe)
+            .map_err(|source| Error::Output {
+                path: "stdout".into(),
+                source,
+            });
+    };
+    write_atomically(path, write)
 }
 
 fn ignore_broken_pipe(e: std::io::Error) -> std::io::Result<()> {
@@ -546,7 +552,7 @@ fn comfy_table_width() -> Option<u16> {
 
 /// Writes through a temporary file in the same directory, renamed over `path` only once
 /// complete: a failed run never leaves a half-written report or clobbers an old one.
-pub(crate) fn write_atomically(
+fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
