@@ -197,11 +197,6 @@ impl Default for Thresholds {
 }
 
 impl Thresholds {
-    /// How many levels are set over every metric.
-    pub fn count(&self) -> usize {
-        self.checked(true, true, true)
-    }
-
     /// How many levels are set over the metrics of the data at hand.
     fn checked(&self, heap: bool, trend: bool, cpu: bool) -> usize {
         let levels = |on: bool, rules: &[Rule]| {
