@@ -157,6 +157,16 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         }
         _ => None,
     };
+    let flame = match (&first.cpu, &last.cpu, &cpu) {
+        (Some(b), Some(h), Some(d)) => match (
+            b.profile(config.cpu.strip_url_query),
+            h.profile(config.cpu.strip_url_query),
+        ) {
+            (Some(b), Some(h)) => Some(diff::flame::flame(&b, &h, d.scale)),
+            _ => None,
+        },
+        _ => None,
+    };
     if let Some(c) = &cpu
         && config.cpu.normalize
         && c.scale.is_none()
@@ -186,7 +196,9 @@ fn execute(config: &Config) -> Result<ExitStatus> {
         head: side(last, head_index, compare_cpu),
         warnings,
         heap: heap.as_ref().map(HeapSection::from_result),
-        cpu: cpu.as_ref().map(CpuSection::from_diff),
+        cpu: cpu
+            .as_ref()
+            .map(|c| CpuSection::from_diff(c, flame.as_ref())),
         gate: GateSection::from_verdict(
             &verdict,
             config.config_path.as_ref().map(|p| p.display().to_string()),

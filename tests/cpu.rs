@@ -796,3 +796,128 @@ fn a_damaged_profile_in_an_htrace_leaves_the_heap_usable() {
         "the cause is printed first: {err}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The differential flame graph (`cpu.flame`)
+
+/// Checks the merged call tree against the report's own per-function rows: the root's
+/// total is the non-idle time, each node's total is its self time plus its children's,
+/// and a function's self time is the sum of its nodes' self times (at least, when narrow
+/// nodes were left out).
+fn check_flame(report: &Value) {
+    let cpu = &report["cpu"];
+    let flame = &cpu["flame"];
+    let nodes = flame["nodes"].as_array().expect("a flame graph");
+    let frames = flame["frames"].as_array().unwrap();
+    let n = |i: usize, k: &str| nodes[i][k].as_u64().unwrap();
+    assert_eq!(
+        frames[nodes[0]["frame"].as_u64().unwrap() as usize]["name"],
+        "(root)"
+    );
+    assert_eq!(
+        n(0, "total_us_base"),
+        cpu["duration_us_base"].as_u64().unwrap()
+    );
+    assert_eq!(
+        n(0, "total_us_head"),
+        cpu["duration_us_head"].as_u64().unwrap()
+    );
+    let whole = flame["omitted_nodes"] == 0;
+    let check = |shown: u64, all: u64, what: &str| {
+        if whole {
+            assert_eq!(shown, all, "{what}");
+        } else {
+            assert!(shown <= all, "{what}: {shown} > {all}");
+        }
+    };
+    let mut children = vec![[0u64; 2]; nodes.len()];
+    for (i, node) in nodes.iter().enumerate().skip(1) {
+        let p = node["parent"].as_u64().unwrap() as usize;
+        assert!(p < i, "a parent comes first");
+        children[p][0] += n(i, "total_us_base");
+        children[p][1] += n(i, "total_us_head");
+    }
+    for (i, c) in children.iter().enumerate() {
+        check(n(i, "self_us_base") + c[0], n(i, "total_us_base"), "node");
+        check(n(i, "self_us_head") + c[1], n(i, "total_us_head"), "node");
+    }
+    for f in cpu["functions"].as_array().unwrap() {
+        let same = |frame: &Value| {
+            ["name", "url", "line", "column"]
+                .iter()
+                .all(|k| frame[k] == f[k])
+        };
+        let sum = |side: &str| -> u64 {
+            nodes
+                .iter()
+                .filter(|node| same(&frames[node["frame"].as_u64().unwrap() as usize]))
+                .map(|node| node[side].as_u64().unwrap())
+                .sum()
+        };
+        check(
+            sum("self_us_base"),
+            f["self_us_base"].as_u64().unwrap(),
+            "function",
+        );
+        check(
+            sum("self_us_head"),
+            f["self_us_head"].as_u64().unwrap(),
+            "function",
+        );
+    }
+}
+
+#[test]
+fn the_flame_graph_adds_up_to_the_function_times_in_every_format() {
+    let mut whole = 0;
+    for pair in [
+        ["fast.cpuprofile", "slow.cpuprofile"],
+        ["web/selfprof-fast.json", "web/selfprof-slow.json"],
+        ["web/trace-fast.json.gz", "web/trace-slow.json.gz"],
+    ] {
+        let report = json(&arkdiff(&[pair[0], pair[1], "--format", "json"]));
+        check_flame(&report);
+        whole += usize::from(report["cpu"]["flame"]["omitted_nodes"] == 0);
+    }
+    assert!(whole >= 2, "the exact checks ran");
+    // parseRecord, 3x slower in HEAD, runs under main (and in BASE once, 1 ms, straight
+    // from the module's top level).
+    let report = json(&arkdiff(&[
+        "fast.cpuprofile",
+        "slow.cpuprofile",
+        "--format",
+        "json",
+    ]));
+    let flame = &report["cpu"]["flame"];
+    let name = |n: &Value| flame["frames"][n["frame"].as_u64().unwrap() as usize]["name"].clone();
+    let parse = flame["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| name(n) == "parseRecord")
+        .max_by_key(|n| n["self_us_head"].as_u64())
+        .unwrap();
+    let parent = &flame["nodes"][parse["parent"].as_u64().unwrap() as usize];
+    assert_eq!(name(parent), "main");
+    let head = parse["self_us_head"].as_u64().unwrap();
+    let base = parse["self_us_base"].as_u64().unwrap();
+    assert!(head > 2 * base, "{base} → {head}");
+}
+
+#[test]
+fn normalize_scales_the_flame_graph_too() {
+    let report = json(&arkdiff(&[
+        "fast.cpuprofile",
+        "slow.cpuprofile",
+        "--normalize",
+        "--format",
+        "json",
+    ]));
+    let root = &report["cpu"]["flame"]["nodes"][0];
+    let (base, head) = (
+        root["total_us_base"].as_u64().unwrap(),
+        root["total_us_head"].as_u64().unwrap(),
+    );
+    assert_eq!(head, report["cpu"]["duration_us_head"].as_u64().unwrap());
+    assert!(base.abs_diff(head) <= 1, "{base} vs {head}");
+}

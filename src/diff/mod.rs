@@ -2,6 +2,7 @@
 
 pub mod cpu;
 pub mod dominators;
+pub mod flame;
 pub mod heap;
 pub mod paths;
 pub mod trend;

@@ -328,15 +328,27 @@ pub enum CpuData {
 }
 
 impl CpuCapture {
-    /// Per-function times; `strip_url_query` merges URLs that differ in their query.
-    pub fn times(&self, strip_url_query: bool) -> ProfileTimes {
+    /// The samples, when the capture has them (a baseline has only sums);
+    /// `strip_url_query` as in [`CpuCapture::times`].
+    pub fn profile(&self, strip_url_query: bool) -> Option<std::borrow::Cow<'_, Profile>> {
         match &self.data {
             CpuData::Profile(p) if strip_url_query => {
                 let mut p = p.clone();
                 p.strip_url_queries();
-                p.times()
+                Some(std::borrow::Cow::Owned(p))
             }
-            CpuData::Profile(p) => p.times(),
+            CpuData::Profile(p) => Some(std::borrow::Cow::Borrowed(p)),
+            CpuData::Times(_) => None,
+        }
+    }
+
+    /// Per-function times; `strip_url_query` merges URLs that differ in their query.
+    pub fn times(&self, strip_url_query: bool) -> ProfileTimes {
+        match &self.data {
+            CpuData::Profile(_) => self
+                .profile(strip_url_query)
+                .map(|p| p.times())
+                .unwrap_or_default(),
             CpuData::Times(t) if strip_url_query => t.clone().strip_url_queries(),
             CpuData::Times(t) => t.clone(),
         }

@@ -328,6 +328,37 @@ impl Profile {
 }
 
 impl Profile {
+    /// Call-tree nodes.
+    pub fn node_count(&self) -> usize {
+        self.node_parent.len()
+    }
+
+    /// A node's frame, an index into [`Profile::frames`].
+    pub fn node_frame(&self, node: usize) -> usize {
+        self.node_frame[node] as usize
+    }
+
+    /// A node's parent; `None` for a root. A parent always exists among the nodes, and
+    /// following parents always ends at a root (checked when built).
+    pub fn node_parent(&self, node: usize) -> Option<usize> {
+        let p = self.node_parent[node];
+        (p != NO_PARENT).then_some(p as usize)
+    }
+
+    /// Each node's own time, µs: the time of the samples taken in it, idle ones excepted.
+    pub fn node_self_us(&self) -> Vec<u64> {
+        let mut weight = vec![0u64; self.node_parent.len()];
+        for (&node, &us) in self.samples.iter().zip(&self.sample_us) {
+            let node = node as usize;
+            if self.frames[self.node_frame[node] as usize].kind() != FrameKind::Idle {
+                weight[node] = weight[node].saturating_add(us);
+            }
+        }
+        weight
+    }
+}
+
+impl Profile {
     /// Sums self and total time per function. Total time counts a sample once per
     /// function even when the function recurs on its stack: the sample's time goes to the
     /// topmost node of each function. Linear in nodes plus samples.

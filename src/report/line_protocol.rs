@@ -326,6 +326,7 @@ pub(super) mod fixture {
                 explain: Vec::new(),
             }),
             cpu: Some(CpuSection {
+                flame: None,
                 duration_us_base: 900_000,
                 duration_us_head: 1_200_000,
                 duration_us_delta: 300_000,

@@ -3,6 +3,7 @@
 
 pub mod benchmark_json;
 pub mod github;
+pub mod html;
 pub mod json;
 pub mod line_protocol;
 pub mod markdown;
@@ -14,6 +15,7 @@ use serde::Serialize;
 
 use crate::analyze::{ClassDetail, HeapResult};
 use crate::diff::cpu::CpuDiff;
+use crate::diff::flame::Flame;
 use crate::diff::heap::Retained;
 use crate::gate::Verdict;
 use crate::units::{
@@ -232,6 +234,77 @@ pub struct CpuSection {
     /// Category totals carried by ArkTS profiles (`gcTime`, `napiTime`, …).
     pub categories: Vec<CategoryJson>,
     pub functions: Vec<FunctionJson>,
+    /// The call trees merged stack by stack, for a differential flame graph; null when
+    /// either side is a baseline (per-function sums have no stacks).
+    pub flame: Option<FlameJson>,
+}
+
+/// BASE's and HEAD's call trees merged: a node is a stack of functions from the root.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlameJson {
+    /// Nodes narrower than this on both sides are left out (0.1% of the larger side's
+    /// non-idle time), µs.
+    pub min_us: u64,
+    /// Nodes with time that were left out: narrower than `min_us`, or beyond the widest
+    /// 1500.
+    pub omitted_nodes: usize,
+    /// The functions the nodes name.
+    pub frames: Vec<FrameJson>,
+    /// Depth first, siblings sorted by function: the first node is `(root)`, and a parent
+    /// comes before its children. Times as the functions' (`self_us_*` the node's own).
+    pub nodes: Vec<FlameNodeJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameJson {
+    pub name: String,
+    pub url: String,
+    /// 1-based; 0 when unknown.
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlameNodeJson {
+    /// Index into `frames`.
+    pub frame: usize,
+    /// Index into `nodes`; null for the root.
+    pub parent: Option<usize>,
+    pub self_us_base: u64,
+    pub self_us_head: u64,
+    pub total_us_base: u64,
+    pub total_us_head: u64,
+}
+
+impl FlameJson {
+    pub fn from_flame(f: &Flame) -> FlameJson {
+        FlameJson {
+            min_us: f.min_us,
+            omitted_nodes: f.omitted,
+            frames: f
+                .frames
+                .iter()
+                .map(|f| FrameJson {
+                    name: f.name.clone(),
+                    url: f.url.clone(),
+                    line: f.line,
+                    column: f.column,
+                })
+                .collect(),
+            nodes: f
+                .nodes
+                .iter()
+                .map(|n| FlameNodeJson {
+                    frame: n.frame,
+                    parent: n.parent,
+                    self_us_base: n.base.self_us,
+                    self_us_head: n.head.self_us,
+                    total_us_base: n.base.total_us,
+                    total_us_head: n.head.total_us,
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -258,7 +331,7 @@ pub struct FunctionJson {
 }
 
 impl CpuSection {
-    pub fn from_diff(d: &CpuDiff) -> CpuSection {
+    pub fn from_diff(d: &CpuDiff, flame: Option<&Flame>) -> CpuSection {
         CpuSection {
             duration_us_base: d.duration_us.base,
             duration_us_head: d.duration_us.head,
@@ -300,6 +373,7 @@ impl CpuSection {
                     total_us_delta: f.total_delta(),
                 })
                 .collect(),
+            flame: flame.map(FlameJson::from_flame),
         }
     }
 }
