@@ -48,6 +48,9 @@ Examples:
   arkdiff fast.cpuprofile slow.cpuprofile --max-function-self-growth 50%
       Compare two CPU profiles; exit 1 when a function's self time grows by more than
       half (functions under 1 ms on both sides are not gated: --min-function-self).
+  arkdiff app.htrace --format html -o report.html
+      A page to open in a browser: growth charts, sortable tables, retainer paths and,
+      for two CPU profiles, a differential flame graph (self-contained, no network).
   arkdiff base-trace.json head-trace.json --profile 17026:0x2 --function 'parse*'
       Pick one profile of a Chrome trace, and gate only functions named parse*.
 
@@ -79,8 +82,8 @@ pub struct Cli {
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 
-    /// Output format: table (default), json, markdown, github, line-protocol or
-    /// benchmark-json. FMT=FILE writes that format to FILE; repeat the option to write
+    /// Output format: table (default), json, markdown, github, line-protocol,
+    /// benchmark-json or html. FMT=FILE writes that format to FILE; repeat the option to write
     /// several formats in one run (at most one without a file: it goes to stdout or -o).
     #[arg(long, value_name = "FMT[=FILE]")]
     pub format: Vec<String>,
@@ -273,6 +276,9 @@ pub enum OutputFormat {
     LineProtocol,
     /// github-action-benchmark's `customSmallerIsBetter` JSON.
     BenchmarkJson,
+    /// One self-contained HTML page: heap growth charts, sortable class and function
+    /// tables, retainer paths and a differential flame graph.
+    Html,
 }
 
 /// One report to write: a format, and a file (None: stdout).

@@ -502,6 +502,7 @@ fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
         OutputFormat::Github => Box::new(report::github::Github),
         OutputFormat::LineProtocol => Box::new(report::line_protocol::LineProtocol { top }),
         OutputFormat::BenchmarkJson => Box::new(report::benchmark_json::BenchmarkJson { top }),
+        OutputFormat::Html => Box::new(report::html::Html),
     }
 }
 

@@ -1,0 +1,198 @@
+//! `--format html`: one self-contained page, for a CI artifact or a developer's browser.
+//!
+//! The page carries the report's data exactly as the JSON format writes it (one model,
+//! two renderers), in a `<script type="application/json">` element; the gate's verdict,
+//! the violations and the warnings are written here, so they read without JavaScript,
+//! and the embedded script (`html/report.js`, minified into `html/report.min.js` by
+//! `scripts/build-assets.sh`) draws the charts, the tables and the flame graph from the
+//! data. Nothing is fetched: no scripts, fonts or images from the network. The same
+//! report gives the same bytes.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::{Render, Report, Side};
+
+/// The minified script and style, embedded in every page.
+const SCRIPT: &str = include_str!("html/report.min.js");
+const STYLE: &str = include_str!("html/report.min.css");
+
+pub struct Html;
+
+/// `text` with the characters that mean something in HTML replaced by references.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON made safe inside a `<script>` element: `<`, `>` and `&` occur only inside JSON
+/// strings, where their `\u` escapes mean the same.
+fn script_safe(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// The last path segment, for the title.
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+fn side(out: &mut String, label: &str, s: &Side) {
+    let _ = writeln!(
+        out,
+        "<p class=\"sides\"><b>{label}</b> <code>{}</code> ({}{})</p>",
+        esc(&s.path),
+        esc(&s.format),
+        esc(&s.picked())
+    );
+}
+
+fn gate(out: &mut String, report: &Report) {
+    let g = &report.gate;
+    let fails = g.violations.iter().filter(|v| v.level == "fail").count();
+    let warns = g.violations.len() - fails;
+    let (class, badge, summary) = if g.thresholds == 0 {
+        (
+            "info",
+            "report only",
+            "No thresholds were set, so nothing can fail.".to_owned(),
+        )
+    } else {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut summary = format!(
+            "{} ({fails} fail, {warns} warn) of {} checked",
+            plural(g.violations.len(), "violation", "violations"),
+            plural(g.thresholds, "threshold", "thresholds"),
+        );
+        if let Some(c) = &g.config {
+            let _ = write!(summary, "; thresholds from <code>{}</code>", esc(c));
+        }
+        (g.status, g.status, summary)
+    };
+    let _ = writeln!(
+        out,
+        "<section id=\"gate\" class=\"{class}\"><div id=\"verdict\" data-status=\"{}\"><span class=\"badge\">{}</span>{summary}</div>",
+        g.status,
+        badge.to_uppercase()
+    );
+    if !g.violations.is_empty() {
+        out.push_str("<div class=\"scroll\"><table id=\"violations\" class=\"data\"><thead><tr><th>Level</th><th>Metric</th><th>Subject</th><th class=\"num\">Change</th><th class=\"num\">Limit</th></tr></thead><tbody>\n");
+        for v in &g.violations {
+            let (value, limit, given) = v.amounts();
+            let given = given.map(|g| format!(" ({})", esc(&g))).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "<tr class=\"violation level-{0}\"><td><span class=\"badge\">{0}</span></td><td><code>{1}</code></td><td><span class=\"name\">{2}</span></td><td class=\"num\">{3}</td><td class=\"num\">{4}{given}</td></tr>",
+                v.level,
+                v.metric,
+                esc(&v.subject),
+                esc(&value),
+                esc(&limit),
+            );
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+    if !report.warnings.is_empty() {
+        out.push_str("<ul class=\"warnings\">\n");
+        for w in &report.warnings {
+            let _ = writeln!(out, "<li>{}</li>", esc(w));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+impl Render for Html {
+    fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let mut page = String::with_capacity(SCRIPT.len() + STYLE.len() + 16 * 1024);
+        let title = if report.base.path == report.head.path {
+            format!("arkdiff: {}", file_name(&report.head.path))
+        } else {
+            format!(
+                "arkdiff: {} → {}",
+                file_name(&report.base.path),
+                file_name(&report.head.path)
+            )
+        };
+        let _ = write!(
+            page,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta name=\"generator\" content=\"{name} {version}\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">\n\
+             <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n",
+            name = report.tool.name,
+            version = esc(report.tool.version),
+            title = esc(&title),
+        );
+        side(&mut page, "BASE", &report.base);
+        side(&mut page, "HEAD", &report.head);
+        if let Some(t) = report.heap.as_ref().and_then(|h| h.trend.as_ref()) {
+            let _ = writeln!(
+                page,
+                "<p class=\"sides\"><b>Series</b> {} snapshots</p>",
+                t.snapshots.len()
+            );
+        }
+        page.push_str("</header>\n");
+        gate(&mut page, report);
+        page.push_str(
+            "<noscript><p class=\"note\">The charts, tables and flame graph are drawn by \
+             JavaScript, which is off. The report's data is in this page as JSON, in the \
+             element <code>script#report-data</code>.</p></noscript>\n",
+        );
+        if report.heap.is_some() {
+            page.push_str(
+                "<section id=\"heap\">\n<h2>Heap</h2>\n<div id=\"heap-body\"></div>\n</section>\n",
+            );
+        }
+        if report.cpu.is_some() {
+            page.push_str(
+                "<section id=\"cpu\">\n<h2>CPU</h2>\n<div id=\"cpu-body\"></div>\n</section>\n",
+            );
+        }
+        let _ = write!(
+            page,
+            "<div id=\"tooltip\" role=\"tooltip\" hidden></div>\n\
+             <footer>{} {} · report schema {} · <a id=\"download-json\" download=\"arkdiff-report.json\" hidden>the report's data as JSON</a></footer>\n\
+             <script type=\"application/json\" id=\"report-data\">{}</script>\n\
+             <script>{SCRIPT}</script>\n</body>\n</html>\n",
+            report.tool.name,
+            esc(report.tool.version),
+            report.schema_version,
+            script_safe(&serde_json::to_string(report)?),
+        );
+        out.write_all(page.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_for_html_and_json_for_a_script_element() {
+        assert_eq!(
+            esc("<a href=\"x\">&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
+        );
+        let json = script_safe(&serde_json::to_string("</script><!-- & -->").unwrap());
+        assert!(!json.contains('<') && !json.contains('>'));
+        assert_eq!(
+            serde_json::from_str::<String>(&json).unwrap(),
+            "</script><!-- & -->"
+        );
+    }
+}

@@ -1,0 +1,597 @@
+// The HTML report's script: draws the heap charts, the tables and the differential flame
+// graph from the report data embedded in the page (the JSON format's data, unchanged).
+// No framework and no network: everything it needs is in the page.
+"use strict";
+(function () {
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const SVG = "http://www.w3.org/2000/svg";
+  const tip = document.getElementById("tooltip");
+
+  // ---- Numbers, as the text reports print them ----------------------------------------
+
+  const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+  function size(b) {
+    if (b == null) return "–";
+    if (b < 1024) return b + " B";
+    let v = b;
+    let u = 0;
+    while (v >= 1024 && u < UNITS.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return v.toFixed(2) + " " + UNITS[u];
+  }
+  function count(n) {
+    return n == null ? "–" : String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  }
+  function us(n) {
+    if (n == null) return "–";
+    if (n < 1e3) return n + " µs";
+    if (n < 1e6) return (n / 1e3).toFixed(1) + " ms";
+    return (n / 1e6).toFixed(2) + " s";
+  }
+  function signed(f, zero) {
+    return (d) => (d == null ? "–" : d === 0 ? zero : (d > 0 ? "+" : "-") + f(Math.abs(d)));
+  }
+  const sizeDelta = signed(size, "0 B");
+  const countDelta = signed(count, "0");
+  const usDelta = signed(us, "0 µs");
+  function percent(base, delta) {
+    if (!base) return delta ? "new" : "";
+    const p = (delta * 100) / base;
+    return (p >= 0 ? "+" : "") + p.toFixed(1) + "%";
+  }
+  function deltaClass(d) {
+    return d > 0 ? "up" : d < 0 ? "down" : null;
+  }
+
+  // ---- DOM -------------------------------------------------------------------------------
+
+  function attrs(e, a) {
+    for (const k in a || {}) {
+      const v = a[k];
+      if (v == null || v === false) continue;
+      if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? "" : v);
+    }
+    return e;
+  }
+  function h(tag, a, ...kids) {
+    const e = attrs(document.createElement(tag), a);
+    for (const k of kids.flat()) if (k != null && k !== false) e.append(k);
+    return e;
+  }
+  function s(tag, a, text) {
+    const e = attrs(document.createElementNS(SVG, tag), a);
+    if (text != null) e.textContent = text;
+    return e;
+  }
+
+  function showTip(ev, title, lines) {
+    tip.replaceChildren(h("strong", null, title), ...lines.map((l) => h("div", null, l)));
+    tip.hidden = false;
+    moveTip(ev);
+  }
+  function moveTip(ev) {
+    const gap = 14;
+    const r = tip.getBoundingClientRect();
+    let x = ev.clientX + gap;
+    let y = ev.clientY + gap;
+    if (x + r.width > innerWidth) x = Math.max(0, ev.clientX - r.width - gap);
+    if (y + r.height > innerHeight) y = Math.max(0, ev.clientY - r.height - gap);
+    tip.style.left = x + "px";
+    tip.style.top = y + "px";
+  }
+  function hideTip() {
+    tip.hidden = true;
+  }
+
+  function cards(items) {
+    return h(
+      "div",
+      { class: "cards" },
+      items.map(([label, value, detail, cls]) =>
+        h("div", { class: "card" }, h("div", { class: "label" }, label), h("div", { class: "value " + (cls || "") }, value), detail ? h("div", { class: "detail" }, detail) : null)
+      )
+    );
+  }
+
+  // ---- A sortable, filterable table ------------------------------------------------------
+
+  // columns: {key, label, title, num, value(row), show(row), cls(row)}
+  function dataTable({ id, noun, rows, columns, text, limit }) {
+    const input = h("input", { id: id.replace("-table", "-filter"), type: "search", placeholder: "Filter " + noun + "…", "aria-label": "Filter " + noun, autocomplete: "off" });
+    const counter = h("span", { id: id.replace("-table", "-count"), class: "count" });
+    const more = h("button", { type: "button", class: "more", hidden: true }, "Show all");
+    const body = h("tbody");
+    let key = null;
+    let dir = 0;
+    let all = false;
+    const ths = columns.map((c) =>
+      h("th", { "data-key": c.key, scope: "col", class: c.num ? "num" : null, title: c.title, tabindex: 0, onclick: () => sortBy(c), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), sortBy(c)) }, c.label)
+    );
+    const table = h("table", { id, class: "data" }, h("thead", null, h("tr", null, ths)), body);
+
+    function sortBy(c) {
+      dir = key === c.key ? -dir : c.num ? -1 : 1;
+      key = c.key;
+      ths.forEach((th, i) => (columns[i].key === key ? th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending") : th.removeAttribute("aria-sort")));
+      draw();
+    }
+    function draw() {
+      const needle = input.value.trim().toLowerCase();
+      let list = needle ? rows.filter((r) => text(r).toLowerCase().includes(needle)) : rows.slice();
+      if (key) {
+        const c = columns.find((c) => c.key === key);
+        const order = new Map(rows.map((r, i) => [r, i]));
+        list.sort((a, b) => {
+          const x = c.value(a);
+          const y = c.value(b);
+          // Nulls last in both directions; ties keep the report's order.
+          if (x == null || y == null) return (x == null) - (y == null) || order.get(a) - order.get(b);
+          return (x < y ? -dir : x > y ? dir : 0) || order.get(a) - order.get(b);
+        });
+      }
+      const shown = all ? list : list.slice(0, limit);
+      body.replaceChildren(
+        ...shown.map((r) =>
+          h(
+            "tr",
+            null,
+            columns.map((c) => {
+              const v = c.value(r);
+              return h("td", { "data-value": v == null ? "" : v, class: [c.num ? "num" : "", c.cls ? c.cls(r) || "" : ""].join(" ").trim() || null }, c.show(r));
+            })
+          )
+        )
+      );
+      counter.textContent = shown.length + " of " + count(rows.length) + " " + noun + (needle ? " (" + count(list.length) + " match)" : "") + (shown.length < list.length ? ", the first " + shown.length + " shown" : "");
+      more.hidden = shown.length >= list.length;
+    }
+    input.addEventListener("input", draw);
+    more.addEventListener("click", () => {
+      all = true;
+      draw();
+    });
+    draw();
+    return h("div", { class: "table-block" }, h("div", { class: "table-tools" }, input, counter), h("div", { class: "scroll" }, table), more);
+  }
+
+  // ---- Line charts -------------------------------------------------------------------------
+
+  const PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#7f3c8d", "#8c564b"];
+
+  // A step of 1, 2 or 5 times a power of ten giving about `n` ticks up to `max` (> 0).
+  function niceStep(max, n) {
+    const raw = max / n;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const m = raw / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+  }
+
+  function bytesAxis(max) {
+    let unit = 0;
+    while (unit < UNITS.length - 1 && max >= Math.pow(1024, unit + 1)) unit++;
+    const scale = Math.pow(1024, unit);
+    const step = niceStep(Math.max(max, 1) / scale, 4) * scale;
+    const top = Math.max(step, Math.ceil(max / step) * step);
+    const ticks = [];
+    for (let v = 0; v <= top + step / 2; v += step) ticks.push(v);
+    return { top, ticks, label: (v) => +(v / scale).toFixed(2) + " " + UNITS[unit] };
+  }
+
+  // series: [{name, label, values, color}]; xs: labels of the snapshots
+  function lineChart({ title, series, xs, tipLines }) {
+    const W = 560;
+    const H = 250;
+    const M = { left: 72, right: 16, top: 16, bottom: 34 };
+    const max = Math.max(1, ...series.flatMap((se) => se.values));
+    const axis = bytesAxis(max);
+    const x = (i) => M.left + (xs.length < 2 ? (W - M.left - M.right) / 2 : (i * (W - M.left - M.right)) / (xs.length - 1));
+    const y = (v) => H - M.bottom - (v / axis.top) * (H - M.top - M.bottom);
+    const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-label": title, class: "chart" });
+    for (const t of axis.ticks) {
+      svg.append(s("line", { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: "grid" }));
+      svg.append(s("text", { x: M.left - 6, y: y(t) + 4, class: "tick", "text-anchor": "end" }, axis.label(t)));
+    }
+    xs.forEach((label, i) => svg.append(s("text", { x: x(i), y: H - M.bottom + 16, class: "tick", "text-anchor": "middle" }, label)));
+    svg.append(s("line", { x1: M.left, x2: W - M.right, y1: y(0), y2: y(0), class: "axis" }));
+    for (const se of series) {
+      const d = se.values.map((v, i) => (i ? "L" : "M") + x(i).toFixed(1) + " " + y(v).toFixed(1)).join("");
+      svg.append(s("path", { d, class: "series", "data-name": se.name, stroke: se.color }));
+    }
+    for (const se of series) {
+      se.values.forEach((v, i) => {
+        const c = s("circle", { cx: x(i), cy: y(v), r: 4.5, class: "point", fill: se.color, "data-name": se.name, tabindex: 0 });
+        const show = (ev) => showTip(ev, se.label, tipLines(se, i));
+        c.addEventListener("mouseenter", show);
+        c.addEventListener("mousemove", moveTip);
+        c.addEventListener("mouseleave", hideTip);
+        c.addEventListener("focus", () => {
+          const r = c.getBoundingClientRect();
+          show({ clientX: r.right, clientY: r.bottom });
+        });
+        c.addEventListener("blur", hideTip);
+        svg.append(c);
+      });
+    }
+    const legend =
+      series.length > 1
+        ? h(
+            "ul",
+            { class: "legend" },
+            series.map((se) => h("li", null, h("span", { class: "swatch", style: "background:" + se.color }), se.label))
+          )
+        : null;
+    return h("figure", { class: "chart-box" }, h("figcaption", null, title), svg, legend);
+  }
+
+  // ---- Heap ----------------------------------------------------------------------------------
+
+  function renderHeap(heap, root) {
+    const t = heap.totals;
+    root.append(
+      cards([
+        ["Heap size", size(t.size_head), sizeDelta(t.size_delta) + " " + percent(t.size_base, t.size_delta) + " from " + size(t.size_base), deltaClass(t.size_delta)],
+        ["Objects", count(t.count_head), countDelta(t.count_delta) + " from " + count(t.count_base), deltaClass(t.count_delta)],
+        ["Classes", count(heap.classes.length), heap.classes.filter((c) => c.count_delta || c.size_delta).length + " changed"],
+        ["Objects matched by", heap.id_matching === "same-process" ? "node id" : heap.id_matching === "disjoint" ? "class only" : "class totals", heap.id_matching],
+      ])
+    );
+
+    const chart = h("div", { id: "heap-chart", class: "charts" });
+    const trend = heap.trend;
+    if (trend && trend.snapshots.length > 1) {
+      const snaps = trend.snapshots;
+      const t0 = snaps[0].time_ns;
+      const xs = snaps.map((p, i) => (p.time_ns != null && t0 != null ? "+" + ((p.time_ns - t0) / 1e9).toFixed(1) + " s" : "#" + i));
+      const where = (i) => snaps[i].path.split(/[\\/]/).pop() + (snaps[i].snapshot_index || snaps.some((p) => p.path === snaps[i].path && p !== snaps[i]) ? ", snapshot " + snaps[i].snapshot_index : "");
+      const step = (values, i) => (i ? "change " + sizeDelta(values[i] - values[i - 1]) : "first snapshot");
+      chart.append(
+        lineChart({
+          title: "Total heap size over " + snaps.length + " snapshots",
+          xs,
+          series: [{ name: "total", label: "Total heap", values: snaps.map((p) => p.size), color: "#333" }],
+          tipLines: (se, i) => ["#" + i + ": " + where(i), size(se.values[i]) + " · " + count(snaps[i].count) + " objects", step(se.values, i)],
+        })
+      );
+      const top = trend.suspects.slice(0, PALETTE.length);
+      if (top.length) {
+        chart.append(
+          lineChart({
+            title: "Leak suspects' size" + (trend.suspects.length > top.length ? " (the " + top.length + " that grew most)" : ""),
+            xs,
+            series: top.map((sp, k) => ({ name: sp.name, label: sp.name, values: sp.sizes, color: PALETTE[k], counts: sp.counts })),
+            tipLines: (se, i) => ["#" + i + ": " + where(i), size(se.values[i]) + " · " + count(se.counts[i]) + " objects", step(se.values, i)],
+          })
+        );
+      } else {
+        chart.append(h("p", { class: "note" }, "No class grew in at least " + trend.required_intervals + " intervals by " + size(trend.floor_bytes) + " or more: no suspects."));
+      }
+    } else {
+      chart.dataset.empty = "1";
+      chart.append(h("p", { class: "note" }, "Two snapshots compared: there is no trend to chart. Compare a capture holding several snapshots, or three inputs or more, to chart growth."));
+    }
+    root.append(h("h3", null, "Growth"), chart);
+
+    const suspects = new Set(trend ? trend.suspects.map((sp) => sp.name) : []);
+    const ids = heap.classes.some((c) => c.new_count != null);
+    const cols = [
+      { key: "name", label: "Class", value: (c) => c.name, show: (c) => [h("span", { class: "name" }, c.name), suspects.has(c.name) ? h("span", { class: "tag", title: "grows across the snapshots" }, "suspect") : null] },
+      { key: "count_base", label: "Count BASE", num: 1, value: (c) => c.count_base, show: (c) => count(c.count_base) },
+      { key: "count_head", label: "Count HEAD", num: 1, value: (c) => c.count_head, show: (c) => count(c.count_head) },
+      { key: "count_delta", label: "Count Δ", num: 1, value: (c) => c.count_delta, show: (c) => countDelta(c.count_delta), cls: (c) => deltaClass(c.count_delta) },
+      { key: "size_base", label: "Size BASE", num: 1, value: (c) => c.size_base, show: (c) => size(c.size_base) },
+      { key: "size_head", label: "Size HEAD", num: 1, value: (c) => c.size_head, show: (c) => size(c.size_head) },
+      { key: "size_delta", label: "Size Δ", num: 1, value: (c) => c.size_delta, show: (c) => sizeDelta(c.size_delta), cls: (c) => deltaClass(c.size_delta) },
+    ];
+    if (heap.retained) {
+      cols.push(
+        { key: "retained_head", label: "Retained HEAD", num: 1, value: (c) => c.retained_head, show: (c) => size(c.retained_head) },
+        { key: "retained_delta", label: "Retained Δ", num: 1, value: (c) => c.retained_delta, show: (c) => sizeDelta(c.retained_delta), cls: (c) => deltaClass(c.retained_delta) }
+      );
+    }
+    if (ids) {
+      cols.push(
+        { key: "new_count", label: "New", title: "objects in HEAD whose id is not in BASE", num: 1, value: (c) => c.new_count, show: (c) => count(c.new_count) },
+        { key: "deleted_count", label: "Deleted", title: "objects in BASE whose id is not in HEAD", num: 1, value: (c) => c.deleted_count, show: (c) => count(c.deleted_count) }
+      );
+    }
+    root.append(h("h3", null, "Classes"), dataTable({ id: "class-table", noun: "classes", rows: heap.classes, columns: cols, text: (c) => c.name, limit: 400 }));
+
+    const paths = (trend ? trend.suspects.map((sp) => ({ sp, why: "suspect" })) : []).concat(heap.explain.map((sp) => ({ sp, why: "explained" })));
+    if (paths.length) {
+      root.append(
+        h("h3", null, "Retainer paths"),
+        h("p", { class: "note" }, "One shortest path from the GC roots to an instance of each class, never through weak references."),
+        ...paths.map(({ sp, why }) => retainerPath(sp, why))
+      );
+    }
+  }
+
+  function retainerPath(sp, why) {
+    const head = [h("code", { class: "name" }, sp.name)];
+    if (why === "suspect") head.push(" grew " + sizeDelta(sp.size_growth) + ", " + countDelta(sp.count_growth) + " objects");
+    if (sp.retained_size != null) head.push(" · retains " + size(sp.retained_size));
+    const box = h("details", { class: "suspect-path", open: true }, h("summary", null, head));
+    const steps = sp.retainer_steps;
+    if (!steps) {
+      box.append(h("p", { class: "note" }, sp.retainer_note || "No path was found."));
+      return box;
+    }
+    const ENDS = 12;
+    const li = (st, i) =>
+      h(
+        "li",
+        { class: "step" },
+        st.edge != null ? h("span", { class: "edge" + (st.edge_type === "weak" ? " weak" : "") }, st.edge + " → ") : null,
+        h("span", { class: "node" + (i === steps.length - 1 ? " target" : "") }, st.node),
+        h("span", { class: "id" }, " @" + st.id)
+      );
+    const list = h("ol", { class: "steps" });
+    if (steps.length > 2 * ENDS + 1) {
+      const hidden = steps.slice(ENDS, steps.length - ENDS);
+      const fold = h("li", { class: "fold" }, h("button", { type: "button" }, "… " + count(hidden.length) + " more steps"));
+      fold.firstChild.addEventListener("click", () => fold.replaceWith(...hidden.map((st, k) => li(st, ENDS + k))));
+      list.append(...steps.slice(0, ENDS).map(li), fold, ...steps.slice(steps.length - ENDS).map((st, k) => li(st, steps.length - ENDS + k)));
+    } else {
+      list.append(...steps.map(li));
+    }
+    box.append(list);
+    if (sp.instance_new) box.append(h("p", { class: "note" }, "The instance shown is new since BASE."));
+    return box;
+  }
+
+  // ---- CPU -----------------------------------------------------------------------------------
+
+  function location(f) {
+    if (!f.url) return "";
+    return f.line ? f.url + ":" + f.line + ":" + f.column : f.url;
+  }
+  function shortLocation(f) {
+    if (!f.url) return "";
+    const file = f.url.replace(/\/+$/, "").split(/[\/|]/).pop();
+    return f.line ? file + ":" + f.line + ":" + f.column : file;
+  }
+
+  function renderCpu(cpu, root) {
+    root.append(
+      cards([
+        ["CPU time", us(cpu.duration_us_head), usDelta(cpu.duration_us_delta) + " " + percent(cpu.duration_us_base, cpu.duration_us_delta) + " from " + us(cpu.duration_us_base), deltaClass(cpu.duration_us_delta)],
+        ["Garbage collector", us(cpu.gc_us_head), usDelta(cpu.gc_us_delta) + " from " + us(cpu.gc_us_base), deltaClass(cpu.gc_us_delta)],
+        ["(program)", us(cpu.program_us_head), usDelta(cpu.program_us_delta) + " from " + us(cpu.program_us_base), deltaClass(cpu.program_us_delta)],
+        ["Samples", count(cpu.samples_head), count(cpu.samples_base) + " in BASE" + (cpu.scale != null ? "; BASE scaled ×" + cpu.scale.toFixed(3) : "")],
+      ])
+    );
+    if (cpu.flame) {
+      root.append(h("h3", null, "Differential flame graph"), flameGraph(cpu.flame));
+    } else {
+      root.append(h("p", { class: "note", id: "flame-missing" }, "No flame graph: a baseline keeps per-function sums, not stacks."));
+    }
+    if (cpu.categories.length) {
+      root.append(
+        h("h3", null, "Categories"),
+        dataTable({
+          id: "category-table",
+          noun: "categories",
+          rows: cpu.categories,
+          text: (c) => c.name,
+          limit: 100,
+          columns: [
+            { key: "name", label: "Category", value: (c) => c.name, show: (c) => c.name },
+            { key: "us_base", label: "BASE", num: 1, value: (c) => c.us_base, show: (c) => us(c.us_base) },
+            { key: "us_head", label: "HEAD", num: 1, value: (c) => c.us_head, show: (c) => us(c.us_head) },
+            { key: "us_delta", label: "Δ", num: 1, value: (c) => c.us_delta, show: (c) => usDelta(c.us_delta), cls: (c) => deltaClass(c.us_delta) },
+          ],
+        })
+      );
+    }
+    root.append(
+      h("h3", null, "Functions"),
+      dataTable({
+        id: "function-table",
+        noun: "functions",
+        rows: cpu.functions,
+        text: (f) => f.name + " " + location(f),
+        limit: 400,
+        columns: [
+          { key: "name", label: "Function", value: (f) => f.name, show: (f) => h("span", { class: "name" }, f.name) },
+          { key: "location", label: "Location", value: (f) => location(f), show: (f) => h("span", { class: "loc", title: location(f) }, shortLocation(f)) },
+          { key: "self_us_base", label: "Self BASE", num: 1, value: (f) => f.self_us_base, show: (f) => us(f.self_us_base) },
+          { key: "self_us_head", label: "Self HEAD", num: 1, value: (f) => f.self_us_head, show: (f) => us(f.self_us_head) },
+          { key: "self_us_delta", label: "Self Δ", num: 1, value: (f) => f.self_us_delta, show: (f) => usDelta(f.self_us_delta), cls: (f) => deltaClass(f.self_us_delta) },
+          { key: "total_us_head", label: "Total HEAD", num: 1, value: (f) => f.total_us_head, show: (f) => us(f.total_us_head) },
+          { key: "total_us_delta", label: "Total Δ", num: 1, value: (f) => f.total_us_delta, show: (f) => usDelta(f.total_us_delta), cls: (f) => deltaClass(f.total_us_delta) },
+        ],
+      })
+    );
+  }
+
+  // ---- The differential flame graph ------------------------------------------------------------
+  //
+  // Root at the top, callees below. A frame's width is its total time in HEAD (or in BASE,
+  // to see what HEAD no longer runs); its colour is the change of its self time (or of its
+  // total time): red slower, blue faster, the strongest colour for the largest change.
+
+  const ROW = 18;
+  const NEUTRAL = [236, 236, 232];
+  const SLOWER = [214, 39, 40];
+  const FASTER = [31, 103, 180];
+
+  function mix(to, t) {
+    const c = NEUTRAL.map((n, k) => Math.round(n + (to[k] - n) * t));
+    return "rgb(" + c.join(",") + ")";
+  }
+
+  function flameGraph(flame) {
+    const nodes = flame.nodes;
+    const frames = flame.frames;
+    const kids = nodes.map(() => []);
+    const depth = new Array(nodes.length).fill(0);
+    nodes.forEach((n, i) => {
+      if (n.parent != null) {
+        kids[n.parent].push(i);
+        depth[i] = depth[n.parent] + 1;
+      }
+    });
+    const state = { zoom: 0, width: "head", colour: "self", search: "" };
+    const width = (i) => (state.width === "head" ? nodes[i].total_us_head : nodes[i].total_us_base);
+    const change = (i) => (state.colour === "self" ? nodes[i].self_us_head - nodes[i].self_us_base : nodes[i].total_us_head - nodes[i].total_us_base);
+    const name = (i) => frames[nodes[i].frame].name;
+
+    const box = h("div", { id: "flame" });
+    const svgHolder = h("div", { class: "flame-canvas" });
+    const legend = h("div", { id: "flame-legend", class: "legend-bar" });
+    const reset = h("button", { id: "flame-reset", type: "button", disabled: true, onclick: () => zoom(0) }, "Reset zoom");
+    const search = h("input", { id: "flame-search", type: "search", placeholder: "Highlight functions…", "aria-label": "Highlight functions", autocomplete: "off" });
+    const pick = (id, label, options, key) =>
+      h(
+        "label",
+        null,
+        label + " ",
+        h(
+          "select",
+          { id, onchange: (e) => ((state[key] = e.target.value), draw()) },
+          options.map(([v, text]) => h("option", { value: v }, text))
+        )
+      );
+    search.addEventListener("input", () => {
+      state.search = search.value.trim().toLowerCase();
+      draw();
+    });
+    box.append(
+      h(
+        "div",
+        { class: "flame-tools" },
+        pick("flame-width", "Width:", [["head", "HEAD total time"], ["base", "BASE total time"]], "width"),
+        pick("flame-colour", "Colour:", [["self", "self-time change"], ["total", "total-time change"]], "colour"),
+        search,
+        reset
+      ),
+      legend,
+      svgHolder
+    );
+    if (flame.omitted_nodes) {
+      box.append(h("p", { class: "note" }, count(flame.omitted_nodes) + " stacks narrower than " + us(flame.min_us) + " on both sides are left out."));
+    }
+
+    function zoom(i) {
+      state.zoom = i;
+      reset.disabled = i === 0;
+      draw();
+    }
+
+    function draw() {
+      const W = Math.max(480, Math.floor(svgHolder.clientWidth || box.clientWidth || 960));
+      const z = state.zoom;
+      const zw = width(z);
+      // The zoomed frame's ancestors, full width above it.
+      const chain = [];
+      for (let a = nodes[z].parent; a != null; a = nodes[a].parent) chain.unshift(a);
+      const placed = chain.map((i) => ({ i, x: 0, w: W, d: depth[i], ancestor: true }));
+      if (zw > 0) {
+        const stack = [{ i: z, x: 0 }];
+        while (stack.length) {
+          const { i, x } = stack.pop();
+          const w = (width(i) / zw) * W;
+          if (w < 0.4) continue;
+          placed.push({ i, x, w, d: depth[i] });
+          let cx = x;
+          for (const c of kids[i]) {
+            stack.push({ i: c, x: cx });
+            cx += (width(c) / zw) * W;
+          }
+        }
+      }
+      let maxChange = 0;
+      for (const p of placed) maxChange = Math.max(maxChange, Math.abs(change(p.i)));
+      const rows = placed.reduce((m, p) => Math.max(m, p.d), 0) + 1;
+      const svg = s("svg", { width: W, height: rows * ROW, class: "flame", role: "img", "aria-label": "Differential flame graph" });
+      for (const p of placed) {
+        const d = change(p.i);
+        const t = maxChange ? Math.abs(d) / maxChange : 0;
+        const fill = d > 0 ? mix(SLOWER, t) : d < 0 ? mix(FASTER, t) : mix(NEUTRAL, 0);
+        const match = state.search && name(p.i).toLowerCase().includes(state.search);
+        const g = s("g", { class: "frame" + (p.ancestor ? " ancestor" : "") + (match ? " match" : "") + (p.i === 0 ? " root" : ""), "data-name": name(p.i), "data-index": p.i, transform: "translate(" + p.x.toFixed(2) + "," + p.d * ROW + ")" });
+        g.append(s("rect", { width: Math.max(p.w - 0.5, 0.1).toFixed(2), height: ROW - 1, fill, rx: 1.5 }));
+        if (p.w > 34) {
+          const room = Math.floor((p.w - 8) / 6.6);
+          const label = name(p.i);
+          g.append(s("text", { x: 4, y: ROW - 5, fill: t > 0.62 ? "#fff" : "#111" }, label.length > room ? label.slice(0, Math.max(room - 1, 1)) + "…" : label));
+        }
+        svg.append(g);
+      }
+      svgHolder.replaceChildren(svg);
+      drawLegend(maxChange);
+    }
+
+    function drawLegend(maxChange) {
+      const what = state.colour === "self" ? "self time" : "total time";
+      legend.replaceChildren(
+        h("span", null, maxChange ? us(maxChange) + " faster" : "faster"),
+        h("span", { class: "gradient", style: "background:linear-gradient(90deg," + mix(FASTER, 1) + "," + mix(NEUTRAL, 0) + "," + mix(SLOWER, 1) + ")" }),
+        h("span", null, maxChange ? us(maxChange) + " slower" : "slower"),
+        h("span", { class: "note" }, "Colour: change of " + what + " in HEAD against BASE. Width: " + (state.width === "head" ? "HEAD" : "BASE") + "'s total time" + (state.width === "head" ? " (frames HEAD no longer runs have none; show BASE's width to see them)" : "") + ". Click a frame to zoom in, Escape to zoom out.")
+      );
+    }
+
+    function frameOf(ev) {
+      const g = ev.target.closest && ev.target.closest("g.frame");
+      return g ? +g.dataset.index : null;
+    }
+    svgHolder.addEventListener("mousemove", (ev) => {
+      const i = frameOf(ev);
+      if (i == null) return hideTip();
+      const n = nodes[i];
+      const f = frames[n.frame];
+      const root = nodes[0];
+      const share = root.total_us_head ? ((n.total_us_head * 100) / root.total_us_head).toFixed(1) + "% of HEAD" : "";
+      showTip(ev, f.name, [
+        location(f) || "(no script)",
+        "total " + us(n.total_us_base) + " → " + us(n.total_us_head) + "  " + usDelta(n.total_us_head - n.total_us_base) + " " + percent(n.total_us_base, n.total_us_head - n.total_us_base),
+        "self " + us(n.self_us_base) + " → " + us(n.self_us_head) + "  " + usDelta(n.self_us_head - n.self_us_base) + " " + percent(n.self_us_base, n.self_us_head - n.self_us_base),
+        share,
+      ]);
+    });
+    svgHolder.addEventListener("mouseleave", hideTip);
+    svgHolder.addEventListener("click", (ev) => {
+      const i = frameOf(ev);
+      if (i != null) zoom(i === state.zoom && nodes[i].parent != null ? nodes[i].parent : i);
+    });
+    document.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape" && state.zoom !== 0) zoom(nodes[state.zoom].parent ?? 0);
+    });
+    let pending = false;
+    addEventListener("resize", () => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => {
+        pending = false;
+        draw();
+      });
+    });
+    box.draw = draw;
+    return box;
+  }
+
+  // ---- Page ----------------------------------------------------------------------------------
+
+  const drawn = [];
+  const heapRoot = document.getElementById("heap-body");
+  if (data.heap && heapRoot) renderHeap(data.heap, heapRoot);
+  const cpuRoot = document.getElementById("cpu-body");
+  if (data.cpu && cpuRoot) {
+    renderCpu(data.cpu, cpuRoot);
+    const flame = document.getElementById("flame");
+    if (flame) drawn.push(flame.draw);
+  }
+  // The flame graph takes the width it was given, so it is drawn once in the page.
+  drawn.forEach((draw) => draw());
+
+  const json = document.getElementById("download-json");
+  if (json) {
+    json.href = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" }));
+    json.hidden = false;
+  }
+  document.body.dataset.rendered = "1";
+})();

@@ -1,0 +1,202 @@
+//! The HTML report in a real browser: each report is opened in headless Chromium by
+//! `tests/browser/check-report.mjs` (Node.js, the DevTools protocol over a pipe, no npm
+//! packages), which checks that the charts, tables and flame graph are drawn and work
+//! (hover, sort, filter, zoom), that nothing is logged to the console, that no request
+//! leaves the page, and saves a screenshot in `target/tmp/browser/` (CI keeps them).
+//!
+//! Where Chromium or Node.js is missing the test says so and passes, unless
+//! `ARKDIFF_BROWSER_TESTS=require` (set by `.ci/run` and the GitHub workflow) makes that a
+//! failure. `CHROMIUM` names the browser to use; otherwise `chromium`, `chromium-browser`
+//! or `google-chrome` is looked up on PATH.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use support::cli::{arkdiff_in, data, stderr};
+
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Chromium and Node.js, or why the test cannot run.
+fn tools() -> Result<(PathBuf, PathBuf), String> {
+    let chromium = match std::env::var_os("CHROMIUM") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => on_path(&["chromium", "chromium-browser", "google-chrome"]),
+    }
+    .ok_or("Chromium is not installed (apt-get install chromium, or set CHROMIUM)")?;
+    let node = on_path(&["node"]).ok_or("Node.js is not installed")?;
+    Ok((chromium, node))
+}
+
+fn screenshots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A `.cpuprofile` whose one function has a name and URL that are HTML and script.
+fn hostile_profile(samples: usize) -> String {
+    let frame = |n: &str, u: &str| {
+        serde_json::json!({"functionName": n, "scriptId": "1", "url": u,
+                           "lineNumber": 0, "columnNumber": 0})
+    };
+    serde_json::json!({
+        "nodes": [
+            {"id": 1, "callFrame": frame("(root)", ""), "children": [2]},
+            {"id": 2, "callFrame": frame(
+                "</script><script>document.title='owned';console.error('owned')</script>",
+                "\"><img src=x onerror=console.error(1)>x.js")},
+        ],
+        "startTime": 0,
+        "endTime": samples * 1000,
+        "samples": vec![2; samples],
+        "timeDeltas": vec![1000; samples],
+    })
+    .to_string()
+}
+
+struct Case {
+    name: &'static str,
+    /// Where arkdiff runs, and its arguments.
+    dir: PathBuf,
+    args: Vec<String>,
+    /// `heap`, `cpu` or `heap,cpu`.
+    expect: &'static str,
+    /// Whether the report must show retainer paths.
+    paths: bool,
+}
+
+#[test]
+fn reports_work_in_headless_chromium() {
+    let (chromium, node) = match tools() {
+        Ok(t) => t,
+        Err(why) if std::env::var("ARKDIFF_BROWSER_TESTS").as_deref() == Ok("require") => {
+            panic!("ARKDIFF_BROWSER_TESTS=require, but {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED reports_work_in_headless_chromium: {why}");
+            return;
+        }
+    };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("base.cpuprofile"), hostile_profile(10)).unwrap();
+    std::fs::write(work.path().join("head.cpuprofile"), hostile_profile(40)).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let cases = [
+        // The bundled ArkTS capture: four snapshots in one htrace.
+        Case {
+            name: "leak4-htrace",
+            dir: root.join("samples"),
+            args: args(&["leak4.htrace.gz"]),
+            expect: "heap",
+            paths: true,
+        },
+        Case {
+            name: "cpu-fast-vs-slow",
+            dir: data(""),
+            args: args(&[
+                "fast.cpuprofile",
+                "slow.cpuprofile",
+                "--config",
+                "gate.toml",
+            ]),
+            expect: "cpu",
+            paths: false,
+        },
+        // A pair: no trend, so no chart; ids match, so new and deleted columns.
+        Case {
+            name: "leak-pair",
+            dir: data(""),
+            args: args(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]),
+            expect: "heap",
+            paths: false,
+        },
+        Case {
+            name: "hostile-names",
+            dir: work.path().to_owned(),
+            args: args(&[
+                "base.cpuprofile",
+                "head.cpuprofile",
+                "--max-function-self-growth",
+                "1ms",
+            ]),
+            expect: "cpu",
+            paths: false,
+        },
+    ];
+    let shots = screenshots();
+    let script = root.join("tests/browser/check-report.mjs");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let page = work.path().join(format!("{}.html", case.name));
+        let mut a: Vec<&str> = case.args.iter().map(String::as_str).collect();
+        let target = format!("html={}", page.display());
+        a.extend(["--format", &target, "--exit-zero"]);
+        let out = arkdiff_in(&case.dir, &a);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            case.name,
+            stderr(&out)
+        );
+
+        let shot = shots.join(format!("{}.png", case.name));
+        let mut command = Command::new(&node);
+        command
+            .arg(&script)
+            .arg("--chromium")
+            .arg(&chromium)
+            .arg("--report")
+            .arg(&page)
+            .arg("--screenshot")
+            .arg(&shot)
+            .args(["--expect", case.expect]);
+        if case.paths {
+            command.arg("--expect-paths");
+        }
+        let run = command.output().expect("node runs");
+        let result: Value = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{}: the driver printed no JSON ({e}), exit {:?}: {}",
+                case.name,
+                run.status.code(),
+                String::from_utf8_lossy(&run.stderr)
+            )
+        });
+        assert!(
+            run.status.code() != Some(2),
+            "{}: driver error: {}",
+            case.name,
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let checks = result["checks"].as_array().expect("checks");
+        assert!(checks.len() >= 8, "{}: {result}", case.name);
+        for c in checks.iter().filter(|c| c["ok"] != true) {
+            failures.push(format!("{}: {}: {}", case.name, c["name"], c["detail"]));
+        }
+        if result["ok"] != true && failures.is_empty() {
+            failures.push(format!("{}: {result}", case.name));
+        }
+        assert!(
+            std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000),
+            "{}: no screenshot",
+            case.name
+        );
+        eprintln!(
+            "{}: {} checks passed; {}",
+            case.name,
+            checks.len(),
+            shot.display()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

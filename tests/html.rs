@@ -1,0 +1,182 @@
+//! `--format html`: the page holds the JSON report's data, is the same bytes for the same
+//! inputs, fetches nothing, and escapes what the captures name.
+
+mod support;
+
+use serde_json::Value;
+use support::cli::{arkdiff, arkdiff_in, snapshot_settings, stderr, stdout};
+
+const LEAK_SERIES: [&str; 10] = [
+    "leak-0.heapsnapshot.gz",
+    "leak-1.heapsnapshot.gz",
+    "leak-2.heapsnapshot.gz",
+    "leak-3.heapsnapshot.gz",
+    "--config",
+    "gate.toml",
+    "--fail-on-suspects",
+    "200KiB",
+    "--top",
+    "6",
+];
+const CPU_PAIR: [&str; 4] = [
+    "fast.cpuprofile",
+    "slow.cpuprofile",
+    "--config",
+    "gate.toml",
+];
+
+fn run(args: &[&str], format: &str) -> std::process::Output {
+    let mut all = args.to_vec();
+    all.extend(["--format", format]);
+    let out = arkdiff(&all);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    out
+}
+
+/// The text between `open` and the next `close`.
+fn between<'a>(page: &'a str, open: &str, close: &str) -> &'a str {
+    let start = page
+        .find(open)
+        .unwrap_or_else(|| panic!("no {open} in the page"))
+        + open.len();
+    let end = page[start..].find(close).expect("closed") + start;
+    &page[start..end]
+}
+
+fn embedded(page: &str) -> Value {
+    let json = between(
+        page,
+        "<script type=\"application/json\" id=\"report-data\">",
+        "</script>",
+    );
+    serde_json::from_str(json).expect("the embedded data is JSON")
+}
+
+/// The page with the minified script and style replaced by their sizes, and the version
+/// by a placeholder: what the snapshot keeps is the page around the data, and the data.
+fn redacted(page: &str) -> String {
+    let script = between(page, "<script>", "</script>");
+    let style = between(page, "<style>", "</style>");
+    page.replace(script, "/* report.min.js */")
+        .replace(style, "/* report.min.css */")
+        .replace(env!("CARGO_PKG_VERSION"), "[version]")
+}
+
+#[test]
+fn the_page_carries_the_json_report() {
+    for args in [&LEAK_SERIES[..], &CPU_PAIR[..]] {
+        let page = stdout(&run(args, "html"));
+        let json: Value = serde_json::from_slice(&run(args, "json").stdout).unwrap();
+        assert_eq!(embedded(&page), json);
+    }
+}
+
+#[test]
+fn html_snapshots() {
+    for (name, args) in [
+        ("html_leak_series_gate", &LEAK_SERIES[..]),
+        ("html_cpu_fast_vs_slow_gate", &CPU_PAIR[..]),
+    ] {
+        let page = stdout(&run(args, "html"));
+        snapshot_settings().bind(|| insta::assert_snapshot!(name, redacted(&page)));
+    }
+}
+
+#[test]
+fn the_same_inputs_give_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.html"), dir.path().join("b.html"));
+    let mut args = CPU_PAIR.to_vec();
+    let (fa, fb) = (
+        format!("html={}", a.display()),
+        format!("html={}", b.display()),
+    );
+    args.extend(["--format", &fa, "--format", &fb]);
+    assert_eq!(arkdiff(&args).status.code(), Some(1));
+    let first = std::fs::read(&a).unwrap();
+    assert_eq!(first, std::fs::read(&b).unwrap());
+    let mut again = LEAK_SERIES.to_vec();
+    again.extend(["--format", &fa]);
+    assert_eq!(arkdiff(&again).status.code(), Some(1));
+    let leak = std::fs::read(&a).unwrap();
+    assert_eq!(leak, run(&LEAK_SERIES, "html").stdout);
+}
+
+#[test]
+fn the_page_fetches_nothing() {
+    for args in [&LEAK_SERIES[..], &CPU_PAIR[..]] {
+        let page = stdout(&run(args, "html"));
+        let lower = page.to_lowercase();
+        for needle in [" src=", "<link", "<iframe", "<img", "fetch(", "xmlhttp"] {
+            assert!(!lower.contains(needle), "the page has {needle}");
+        }
+        let style = between(&lower, "<style>", "</style>");
+        assert!(!style.contains("url(") && !style.contains("@import"));
+        assert!(page.contains("content=\"default-src 'none';"));
+        // Every http(s) URL in the page is the SVG namespace, or comes from the data.
+        let outside_data = page.replace(between(&page, "id=\"report-data\">", "</script>"), "");
+        let urls: Vec<&str> = outside_data
+            .match_indices("http:")
+            .chain(outside_data.match_indices("https:"))
+            .map(|(i, _)| &outside_data[i..(i + 30).min(outside_data.len())])
+            .collect();
+        assert!(
+            urls.iter()
+                .all(|u| u.starts_with("http://www.w3.org/2000/svg")),
+            "{urls:?}"
+        );
+    }
+}
+
+/// A `.cpuprofile` whose one function has `name` and `url`, sampled `samples` times 1 ms
+/// apart.
+fn profile(name: &str, url: &str, samples: usize) -> String {
+    let frame = |n: &str, u: &str| {
+        serde_json::json!({"functionName": n, "scriptId": "1", "url": u,
+                           "lineNumber": 0, "columnNumber": 0})
+    };
+    serde_json::json!({
+        "nodes": [
+            {"id": 1, "callFrame": frame("(root)", ""), "children": [2]},
+            {"id": 2, "callFrame": frame(name, url)},
+        ],
+        "startTime": 0,
+        "endTime": samples * 1000,
+        "samples": vec![2; samples],
+        "timeDeltas": vec![1000; samples],
+    })
+    .to_string()
+}
+
+#[test]
+fn names_from_the_capture_cannot_break_out_of_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "</script><script>document.title='owned'</script><!--";
+    let url = "\"><b onmouseover=alert(1)>x.js";
+    for (file, samples) in [("base.cpuprofile", 10), ("head.cpuprofile", 40)] {
+        std::fs::write(dir.path().join(file), profile(name, url, samples)).unwrap();
+    }
+    let out = arkdiff_in(
+        dir.path(),
+        &[
+            "base.cpuprofile",
+            "head.cpuprofile",
+            "--max-function-self-growth",
+            "1ms",
+            "--format",
+            "html",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let page = stdout(&out);
+    assert_eq!(page.matches("<script").count(), 2, "{page}");
+    assert!(!page.contains("<b onmouseover"));
+    assert!(page.contains("&lt;/script&gt;&lt;script&gt;document.title="));
+    let data = embedded(&page);
+    assert_eq!(data["cpu"]["functions"][0]["name"], name);
+    assert_eq!(data["cpu"]["flame"]["frames"][1]["url"], url);
+    assert_eq!(
+        data["gate"]["violations"][0]["subject"],
+        format!("{name} ({url}:1:1)")
+    );
+}
