@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use support::cli::{arkdiff_in, data, stderr};
+use support::cli::{arkdiff_in, data, one_function_profile, stderr};
 
 fn on_path(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -43,23 +43,11 @@ fn screenshots() -> PathBuf {
 
 /// A `.cpuprofile` whose one function has a name and URL that are HTML and script.
 fn hostile_profile(samples: usize) -> String {
-    let frame = |n: &str, u: &str| {
-        serde_json::json!({"functionName": n, "scriptId": "1", "url": u,
-                           "lineNumber": 0, "columnNumber": 0})
-    };
-    serde_json::json!({
-        "nodes": [
-            {"id": 1, "callFrame": frame("(root)", ""), "children": [2]},
-            {"id": 2, "callFrame": frame(
-                "</script><script>document.title='owned';console.error('owned')</script>",
-                "\"><img src=x onerror=console.error(1)>x.js")},
-        ],
-        "startTime": 0,
-        "endTime": samples * 1000,
-        "samples": vec![2; samples],
-        "timeDeltas": vec![1000; samples],
-    })
-    .to_string()
+    one_function_profile(
+        "</script><script>document.title='owned';console.error('owned')</script>",
+        "\"><img src=x onerror=console.error(1)>x.js",
+        samples,
+    )
 }
 
 struct Case {

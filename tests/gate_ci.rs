@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use support::cli::{
-    arkdiff, arkdiff_in, data, json, snapshot_settings, stderr, stdout, versionless,
+    CPU_PAIR_GATE, LEAK_SERIES_GATE, arkdiff, arkdiff_in, data, json, snapshot_settings, stderr,
+    stdout, versionless,
 };
 
 /// A scratch directory holding `files`.
@@ -678,26 +679,7 @@ fn github_format_appends_the_summary_and_the_outputs() {
 
 #[test]
 fn format_snapshots() {
-    let leak_gate = [
-        "leak-0.heapsnapshot.gz",
-        "leak-1.heapsnapshot.gz",
-        "leak-2.heapsnapshot.gz",
-        "leak-3.heapsnapshot.gz",
-        "--config",
-        "gate.toml",
-        "--fail-on-suspects",
-        "200KiB",
-        "--top",
-        "6",
-    ];
-    let cpu_gate = [
-        "fast.cpuprofile",
-        "slow.cpuprofile",
-        "--config",
-        "gate.toml",
-        "--top",
-        "6",
-    ];
+    let (leak_gate, cpu_gate) = (LEAK_SERIES_GATE, CPU_PAIR_GATE);
     let cases: [(&str, &[&str], &str); 8] = [
         ("markdown_leak_series_gate", &leak_gate, "markdown"),
         ("markdown_cpu_fast_vs_slow_gate", &cpu_gate, "markdown"),

@@ -4,26 +4,10 @@
 mod support;
 
 use serde_json::Value;
-use support::cli::{arkdiff, arkdiff_in, snapshot_settings, stderr, stdout};
-
-const LEAK_SERIES: [&str; 10] = [
-    "leak-0.heapsnapshot.gz",
-    "leak-1.heapsnapshot.gz",
-    "leak-2.heapsnapshot.gz",
-    "leak-3.heapsnapshot.gz",
-    "--config",
-    "gate.toml",
-    "--fail-on-suspects",
-    "200KiB",
-    "--top",
-    "6",
-];
-const CPU_PAIR: [&str; 4] = [
-    "fast.cpuprofile",
-    "slow.cpuprofile",
-    "--config",
-    "gate.toml",
-];
+use support::cli::{
+    CPU_PAIR_GATE, LEAK_SERIES_GATE, arkdiff, arkdiff_in, one_function_profile, snapshot_settings,
+    stderr, stdout,
+};
 
 fn run(args: &[&str], format: &str) -> std::process::Output {
     let mut all = args.to_vec();
@@ -64,7 +48,7 @@ fn redacted(page: &str) -> String {
 
 #[test]
 fn the_page_carries_the_json_report() {
-    for args in [&LEAK_SERIES[..], &CPU_PAIR[..]] {
+    for args in [&LEAK_SERIES_GATE[..], &CPU_PAIR_GATE[..]] {
         let page = stdout(&run(args, "html"));
         let json: Value = serde_json::from_slice(&run(args, "json").stdout).unwrap();
         assert_eq!(embedded(&page), json);
@@ -74,8 +58,8 @@ fn the_page_carries_the_json_report() {
 #[test]
 fn html_snapshots() {
     for (name, args) in [
-        ("html_leak_series_gate", &LEAK_SERIES[..]),
-        ("html_cpu_fast_vs_slow_gate", &CPU_PAIR[..]),
+        ("html_leak_series_gate", &LEAK_SERIES_GATE[..]),
+        ("html_cpu_fast_vs_slow_gate", &CPU_PAIR_GATE[..]),
     ] {
         let page = stdout(&run(args, "html"));
         snapshot_settings().bind(|| insta::assert_snapshot!(name, redacted(&page)));
@@ -86,7 +70,7 @@ fn html_snapshots() {
 fn the_same_inputs_give_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.html"), dir.path().join("b.html"));
-    let mut args = CPU_PAIR.to_vec();
+    let mut args = CPU_PAIR_GATE.to_vec();
     let (fa, fb) = (
         format!("html={}", a.display()),
         format!("html={}", b.display()),
@@ -95,16 +79,16 @@ fn the_same_inputs_give_the_same_bytes() {
     assert_eq!(arkdiff(&args).status.code(), Some(1));
     let first = std::fs::read(&a).unwrap();
     assert_eq!(first, std::fs::read(&b).unwrap());
-    let mut again = LEAK_SERIES.to_vec();
+    let mut again = LEAK_SERIES_GATE.to_vec();
     again.extend(["--format", &fa]);
     assert_eq!(arkdiff(&again).status.code(), Some(1));
     let leak = std::fs::read(&a).unwrap();
-    assert_eq!(leak, run(&LEAK_SERIES, "html").stdout);
+    assert_eq!(leak, run(&LEAK_SERIES_GATE, "html").stdout);
 }
 
 #[test]
 fn the_page_fetches_nothing() {
-    for args in [&LEAK_SERIES[..], &CPU_PAIR[..]] {
+    for args in [&LEAK_SERIES_GATE[..], &CPU_PAIR_GATE[..]] {
         let page = stdout(&run(args, "html"));
         let lower = page.to_lowercase();
         for needle in [" src=", "<link", "<iframe", "<img", "fetch(", "xmlhttp"] {
@@ -128,33 +112,17 @@ fn the_page_fetches_nothing() {
     }
 }
 
-/// A `.cpuprofile` whose one function has `name` and `url`, sampled `samples` times 1 ms
-/// apart.
-fn profile(name: &str, url: &str, samples: usize) -> String {
-    let frame = |n: &str, u: &str| {
-        serde_json::json!({"functionName": n, "scriptId": "1", "url": u,
-                           "lineNumber": 0, "columnNumber": 0})
-    };
-    serde_json::json!({
-        "nodes": [
-            {"id": 1, "callFrame": frame("(root)", ""), "children": [2]},
-            {"id": 2, "callFrame": frame(name, url)},
-        ],
-        "startTime": 0,
-        "endTime": samples * 1000,
-        "samples": vec![2; samples],
-        "timeDeltas": vec![1000; samples],
-    })
-    .to_string()
-}
-
 #[test]
 fn names_from_the_capture_cannot_break_out_of_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let name = "</script><script>document.title='owned'</script><!--";
     let url = "\"><b onmouseover=alert(1)>x.js";
     for (file, samples) in [("base.cpuprofile", 10), ("head.cpuprofile", 40)] {
-        std::fs::write(dir.path().join(file), profile(name, url, samples)).unwrap();
+        std::fs::write(
+            dir.path().join(file),
+            one_function_profile(name, url, samples),
+        )
+        .unwrap();
     }
     let out = arkdiff_in(
         dir.path(),

@@ -56,3 +56,48 @@ pub fn snapshot_settings() -> insta::Settings {
     s.set_prepend_module_to_snapshot(false);
     s
 }
+
+/// The leak series of `tests/data`, gated by `gate.toml` and a suspect limit so that it
+/// fails: the input of every format's snapshot.
+pub const LEAK_SERIES_GATE: [&str; 10] = [
+    "leak-0.heapsnapshot.gz",
+    "leak-1.heapsnapshot.gz",
+    "leak-2.heapsnapshot.gz",
+    "leak-3.heapsnapshot.gz",
+    "--config",
+    "gate.toml",
+    "--fail-on-suspects",
+    "200KiB",
+    "--top",
+    "6",
+];
+
+/// The CPU pair of `tests/data`, gated by `gate.toml` so that it fails.
+pub const CPU_PAIR_GATE: [&str; 6] = [
+    "fast.cpuprofile",
+    "slow.cpuprofile",
+    "--config",
+    "gate.toml",
+    "--top",
+    "6",
+];
+
+/// A `.cpuprofile` whose one function has `name` and `url`, sampled `samples` times 1 ms
+/// apart.
+pub fn one_function_profile(name: &str, url: &str, samples: usize) -> String {
+    let frame = |n: &str, u: &str| {
+        serde_json::json!({"functionName": n, "scriptId": "1", "url": u,
+                           "lineNumber": 0, "columnNumber": 0})
+    };
+    serde_json::json!({
+        "nodes": [
+            {"id": 1, "callFrame": frame("(root)", ""), "children": [2]},
+            {"id": 2, "callFrame": frame(name, url)},
+        ],
+        "startTime": 0,
+        "endTime": samples * 1000,
+        "samples": vec![2; samples],
+        "timeDeltas": vec![1000; samples],
+    })
+    .to_string()
+}
