@@ -466,6 +466,53 @@ async function checkFlameReset(page, ctx, opts) {
   return `the root spans the svg again and ${quote(target.name)} is back to ${target.w.toFixed(1)} px`;
 }
 
+async function checkFlameSearch(page, ctx, opts) {
+  const { target } = needFlame(ctx);
+  const needle = substringOf(target.name);
+  await page.type('#flame-search', needle.toUpperCase(), { replace: true });
+  const s = await settle(
+    page,
+    () => page.evaluate(() => [...document.querySelectorAll('#flame svg g.frame.match')].map((g) => g.dataset.name)),
+    (names) => {
+      if (!names.length) return 'no g.frame.match';
+      const wrong = names.find((n) => !n.toLowerCase().includes(needle.toLowerCase()));
+      return wrong === undefined ? null : `${quote(wrong)} is highlighted but does not contain the search`;
+    },
+    `after typing ${quote(needle.toUpperCase())} in #flame-search`,
+    opts.waitMs,
+  );
+  await page.type('#flame-search', '', { replace: true });
+  await settle(
+    page,
+    () => page.evaluate(() => document.querySelectorAll('#flame svg g.frame.match').length),
+    (n) => (n ? `${n} frames still highlighted after clearing the search` : null),
+    'after clearing #flame-search',
+    opts.waitMs,
+  );
+  return `${quote(needle.toUpperCase())} highlights ${s.length} frame(s); cleared: none`;
+}
+
+async function checkFlameWidth(page, ctx, opts) {
+  needFlame(ctx);
+  const widths = () =>
+    page.evaluate(() => [...document.querySelectorAll('#flame svg g.frame')].map((g) => `${g.dataset.index}:${g.querySelector('rect').getAttribute('width')}`).join(' '));
+  const choose = (value) =>
+    page.evaluate((value) => {
+      const select = document.getElementById('flame-width');
+      select.value = value;
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+    }, value);
+  const head = await widths();
+  await choose('base');
+  const base = await settle(page, widths, (w) => (w !== head ? null : 'the frames kept their widths'), 'after choosing BASE in #flame-width', opts.waitMs);
+  const s = await page.evaluate(pageFlame);
+  const rootW = Math.max(0, ...s.frames.map((f) => f.w));
+  if (rootW < 0.95 * s.svgW) fail(`with BASE's widths the widest frame is ${rootW.toFixed(1)} of ${s.svgW.toFixed(1)} px`);
+  await choose('head');
+  await settle(page, widths, (w) => (w === head ? null : 'the frames did not get their HEAD widths back'), 'after choosing HEAD again', opts.waitMs);
+  return `BASE's widths redraw ${base.split(' ').length} frames (the root still full width); HEAD's come back`;
+}
+
 // ---------------------------------------------------------------------------
 
 const TABLES = {
@@ -493,6 +540,8 @@ const PART_CHECKS = {
     ['flame graph tooltip', checkFlameTooltip],
     ['flame graph zoom', checkFlameZoom],
     ['flame graph reset', checkFlameReset],
+    ['flame graph search', checkFlameSearch],
+    ['flame graph width from BASE', checkFlameWidth],
     ['function table sort', (page, ctx, opts) => checkSort(page, TABLES.cpu, opts)],
     ['function table filter', (page, ctx, opts) => checkFilter(page, TABLES.cpu, opts)],
   ],
