@@ -179,8 +179,9 @@ fn reports_work_in_headless_chromium() {
             "{}: no screenshot",
             case.name
         );
+        let passed = checks.iter().filter(|c| c["ok"] == true).count();
         eprintln!(
-            "{}: {} checks passed; {}",
+            "{}: {passed} of {} checks passed; {}",
             case.name,
             checks.len(),
             shot.display()

@@ -502,6 +502,13 @@ async function checkFlameWidth(page, ctx, opts) {
       select.value = value;
       select.dispatchEvent(new Event('change', { bubbles: true }));
     }, value);
+  // A profile whose every stack has the same share on both sides draws the same.
+  const same = await page.evaluate(() => {
+    const nodes = JSON.parse(document.getElementById('report-data').textContent).cpu.flame.nodes;
+    const [b, h] = [nodes[0].total_us_base, nodes[0].total_us_head];
+    return nodes.every((n) => Math.abs(n.total_us_base / (b || 1) - n.total_us_head / (h || 1)) < 1e-4);
+  });
+  if (same) return 'every stack has the same share of BASE and HEAD: nothing to redraw';
   const head = await widths();
   await choose('base');
   const base = await settle(page, widths, (w) => (w !== head ? null : 'the frames kept their widths'), 'after choosing BASE in #flame-width', opts.waitMs);
