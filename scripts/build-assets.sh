@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Minifies the HTML report's script and style into the files the binary embeds
-# (src/report/html/report.min.{js,css}), with a pinned esbuild from npm.
+# (src/report/html/report.min.{js,css}), with a pinned esbuild from npm, and writes the
+# script's SHA-256 (report.min.js.sha256, base64) for the page's content security policy.
 #
 #   scripts/build-assets.sh           rewrite the minified files
 #   scripts/build-assets.sh --check   fail if they are not what the sources give
@@ -26,16 +27,21 @@ esbuild "$dir/report.js" --minify --target=chrome100,firefox100,safari15 --chars
 esbuild "$dir/report.css" --minify --target=chrome100,firefox100,safari15 --charset=utf8 \
   --outfile="$out/report.min.css"
 
+# The hash the page's policy allows its one script by (so no other script runs).
+node -e 'const c = require("crypto"), fs = require("fs");
+  process.stdout.write(c.createHash("sha256").update(fs.readFileSync(process.argv[1])).digest("base64") + "\n")' \
+  "$out/report.min.js" >"$out/report.min.js.sha256"
+
 status=0
-for f in report.min.js report.min.css; do
+for f in report.min.js report.min.css report.min.js.sha256; do
   if $check; then
     if ! cmp -s "$out/$f" "$dir/$f"; then
-      echo "build-assets: $dir/$f is not what $dir/${f/.min/} gives; run scripts/build-assets.sh" >&2
+      echo "build-assets: $dir/$f is not what the sources give; run scripts/build-assets.sh" >&2
       status=1
     fi
   else
     cp "$out/$f" "$dir/$f"
-    echo "$dir/$f: $(wc -c <"$dir/$f") bytes (from $(wc -c <"$dir/${f/.min/}"))"
+    echo "$dir/$f: $(wc -c <"$dir/$f") bytes"
   fi
 done
 exit $status

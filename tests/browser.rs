@@ -2,7 +2,8 @@
 //! `tests/browser/check-report.mjs` (Node.js, the DevTools protocol over a pipe, no npm
 //! packages), which checks that the charts, tables and flame graph are drawn and work
 //! (hover, sort, filter, zoom), that nothing is logged to the console, that no request
-//! leaves the page, and saves a screenshot in `target/tmp/browser/` (CI keeps them).
+//! leaves the page, and saves each report and its screenshot in `target/tmp/browser/`
+//! (CI keeps them).
 //!
 //! Where Chromium or Node.js is missing the test says so and passes, unless
 //! `ARKDIFF_BROWSER_TESTS=require` (set by `.ci/run` and the GitHub workflow) makes that a
@@ -24,18 +25,35 @@ fn on_path(names: &[&str]) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Whether `program --version` runs: a distribution's stand-in that only says how to
+/// install the real browser (Ubuntu's `chromium-browser` without its snap) does not.
+fn runs(program: &Path) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// Chromium and Node.js, or why the test cannot run.
 fn tools() -> Result<(PathBuf, PathBuf), String> {
     let chromium = match std::env::var_os("CHROMIUM") {
         Some(p) => Some(PathBuf::from(p)),
-        None => on_path(&["chromium", "chromium-browser", "google-chrome"]),
+        None => ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .filter_map(|n| on_path(&[n]))
+            .find(|p| runs(p)),
     }
     .ok_or("Chromium is not installed (apt-get install chromium, or set CHROMIUM)")?;
+    if !runs(&chromium) {
+        return Err(format!("{} --version fails", chromium.display()));
+    }
     let node = on_path(&["node"]).ok_or("Node.js is not installed")?;
     Ok((chromium, node))
 }
 
-fn screenshots() -> PathBuf {
+/// Where the reports and their screenshots go (CI keeps them): under `target/`, not the
+/// system's temporary folder, which a sandboxed browser may not see.
+fn output_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -120,11 +138,11 @@ fn reports_work_in_headless_chromium() {
             paths: false,
         },
     ];
-    let shots = screenshots();
+    let shots = output_dir();
     let script = root.join("tests/browser/check-report.mjs");
     let mut failures = Vec::new();
     for case in &cases {
-        let page = work.path().join(format!("{}.html", case.name));
+        let page = shots.join(format!("{}.html", case.name));
         let mut a: Vec<&str> = case.args.iter().map(String::as_str).collect();
         let target = format!("html={}", page.display());
         a.extend(["--format", &target, "--exit-zero"]);

@@ -11,7 +11,7 @@ use hashbrown::HashMap;
 use crate::model::cpu::{Frame, FrameKind, FunctionTime, Profile};
 
 /// Frames whose time on both sides is below this share of the larger side's total are
-/// left out of the graph: at any width a report can show they are narrower than a pixel.
+/// left out of the graph: drawn across a report's width they would be about a pixel wide.
 pub const MIN_SHARE: f64 = 0.001;
 /// At most this many nodes, the widest ones, are kept.
 pub const MAX_NODES: usize = 1500;
@@ -138,6 +138,18 @@ pub fn flame(base: &Profile, head: &Profile, scale: Option<f64>) -> Flame {
     });
     m.add(base, 0);
     m.add(head, 1);
+    // Self times are scaled one by one and totals summed from them, so that a total is
+    // its node's self time plus its children's totals exactly.
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    if let Some(s) = scale {
+        for node in &mut m.nodes {
+            node.self_us[0] = (node.self_us[0] as f64 * s).round() as u64;
+        }
+    }
 
     // A child is always created after its parent, so one backward pass sums subtrees.
     for i in (0..m.nodes.len()).rev() {
@@ -148,17 +160,6 @@ pub fn flame(base: &Profile, head: &Profile, scale: Option<f64>) -> Flame {
         if i > 0 {
             let p = &mut m.nodes[parent];
             p.total_us = add(p.total_us, total);
-        }
-    }
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )]
-    if let Some(s) = scale {
-        for node in &mut m.nodes {
-            node.self_us[0] = (node.self_us[0] as f64 * s).round() as u64;
-            node.total_us[0] = (node.total_us[0] as f64 * s).round() as u64;
         }
     }
     select(&m)

@@ -16,6 +16,8 @@ use super::{Render, Report, Side};
 /// The minified script and style, embedded in every page.
 const SCRIPT: &str = include_str!("html/report.min.js");
 const STYLE: &str = include_str!("html/report.min.css");
+/// The script's SHA-256 (base64): the page's content security policy runs no other.
+const SCRIPT_SHA256: &str = include_str!("html/report.min.js.sha256");
 
 pub struct Html;
 
@@ -131,11 +133,12 @@ impl Render for Html {
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <meta name=\"generator\" content=\"{name} {version}\">\n\
-             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-{hash}'; style-src 'unsafe-inline'; img-src data: blob:\">\n\
              <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n",
             name = report.tool.name,
             version = esc(report.tool.version),
             title = esc(&title),
+            hash = SCRIPT_SHA256.trim(),
         );
         side(&mut page, "BASE", &report.base);
         side(&mut page, "HEAD", &report.head);

@@ -246,8 +246,10 @@ pub struct FlameJson {
     /// non-idle time), µs.
     pub min_us: u64,
     /// Nodes with time that were left out: narrower than `min_us`, or beyond the widest
-    /// 1500.
+    /// `max_nodes`.
     pub omitted_nodes: usize,
+    /// At most this many nodes are kept (the root and the widest others).
+    pub max_nodes: usize,
     /// The functions the nodes name.
     pub frames: Vec<FrameJson>,
     /// Depth first, siblings sorted by function: the first node is `(root)`, and a parent
@@ -281,6 +283,7 @@ impl FlameJson {
         FlameJson {
             min_us: f.min_us,
             omitted_nodes: f.omitted,
+            max_nodes: crate::diff::flame::MAX_NODES,
             frames: f
                 .frames
                 .iter()

@@ -41,6 +41,10 @@
     const p = (delta * 100) / base;
     return (p >= 0 ? "+" : "") + p.toFixed(1) + "%";
   }
+  // Words joined by one space, empty ones left out.
+  function words(...parts) {
+    return parts.filter((p) => p !== "" && p != null).join(" ");
+  }
   function deltaClass(d) {
     return d > 0 ? "up" : d < 0 ? "down" : null;
   }
@@ -194,15 +198,19 @@
       svg.append(s("line", { x1: M.left, x2: W - M.right, y1: y(t), y2: y(t), class: "grid" }));
       svg.append(s("text", { x: M.left - 6, y: y(t) + 4, class: "tick", "text-anchor": "end" }, axis.label(t)));
     }
-    xs.forEach((label, i) => svg.append(s("text", { x: x(i), y: H - M.bottom + 16, class: "tick", "text-anchor": "middle" }, label)));
+    // At most about ten labels; the last snapshot always has one.
+    const every = Math.ceil(xs.length / 10);
+    const last = xs.length - 1;
+    const labelled = (i) => i === last || (i % every === 0 && last - i >= every);
+    xs.forEach((label, i) => labelled(i) && svg.append(s("text", { x: x(i), y: H - M.bottom + 16, class: "tick", "text-anchor": "middle" }, label)));
     svg.append(s("line", { x1: M.left, x2: W - M.right, y1: y(0), y2: y(0), class: "axis" }));
     for (const se of series) {
       const d = se.values.map((v, i) => (i ? "L" : "M") + x(i).toFixed(1) + " " + y(v).toFixed(1)).join("");
-      svg.append(s("path", { d, class: "series", "data-name": se.name, stroke: se.color }));
+      svg.append(s("path", { d, class: "series" + (se.cls ? " " + se.cls : ""), "data-name": se.name, stroke: se.color }));
     }
     for (const se of series) {
       se.values.forEach((v, i) => {
-        const c = s("circle", { cx: x(i), cy: y(v), r: 4.5, class: "point", fill: se.color, "data-name": se.name, tabindex: 0 });
+        const c = s("circle", { cx: x(i), cy: y(v), r: 4.5, class: "point" + (se.cls ? " " + se.cls : ""), fill: se.color, "data-name": se.name, tabindex: 0 });
         const show = (ev) => showTip(ev, se.label, tipLines(se, i));
         c.addEventListener("mouseenter", show);
         c.addEventListener("mousemove", moveTip);
@@ -232,7 +240,7 @@
     const t = heap.totals;
     root.append(
       cards([
-        ["Heap size", size(t.size_head), sizeDelta(t.size_delta) + " " + percent(t.size_base, t.size_delta) + " from " + size(t.size_base), deltaClass(t.size_delta)],
+        ["Heap size", size(t.size_head), words(sizeDelta(t.size_delta), percent(t.size_base, t.size_delta), "from", size(t.size_base)), deltaClass(t.size_delta)],
         ["Objects", count(t.count_head), countDelta(t.count_delta) + " from " + count(t.count_base), deltaClass(t.count_delta)],
         ["Classes", count(heap.classes.length), heap.classes.filter((c) => c.count_delta || c.size_delta).length + " changed"],
         ["Objects matched by", heap.id_matching === "same-process" ? "node id" : heap.id_matching === "disjoint" ? "class only" : "class totals", heap.id_matching],
@@ -251,7 +259,7 @@
         lineChart({
           title: "Total heap size over " + snaps.length + " snapshots",
           xs,
-          series: [{ name: "total", label: "Total heap", values: snaps.map((p) => p.size), color: "#333" }],
+          series: [{ name: "total", label: "Total heap", values: snaps.map((p) => p.size), color: "#333", cls: "total" }],
           tipLines: (se, i) => ["#" + i + ": " + where(i), size(se.values[i]) + " · " + count(snaps[i].count) + " objects", step(se.values, i)],
         })
       );
@@ -357,7 +365,7 @@
   function renderCpu(cpu, root) {
     root.append(
       cards([
-        ["CPU time", us(cpu.duration_us_head), usDelta(cpu.duration_us_delta) + " " + percent(cpu.duration_us_base, cpu.duration_us_delta) + " from " + us(cpu.duration_us_base), deltaClass(cpu.duration_us_delta)],
+        ["CPU time", us(cpu.duration_us_head), words(usDelta(cpu.duration_us_delta), percent(cpu.duration_us_base, cpu.duration_us_delta), "from", us(cpu.duration_us_base)), deltaClass(cpu.duration_us_delta)],
         ["Garbage collector", us(cpu.gc_us_head), usDelta(cpu.gc_us_delta) + " from " + us(cpu.gc_us_base), deltaClass(cpu.gc_us_delta)],
         ["(program)", us(cpu.program_us_head), usDelta(cpu.program_us_delta) + " from " + us(cpu.program_us_base), deltaClass(cpu.program_us_delta)],
         ["Samples", count(cpu.samples_head), count(cpu.samples_base) + " in BASE" + (cpu.scale != null ? "; BASE scaled ×" + cpu.scale.toFixed(3) : "")],
@@ -472,7 +480,8 @@
       svgHolder
     );
     if (flame.omitted_nodes) {
-      box.append(h("p", { class: "note" }, count(flame.omitted_nodes) + " stacks narrower than " + us(flame.min_us) + " on both sides are left out."));
+      const capped = nodes.length >= flame.max_nodes ? ", and those beyond the widest " + count(flame.max_nodes) : "";
+      box.append(h("p", { class: "note" }, count(flame.omitted_nodes) + " stacks are left out: those under " + us(flame.min_us) + " on both sides" + capped + "."));
     }
 
     function zoom(i) {
@@ -482,7 +491,11 @@
     }
 
     function draw() {
-      const W = Math.max(480, Math.floor(svgHolder.clientWidth || box.clientWidth || 960));
+      const W = Math.max(240, Math.floor(svgHolder.clientWidth || box.clientWidth || 960));
+      // A frame with no time on the side drawn (zoomed in HEAD, then BASE chosen) gives
+      // way to its nearest ancestor that has some.
+      while (state.zoom !== 0 && width(state.zoom) === 0) state.zoom = nodes[state.zoom].parent;
+      reset.disabled = state.zoom === 0;
       const z = state.zoom;
       const zw = width(z);
       // The zoomed frame's ancestors, full width above it.
@@ -494,7 +507,7 @@
         while (stack.length) {
           const { i, x } = stack.pop();
           const w = (width(i) / zw) * W;
-          if (w < 0.4) continue;
+          if (w < 1) continue;
           placed.push({ i, x, w, d: depth[i] });
           let cx = x;
           for (const c of kids[i]) {
@@ -522,6 +535,9 @@
         svg.append(g);
       }
       svgHolder.replaceChildren(svg);
+      if (!width(0)) {
+        svgHolder.append(h("p", { class: "note" }, (state.width === "head" ? "HEAD" : "BASE") + " has no CPU time outside idle: nothing to draw."));
+      }
       drawLegend(maxChange);
     }
 
@@ -559,7 +575,9 @@
       if (i != null) zoom(i === state.zoom && nodes[i].parent != null ? nodes[i].parent : i);
     });
     document.addEventListener("keydown", (ev) => {
-      if (ev.key === "Escape" && state.zoom !== 0) zoom(nodes[state.zoom].parent ?? 0);
+      // Escape in a text box or a list is theirs (it clears a search).
+      if (ev.key !== "Escape" || state.zoom === 0 || ev.target.closest("input, select, textarea")) return;
+      zoom(nodes[state.zoom].parent ?? 0);
     });
     let pending = false;
     addEventListener("resize", () => {
@@ -590,7 +608,8 @@
 
   const json = document.getElementById("download-json");
   if (json) {
-    json.href = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" }));
+    // The embedded text itself: parsed numbers above 2^53 would lose digits.
+    json.href = URL.createObjectURL(new Blob([document.getElementById("report-data").textContent + "\n"], { type: "application/json" }));
     json.hidden = false;
   }
   document.body.dataset.rendered = "1";
