@@ -17,6 +17,8 @@ use std::process::Command;
 
 use serde_json::Value;
 use support::cli::{arkdiff_in, data, one_function_profile, stderr};
+use support::htrace::{Encoding, HtraceBuilder};
+use support::recount::maybe_gunzip;
 
 fn on_path(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -68,6 +70,22 @@ fn hostile_profile(samples: usize) -> String {
     )
 }
 
+/// An ArkTS capture of `tests/data` files: one heap snapshot, then a CPU profile, as the
+/// inspector sends them.
+fn arkts_capture(snapshot: &str, profile: &str) -> Vec<u8> {
+    const T: u64 = 1_700_000_000_000_000_000;
+    let read = |name: &str| maybe_gunzip(std::fs::read(data(name)).unwrap());
+    let mut b = HtraceBuilder::new(Encoding::Canonical);
+    b.config(4242, 0, 5, true, 1000);
+    b.snapshot(T, &read(snapshot), 100 * 1024);
+    let compact: Value = serde_json::from_slice(&read(profile)).unwrap();
+    let mut message = br#"{"id":3,"result":{"profile":"#.to_vec();
+    message.extend(serde_json::to_vec(&compact).unwrap());
+    message.extend_from_slice(b"}}");
+    b.message_bytes(T + 9_000_000_000, &message);
+    b.build()
+}
+
 struct Case {
     name: &'static str,
     /// Where arkdiff runs, and its arguments.
@@ -94,6 +112,16 @@ fn reports_work_in_headless_chromium() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("base.cpuprofile"), hostile_profile(10)).unwrap();
     std::fs::write(work.path().join("head.cpuprofile"), hostile_profile(40)).unwrap();
+    std::fs::write(
+        work.path().join("before.htrace"),
+        arkts_capture("leak-0.heapsnapshot.gz", "fast.cpuprofile"),
+    )
+    .unwrap();
+    std::fs::write(
+        work.path().join("after.htrace"),
+        arkts_capture("leak-3.heapsnapshot.gz", "slow.cpuprofile"),
+    )
+    .unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let cases = [
@@ -123,6 +151,14 @@ fn reports_work_in_headless_chromium() {
             dir: data(""),
             args: args(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]),
             expect: "heap",
+            paths: false,
+        },
+        // Two ArkTS captures: heap and CPU in one page.
+        Case {
+            name: "htrace-pair",
+            dir: work.path().to_owned(),
+            args: args(&["before.htrace", "after.htrace", "--max-heap-growth", "1MiB"]),
+            expect: "heap,cpu",
             paths: false,
         },
         Case {
