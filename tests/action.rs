@@ -87,6 +87,12 @@ fn a_failing_gate_annotates_summarizes_and_exits_1() {
     assert_eq!(outputs["status"], "fail");
     let report_path = PathBuf::from(&outputs["report"]);
     assert_eq!(report_path, runner.file("tmp/arkdiff/report.json"));
+    let html = std::fs::read_to_string(&outputs["html"]).unwrap();
+    assert_eq!(
+        PathBuf::from(&outputs["html"]),
+        runner.file("tmp/arkdiff/report.html")
+    );
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("LeakedRecord"));
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
     // The quoted --class and --ignore reached arkdiff as one word each: LeakedRecord is

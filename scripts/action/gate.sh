@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs arkdiff for the composite action (action.yml): annotations in the log, the
-# Markdown report in the job summary, status/violations/report in the step's outputs.
+# Markdown report in the job summary, status/violations/report/html in the step's outputs.
 # The exit code is arkdiff's: 0 pass (or warnings), 1 a fail-level threshold exceeded,
 # 2 the inputs could not be compared.
 #
@@ -13,9 +13,10 @@ bin=${ARKDIFF:-arkdiff}
 out_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/arkdiff"
 mkdir -p "$out_dir"
 report="$out_dir/report.json"
+html="$out_dir/report.html"
 markdown="$out_dir/report.md"
 errors="$out_dir/stderr.txt"
-rm -f "$report" "$markdown" "$errors"
+rm -f "$report" "$html" "$markdown" "$errors"
 
 output() {
     if [ -n "${GITHUB_OUTPUT:-}" ]; then
@@ -56,12 +57,16 @@ if [ -n "${extra_args//[[:space:]]/}" ]; then
 fi
 
 # arkdiff writes the summary and the status outputs itself (--format github).
-"$bin" "${args[@]}" --format github --format "json=$report" --format "markdown=$markdown" 2>"$errors"
+"$bin" "${args[@]}" --format github --format "json=$report" --format "html=$html" \
+    --format "markdown=$markdown" 2>"$errors"
 code=$?
 cat "$errors" >&2
 
 if [ -f "$report" ]; then
     output "report=$report"
+fi
+if [ -f "$html" ]; then
+    output "html=$html"
 fi
 if [ "$code" -ge 2 ]; then
     output "status=error"
