@@ -22,6 +22,7 @@ use std::path::Path;
 use analyze::{HeapResult, Pick};
 use cli::{Config, OutputFormat, OutputTarget};
 use diff::cpu::CpuDiff;
+use diff::flame::Flame;
 use error::{Error, Result};
 use gate::Status;
 use input::Capture;
@@ -146,26 +147,19 @@ fn execute(config: &Config) -> Result<ExitStatus> {
     if let Some(h) = &mut heap {
         warnings.append(&mut h.warnings);
     }
-    let cpu: Option<CpuDiff> = match (&first.cpu, &last.cpu) {
+    let (cpu, flame): (Option<CpuDiff>, Option<Flame>) = match (&first.cpu, &last.cpu) {
         (Some(b), Some(h)) if compare_cpu => {
             let strip = config.cpu.strip_url_query;
-            Some(diff::cpu::diff(
-                &b.times(strip),
-                &h.times(strip),
-                config.cpu.normalize,
-            ))
+            let ((base_times, base_profile), (head_times, head_profile)) =
+                (b.read(strip), h.read(strip));
+            let d = diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
+            // The merged call trees need stacks, which a baseline does not keep.
+            let flame = base_profile
+                .zip(head_profile)
+                .map(|(b, h)| diff::flame::flame(&b, &h, d.scale));
+            (Some(d), flame)
         }
-        _ => None,
-    };
-    let flame = match (&first.cpu, &last.cpu, &cpu) {
-        (Some(b), Some(h), Some(d)) => match (
-            b.profile(config.cpu.strip_url_query),
-            h.profile(config.cpu.strip_url_query),
-        ) {
-            (Some(b), Some(h)) => Some(diff::flame::flame(&b, &h, d.scale)),
-            _ => None,
-        },
-        _ => None,
+        _ => (None, None),
     };
     if let Some(c) = &cpu
         && config.cpu.normalize

@@ -286,6 +286,12 @@ fn chromium_traces_match_the_recount() {
     ]);
     let row = function_row(&report, "parseRecord");
     assert_eq!(row["url"], "http://127.0.0.1:8765/page.html");
+    // The flame graph merges the two pages' stacks too: parseRecord is one frame.
+    check_flame(&report, 0);
+    let frames = report["cpu"]["flame"]["frames"].as_array().unwrap();
+    assert!(frames.iter().all(|f| !f["url"].as_str().unwrap().contains('?')));
+    let parse_frames = frames.iter().filter(|f| f["name"] == "parseRecord").count();
+    assert_eq!(parse_frames, 1);
     let parse = ratio(&report, "parseRecord");
     let stable = ratio(&report, "stableMath");
     assert!((1.5..4.5).contains(&parse), "parseRecord x{parse}");

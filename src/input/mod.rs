@@ -7,6 +7,7 @@ pub mod json;
 pub mod selfprof;
 pub mod trace_event;
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -328,30 +329,28 @@ pub enum CpuData {
 }
 
 impl CpuCapture {
-    /// The samples, when the capture has them (a baseline has only sums);
-    /// `strip_url_query` as in [`CpuCapture::times`].
-    pub fn profile(&self, strip_url_query: bool) -> Option<std::borrow::Cow<'_, Profile>> {
+    /// Per-function times, and the samples when the capture has them (a baseline has
+    /// only sums); `strip_url_query` merges URLs that differ in their query.
+    pub fn read(&self, strip_url_query: bool) -> (ProfileTimes, Option<Cow<'_, Profile>>) {
         match &self.data {
-            CpuData::Profile(p) if strip_url_query => {
-                let mut p = p.clone();
-                p.strip_url_queries();
-                Some(std::borrow::Cow::Owned(p))
+            CpuData::Profile(p) => {
+                let p = if strip_url_query {
+                    let mut p = p.clone();
+                    p.strip_url_queries();
+                    Cow::Owned(p)
+                } else {
+                    Cow::Borrowed(p)
+                };
+                (p.times(), Some(p))
             }
-            CpuData::Profile(p) => Some(std::borrow::Cow::Borrowed(p)),
-            CpuData::Times(_) => None,
+            CpuData::Times(t) if strip_url_query => (t.clone().strip_url_queries(), None),
+            CpuData::Times(t) => (t.clone(), None),
         }
     }
 
-    /// Per-function times; `strip_url_query` merges URLs that differ in their query.
+    /// Per-function times, as [`CpuCapture::read`].
     pub fn times(&self, strip_url_query: bool) -> ProfileTimes {
-        match &self.data {
-            CpuData::Profile(_) => self
-                .profile(strip_url_query)
-                .map(|p| p.times())
-                .unwrap_or_default(),
-            CpuData::Times(t) if strip_url_query => t.clone().strip_url_queries(),
-            CpuData::Times(t) => t.clone(),
-        }
+        self.read(strip_url_query).0
     }
 }
 
