@@ -580,6 +580,14 @@ export class Page {
    * value is cleared first (an `input` event reports the clearing). If the
    * insertion raised no `input` event, one is dispatched.
    */
+  /** Presses and releases one key (`Enter`, `Escape`, …) on the focused element. */
+  async press(key) {
+    const codes = { Enter: 13, Escape: 27, ' ': 32 };
+    const base = { key, code: key === ' ' ? 'Space' : key, windowsVirtualKeyCode: codes[key] ?? 0 };
+    await this.send('Input.dispatchKeyEvent', { type: 'keyDown', ...base });
+    await this.send('Input.dispatchKeyEvent', { type: 'keyUp', ...base });
+  }
+
   async type(selector, text, { replace = false } = {}) {
     const found = await this.evaluate(
       (selector, replace) => {

@@ -492,6 +492,48 @@ async function checkFlameSearch(page, ctx, opts) {
   return `${quote(needle.toUpperCase())} highlights ${s.length} frame(s); cleared: none`;
 }
 
+async function checkFlameColour(page, ctx, opts) {
+  needFlame(ctx);
+  const fills = () => page.evaluate(() => [...document.querySelectorAll('#flame svg g.frame rect')].map((r) => r.getAttribute('fill')).join('|'));
+  const legend = () => page.evaluate(() => document.getElementById('flame-legend')?.textContent ?? '');
+  const choose = (value) =>
+    page.evaluate((value) => {
+      const select = document.getElementById('flame-colour');
+      select.value = value;
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+    }, value);
+  const [selfFills, selfLegend] = [await fills(), await legend()];
+  await choose('total');
+  await settle(page, legend, (l) => (l !== selfLegend ? null : 'the legend did not change'), 'after choosing total in #flame-colour', opts.waitMs);
+  const changed = (await fills()) !== selfFills;
+  await choose('self');
+  await settle(page, fills, (f) => (f === selfFills ? null : 'the self-time colours did not come back'), 'after choosing self again', opts.waitMs);
+  return `the total-time colours ${changed ? 'recolour the frames' : 'equal the self-time ones here'} and change the legend; the self-time ones come back`;
+}
+
+// Enter on a focused header sorts, as a click does.
+async function checkKeyboardSort(page, t, opts) {
+  const th = `${t.table} thead th[data-key="${t.sortKey}"]`;
+  await page.evaluate((sel) => document.querySelector(sel)?.removeAttribute('aria-sort'), th);
+  const focused = await page.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    el?.focus();
+    return el !== null && document.activeElement === el;
+  }, th);
+  if (!focused) fail(`${th} cannot take the focus`);
+  await page.press('Enter');
+  const dir = await page.waitFor(
+    (sel) => {
+      const a = document.querySelector(sel)?.getAttribute('aria-sort');
+      return a === 'ascending' || a === 'descending' ? a : null;
+    },
+    `aria-sort on ${th} after Enter`,
+    { timeoutMs: opts.waitMs, args: [th] },
+  );
+  await settle(page, () => page.evaluate(pageTable, t.table, t.sortKey, t.count), (s) => orderProblem(s, t.sortKey, dir), `after Enter on ${th}`, opts.waitMs);
+  return `Enter on the focused ${t.sortKey} header sorts the rows (${dir})`;
+}
+
 async function checkFlameWidth(page, ctx, opts) {
   needFlame(ctx);
   const widths = () =>
@@ -540,6 +582,7 @@ const PART_CHECKS = {
     ['heap chart tooltip', checkHeapTooltip],
     ['class table sort', (page, ctx, opts) => checkSort(page, TABLES.heap, opts)],
     ['class table filter', (page, ctx, opts) => checkFilter(page, TABLES.heap, opts)],
+    ['class table keyboard sort', (page, ctx, opts) => checkKeyboardSort(page, TABLES.heap, opts)],
     ['retainer paths', checkPaths],
   ],
   cpu: [
@@ -549,8 +592,10 @@ const PART_CHECKS = {
     ['flame graph reset', checkFlameReset],
     ['flame graph search', checkFlameSearch],
     ['flame graph width from BASE', checkFlameWidth],
+    ['flame graph colour from total time', checkFlameColour],
     ['function table sort', (page, ctx, opts) => checkSort(page, TABLES.cpu, opts)],
     ['function table filter', (page, ctx, opts) => checkFilter(page, TABLES.cpu, opts)],
+    ['function table keyboard sort', (page, ctx, opts) => checkKeyboardSort(page, TABLES.cpu, opts)],
   ],
 };
 
