@@ -289,7 +289,11 @@ fn chromium_traces_match_the_recount() {
     // The flame graph merges the two pages' stacks too: parseRecord is one frame.
     check_flame(&report, 0);
     let frames = report["cpu"]["flame"]["frames"].as_array().unwrap();
-    assert!(frames.iter().all(|f| !f["url"].as_str().unwrap().contains('?')));
+    assert!(
+        frames
+            .iter()
+            .all(|f| !f["url"].as_str().unwrap().contains('?'))
+    );
     let parse_frames = frames.iter().filter(|f| f["name"] == "parseRecord").count();
     assert_eq!(parse_frames, 1);
     let parse = ratio(&report, "parseRecord");
