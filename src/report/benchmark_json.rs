@@ -10,6 +10,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use super::table::script_name as script;
 use super::{Render, Report};
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -63,15 +64,6 @@ fn entry(name: String, unit: Unit, head: u64, base: u64, delta: i64) -> Entry {
         value: head,
         extra: unit.extra(base, delta),
     }
-}
-
-/// The script's last path segment: `cpu.js` for `file:///app/cpu.js`, `b.ets` for an
-/// ArkTS `module|pages/b.ets`.
-fn script(url: &str) -> &str {
-    url.trim_end_matches('/')
-        .rsplit(['/', '|'])
-        .next()
-        .unwrap_or(url)
 }
 
 fn entries(report: &Report, top: usize) -> Vec<Entry> {

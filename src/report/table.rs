@@ -55,7 +55,8 @@ pub(super) fn percent_change(base: u64, delta: i64) -> String {
     format!("{p:+.1}%")
 }
 
-/// The script's last path segment: `cpu.js` for `file:///app/cpu.js`.
+/// The script's last path segment: `cpu.js` for `file:///app/cpu.js`, `b.ets` for an
+/// ArkTS `module|pages/b.ets`.
 pub(super) fn script_name(url: &str) -> &str {
     url.trim_end_matches('/')
         .rsplit(['/', '|'])
