@@ -107,12 +107,11 @@ pub fn write_env_files(report: &Report, top: usize) -> Result<(), (PathBuf, io::
     }
     if let Some(path) = target("GITHUB_OUTPUT") {
         let gate = &report.gate;
-        let count = |level: &str| gate.violations.iter().filter(|v| v.level == level).count();
         append(&path, &|out| {
             writeln!(out, "status={}", gate.status)?;
             writeln!(out, "violations={}", gate.violations.len())?;
-            writeln!(out, "fail={}", count("fail"))?;
-            writeln!(out, "warn={}", count("warn"))?;
+            writeln!(out, "fail={}", gate.count("fail"))?;
+            writeln!(out, "warn={}", gate.count("warn"))?;
             writeln!(out, "thresholds={}", gate.thresholds)
         })?;
     }

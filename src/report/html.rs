@@ -62,8 +62,7 @@ fn side(out: &mut String, label: &str, s: &Side) {
 
 fn gate(out: &mut String, report: &Report) {
     let g = &report.gate;
-    let fails = g.violations.iter().filter(|v| v.level == "fail").count();
-    let warns = g.violations.len() - fails;
+    let (fails, warns) = (g.count("fail"), g.count("warn"));
     let (class, badge, summary) = if g.thresholds == 0 {
         (
             "info",

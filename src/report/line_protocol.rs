@@ -206,8 +206,7 @@ impl Render for LineProtocol {
             }
         }
         let gate = &report.gate;
-        let count =
-            |level: &str| gate.violations.iter().filter(|v| v.level == level).count() as u64;
+        let count = |level: &str| gate.count(level) as u64;
         text += &line(
             "arkdiff_gate",
             &[],

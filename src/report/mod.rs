@@ -573,6 +573,11 @@ impl HeapSection {
 }
 
 impl GateSection {
+    /// How many violations have `level` (`fail` or `warn`).
+    pub fn count(&self, level: &str) -> usize {
+        self.violations.iter().filter(|v| v.level == level).count()
+    }
+
     pub fn from_verdict(v: &Verdict, config: Option<String>) -> GateSection {
         GateSection {
             status: v.status.name(),
