@@ -20,10 +20,10 @@ use support::cli::{arkdiff_in, data, one_function_profile, stderr};
 use support::htrace::{Encoding, HtraceBuilder};
 use support::recount::maybe_gunzip;
 
-fn on_path(names: &[&str]) -> Option<PathBuf> {
+fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
-        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .map(|dir| dir.join(name))
         .find(|p| p.is_file())
 }
 
@@ -42,14 +42,14 @@ fn tools() -> Result<(PathBuf, PathBuf), String> {
         Some(p) => Some(PathBuf::from(p)),
         None => ["chromium", "chromium-browser", "google-chrome"]
             .iter()
-            .filter_map(|n| on_path(&[n]))
+            .filter_map(|n| on_path(n))
             .find(|p| runs(p)),
     }
     .ok_or("Chromium is not installed (apt-get install chromium, or set CHROMIUM)")?;
     if !runs(&chromium) {
         return Err(format!("{} --version fails", chromium.display()));
     }
-    let node = on_path(&["node"]).ok_or("Node.js is not installed")?;
+    let node = on_path("node").ok_or("Node.js is not installed")?;
     Ok((chromium, node))
 }
 

@@ -594,17 +594,14 @@
 
   // ---- Page ----------------------------------------------------------------------------------
 
-  const drawn = [];
   const heapRoot = document.getElementById("heap-body");
   if (data.heap && heapRoot) renderHeap(data.heap, heapRoot);
   const cpuRoot = document.getElementById("cpu-body");
   if (data.cpu && cpuRoot) {
     renderCpu(data.cpu, cpuRoot);
-    const flame = document.getElementById("flame");
-    if (flame) drawn.push(flame.draw);
+    // The flame graph takes the width it is given, so it is drawn once in the page.
+    document.getElementById("flame")?.draw();
   }
-  // The flame graph takes the width it was given, so it is drawn once in the page.
-  drawn.forEach((draw) => draw());
 
   const json = document.getElementById("download-json");
   if (json) {
