@@ -1,15 +1,19 @@
-//! The command line (clap derive only). `Cli::into_config` turns it into the plain
-//! configuration that the rest of the crate uses; nothing else imports clap.
+//! The command line: the clap definition, and its translation into an [`app::Request`].
+//! Nothing else in the crate imports clap.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::analyze::HeapOptions;
-use crate::config::{self, FileSettings};
+use crate::app::error::{Error, Result};
+use crate::app::options::{
+    Config, CpuOptions, FlagThresholds, HeapOptions, OutputFormat, OutputTarget,
+};
+use crate::app::summarize::Summarize;
+use crate::app::thresholds_file::{self, FileSettings};
+use crate::app::{self, ExitStatus, Request};
 use crate::diff::trend::SuspectFloor;
-use crate::error::{Error, Result};
 use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Rule, Thresholds};
 use crate::input::trace_event::ProfilePick;
 use crate::units::{
@@ -260,82 +264,6 @@ impl ProfileArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// A terminal table.
-    Table,
-    /// The JSON report (`schema_version` 1).
-    Json,
-    /// GitHub-flavoured Markdown, e.g. for a job summary or a pull-request comment.
-    Markdown,
-    /// GitHub Actions workflow commands: `::error`/`::warning` annotations; also appends
-    /// the Markdown report to `$GITHUB_STEP_SUMMARY` and the outputs to `$GITHUB_OUTPUT`
-    /// when they are set.
-    Github,
-    /// `InfluxDB` / Datakit line protocol.
-    LineProtocol,
-    /// github-action-benchmark's `customSmallerIsBetter` JSON.
-    BenchmarkJson,
-    /// One self-contained HTML page: heap growth charts, sortable class and function
-    /// tables, retainer paths and a differential flame graph.
-    Html,
-}
-
-/// One report to write: a format, and a file (None: stdout).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputTarget {
-    pub format: OutputFormat,
-    pub path: Option<PathBuf>,
-}
-
-/// What a run does, validated.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub inputs: Vec<PathBuf>,
-    /// The reports to write, at most one of them to stdout.
-    pub outputs: Vec<OutputTarget>,
-    /// The thresholds file read, if any.
-    pub config_path: Option<PathBuf>,
-    /// Whether heap and CPU thresholds were given on the command line (a file's
-    /// thresholds for data the inputs lack are a warning; a flag's are an error).
-    pub flag_thresholds: FlagThresholds,
-    pub base_snapshot: Option<i64>,
-    pub head_snapshot: Option<i64>,
-    pub top: usize,
-    pub thresholds: Thresholds,
-    pub cpu: CpuOptions,
-    pub heap: HeapOptions,
-    pub exit_zero: bool,
-    pub quiet: bool,
-}
-
-impl Config {
-    /// Whether `--base-snapshot` or `--head-snapshot` was given.
-    pub fn picks_snapshots(&self) -> bool {
-        self.base_snapshot.is_some() || self.head_snapshot.is_some()
-    }
-}
-
-/// Which kinds of threshold the command line sets.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FlagThresholds {
-    pub heap: bool,
-    pub cpu: bool,
-    /// `--fail-on-suspects`.
-    pub suspects: bool,
-}
-
-/// How CPU profiles are picked and compared.
-#[derive(Debug, Clone, Default)]
-pub struct CpuOptions {
-    /// Scale BASE to HEAD's non-idle time.
-    pub normalize: bool,
-    /// Match script URLs without their query string and fragment.
-    pub strip_url_query: bool,
-    /// Which profile of a Trace Event file.
-    pub profile_pick: ProfilePick,
-}
-
 fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
     if patterns.is_empty() {
         return Ok(None);
@@ -392,11 +320,8 @@ fn outputs(formats: &[String], output: Option<PathBuf>) -> Result<Vec<OutputTarg
             Some((name, path)) => (name, Some(PathBuf::from(path))),
             None => (f.as_str(), None),
         };
-        let format = OutputFormat::from_str(name.trim(), true).map_err(|_| {
-            let known: Vec<String> = OutputFormat::value_variants()
-                .iter()
-                .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_owned()))
-                .collect();
+        let format = OutputFormat::from_name(name.trim()).ok_or_else(|| {
+            let known: Vec<&str> = OutputFormat::ALL.iter().map(|f| f.name()).collect();
             Error::Usage(format!(
                 "--format '{name}' is not a format arkdiff writes ({})",
                 known.join(", ")
@@ -444,11 +369,31 @@ fn outputs(formats: &[String], output: Option<PathBuf>) -> Result<Vec<OutputTarg
     Ok(targets)
 }
 
+/// Carries out what the command line asks for.
+pub fn run(cli: Cli) -> Result<ExitStatus> {
+    app::run(&cli.into_request()?)
+}
+
 impl Cli {
+    /// What the command line asks for, validated.
+    pub fn into_request(mut self) -> Result<Request> {
+        match self.command.take() {
+            Some(Command::Summarize(args)) => Ok(Request::Summarize(Summarize {
+                input: args.input,
+                output: args.output,
+                snapshot: args.snapshot,
+                profile_pick: args.profile.pick()?,
+                quiet: args.quiet,
+            })),
+            None => Ok(Request::Compare(Box::new(self.into_config()?))),
+        }
+    }
+
+    /// The comparison the command line asks for.
     pub fn into_config(self) -> Result<Config> {
-        let config_path = config::locate(self.config.as_deref(), self.no_config);
+        let config_path = thresholds_file::locate(self.config.as_deref(), self.no_config);
         let file = match &config_path {
-            Some(p) => config::load(p)?,
+            Some(p) => thresholds_file::load(p)?,
             None => FileSettings::default(),
         };
         let thresholds = Thresholds {

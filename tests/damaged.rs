@@ -34,10 +34,7 @@ fn run(
     args.extend(extra.iter().map(|s| (*s).to_owned()));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let cli = arkdiff::cli::Cli::try_parse_from(&args).expect("the arguments parse");
-        match cli.into_config() {
-            Ok(config) => arkdiff::run(&config),
-            Err(_) => ExitStatus::Error,
-        }
+        arkdiff::cli::run(cli).unwrap_or(ExitStatus::Error)
     }));
     match outcome {
         Ok(status) => {

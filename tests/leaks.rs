@@ -400,7 +400,7 @@ fn devtools_nodes() -> Vec<DevtoolsNode> {
 
 #[test]
 fn dominators_and_retained_sizes_agree_with_devtools() {
-    use arkdiff::diff::dominators::dominators;
+    use arkdiff::analysis::dominators::dominators;
     use arkdiff::input::heapsnapshot::{ParseOptions, parse_with};
 
     let text = maybe_gunzip(std::fs::read(data("leak-3.heapsnapshot.gz")).unwrap());

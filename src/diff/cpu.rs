@@ -1,35 +1,23 @@
 //! Per-function CPU time, BASE against HEAD (semantics.md §4).
 
+use crate::model::change::Change;
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
 
 /// One function on either side; a function missing on one side has zeros there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FunctionDiff {
     pub frame: Frame,
-    pub base: FunctionTime,
-    pub head: FunctionTime,
+    pub self_us: Change,
+    pub total_us: Change,
 }
 
 impl FunctionDiff {
-    pub fn self_delta(&self) -> i64 {
-        delta(self.base.self_us, self.head.self_us)
-    }
-
-    pub fn total_delta(&self) -> i64 {
-        delta(self.base.total_us, self.head.total_us)
-    }
-}
-
-/// A value on both sides.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Pair {
-    pub base: u64,
-    pub head: u64,
-}
-
-impl Pair {
-    pub fn delta(self) -> i64 {
-        delta(self.base, self.head)
+    fn new(frame: Frame, base: FunctionTime, head: FunctionTime) -> FunctionDiff {
+        FunctionDiff {
+            frame,
+            self_us: Change::new(base.self_us, head.self_us),
+            total_us: Change::new(base.total_us, head.total_us),
+        }
     }
 }
 
@@ -37,28 +25,23 @@ impl Pair {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CategoryDiff {
     pub name: String,
-    pub us: Pair,
+    pub us: Change,
 }
 
 #[derive(Debug, Clone)]
 pub struct CpuDiff {
     /// Non-idle time.
-    pub duration_us: Pair,
-    pub idle_us: Pair,
-    pub gc_us: Pair,
-    pub program_us: Pair,
-    pub samples: Pair,
+    pub duration_us: Change,
+    pub idle_us: Change,
+    pub gc_us: Change,
+    pub program_us: Change,
+    pub samples: Change,
     /// The factor BASE's times were multiplied by (`--normalize`), if any.
     pub scale: Option<f64>,
     /// Categories present on either side, in the order first seen.
     pub categories: Vec<CategoryDiff>,
     /// Sorted by |self delta|, then |total delta|, then identity.
     pub functions: Vec<FunctionDiff>,
-}
-
-pub fn delta(base: u64, head: u64) -> i64 {
-    let d = i128::from(head) - i128::from(base);
-    i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
 }
 
 /// Compares two profiles' times. With `normalize`, BASE's times are first scaled so that
@@ -73,41 +56,38 @@ pub fn diff(base: &ProfileTimes, head: &ProfileTimes, normalize: bool) -> CpuDif
         clippy::cast_sign_loss
     )]
     let scaled = |v: u64| scale.map_or(v, |s| (v as f64 * s).round() as u64);
-    let pair = |b: u64, h: u64| Pair {
-        base: scaled(b),
-        head: h,
-    };
+    let pair = |b: u64, h: u64| Change::new(scaled(b), h);
 
     let mut functions: Vec<FunctionDiff> = base
         .functions
         .iter()
-        .map(|(frame, b)| FunctionDiff {
-            frame: frame.clone(),
-            base: FunctionTime {
-                self_us: scaled(b.self_us),
-                total_us: scaled(b.total_us),
-            },
-            head: head.functions.get(frame).copied().unwrap_or_default(),
+        .map(|(frame, b)| {
+            FunctionDiff::new(
+                frame.clone(),
+                FunctionTime {
+                    self_us: scaled(b.self_us),
+                    total_us: scaled(b.total_us),
+                },
+                head.functions.get(frame).copied().unwrap_or_default(),
+            )
         })
         .collect();
     functions.extend(
         head.functions
             .iter()
             .filter(|(frame, _)| !base.functions.contains_key(*frame))
-            .map(|(frame, h)| FunctionDiff {
-                frame: frame.clone(),
-                base: FunctionTime::default(),
-                head: *h,
-            }),
+            .map(|(frame, h)| FunctionDiff::new(frame.clone(), FunctionTime::default(), *h)),
     );
     functions.sort_by(|a, b| {
-        b.self_delta()
+        b.self_us
+            .delta()
             .unsigned_abs()
-            .cmp(&a.self_delta().unsigned_abs())
+            .cmp(&a.self_us.delta().unsigned_abs())
             .then_with(|| {
-                b.total_delta()
+                b.total_us
+                    .delta()
                     .unsigned_abs()
-                    .cmp(&a.total_delta().unsigned_abs())
+                    .cmp(&a.total_us.delta().unsigned_abs())
             })
             .then_with(|| a.frame.cmp(&b.frame))
     });
@@ -124,7 +104,7 @@ pub fn diff(base: &ProfileTimes, head: &ProfileTimes, normalize: bool) -> CpuDif
             Some(c) => c.us.head = *us,
             None => categories.push(CategoryDiff {
                 name: name.clone(),
-                us: Pair { base: 0, head: *us },
+                us: Change::new(0, *us),
             }),
         }
     }
@@ -132,16 +112,10 @@ pub fn diff(base: &ProfileTimes, head: &ProfileTimes, normalize: bool) -> CpuDif
     CpuDiff {
         duration_us: pair(base.duration_us, head.duration_us),
         // Idle time is not part of the normalization.
-        idle_us: Pair {
-            base: base.idle_us,
-            head: head.idle_us,
-        },
+        idle_us: Change::new(base.idle_us, head.idle_us),
         gc_us: pair(base.gc_us, head.gc_us),
         program_us: pair(base.program_us, head.program_us),
-        samples: Pair {
-            base: base.samples as u64,
-            head: head.samples as u64,
-        },
+        samples: Change::new(base.samples as u64, head.samples as u64),
         scale,
         categories,
         functions,
@@ -183,13 +157,16 @@ mod tests {
         let order: Vec<(&str, i64)> = d
             .functions
             .iter()
-            .map(|f| (f.frame.name.as_str(), f.self_delta()))
+            .map(|f| (f.frame.name.as_str(), f.self_us.delta()))
             .collect();
         assert_eq!(
             order,
             vec![("slower", 300), ("gone", -50), ("new", 20), ("same", 0)]
         );
-        assert_eq!(d.functions[1].head, FunctionTime::default());
+        assert_eq!(
+            (d.functions[1].self_us.head, d.functions[1].total_us.head),
+            (0, 0)
+        );
         assert_eq!(d.duration_us.delta(), 270);
         assert_eq!(d.scale, None);
     }
@@ -205,8 +182,8 @@ mod tests {
         let d = diff(&base, &head, true);
         assert_eq!(d.scale, Some(2.0));
         assert_eq!(d.idle_us.base, 70, "idle time is not scaled");
-        assert_eq!(d.functions[0].base.self_us, 200);
-        assert_eq!(d.functions[0].self_delta(), -50);
+        assert_eq!(d.functions[0].self_us.base, 200);
+        assert_eq!(d.functions[0].self_us.delta(), -50);
         assert_eq!(d.duration_us.delta(), 0);
     }
 }

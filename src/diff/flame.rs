@@ -8,7 +8,8 @@
 
 use hashbrown::HashMap;
 
-use crate::model::cpu::{Frame, FrameKind, FunctionTime, Profile};
+use crate::model::change::Change;
+use crate::model::cpu::{Frame, FrameKind, Profile};
 
 /// Frames whose time on both sides is below this share of the larger side's total are
 /// left out of the graph: drawn across a report's width they would be about a pixel wide.
@@ -22,8 +23,8 @@ pub struct FlameNode {
     pub frame: usize,
     /// Index into [`Flame::nodes`]; `None` for the root.
     pub parent: Option<usize>,
-    pub base: FunctionTime,
-    pub head: FunctionTime,
+    pub self_us: Change,
+    pub total_us: Change,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,14 +232,8 @@ fn select(m: &Merge) -> Flame {
         nodes.push(FlameNode {
             frame,
             parent,
-            base: FunctionTime {
-                self_us: n.self_us[0],
-                total_us: n.total_us[0],
-            },
-            head: FunctionTime {
-                self_us: n.self_us[1],
-                total_us: n.total_us[1],
-            },
+            self_us: Change::new(n.self_us[0], n.self_us[1]),
+            total_us: Change::new(n.total_us[0], n.total_us[1]),
         });
         stack.extend(children[i as usize].iter().rev().map(|&c| (c, Some(at))));
     }
@@ -295,10 +290,10 @@ mod tests {
             f.frames[n.frame].name.clone(),
             n.parent,
             [
-                n.base.self_us,
-                n.head.self_us,
-                n.base.total_us,
-                n.head.total_us,
+                n.self_us.base,
+                n.self_us.head,
+                n.total_us.base,
+                n.total_us.head,
             ],
         )
     }

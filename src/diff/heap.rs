@@ -4,7 +4,8 @@ use std::cmp::{Ordering, Reverse};
 
 use hashbrown::HashMap;
 
-use crate::diff::trend::Aggregate;
+use crate::model::aggregate::Aggregate;
+use crate::model::change::Change;
 use crate::model::heap::{HeapSnapshot, Totals};
 
 /// Above this share of shared ids whose class differs, two snapshots are taken to come
@@ -45,27 +46,14 @@ pub struct IdCheck {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassDiff {
     pub name: String,
-    pub count_base: u64,
-    pub count_head: u64,
-    pub size_base: u64,
-    pub size_head: u64,
+    pub count: Change,
+    /// Self size.
+    pub size: Change,
     /// None when the snapshots are disjoint.
     pub objects: Option<ObjectChurn>,
-    /// Retained size on each side; None when a side's graph was not read.
-    pub retained: Option<Retained>,
-}
-
-/// A class's retained size on each side (see [`super::dominators`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Retained {
-    pub base: u64,
-    pub head: u64,
-}
-
-impl Retained {
-    pub fn delta(self) -> i64 {
-        delta(self.base, self.head)
-    }
+    /// Retained size on each side (see [`crate::analysis::dominators`]); None when a
+    /// side's graph was not read.
+    pub retained: Option<Change>,
 }
 
 /// Objects that appeared and disappeared between the snapshots.
@@ -78,27 +66,24 @@ pub struct ObjectChurn {
 }
 
 impl ClassDiff {
-    pub fn count_delta(&self) -> i64 {
-        delta(self.count_base, self.count_head)
-    }
-
-    pub fn size_delta(&self) -> i64 {
-        delta(self.size_base, self.size_head)
+    /// A row with nothing on either side yet.
+    fn empty(name: String, retained: bool) -> ClassDiff {
+        ClassDiff {
+            name,
+            count: Change::default(),
+            size: Change::default(),
+            objects: None,
+            retained: retained.then(Change::default),
+        }
     }
 
     fn unchanged(&self) -> bool {
-        self.count_base == self.count_head
-            && self.size_base == self.size_head
+        self.count.is_unchanged()
+            && self.size.is_unchanged()
             && self
                 .objects
                 .is_none_or(|o| o.new_count == 0 && o.deleted_count == 0)
     }
-}
-
-/// head − base as a signed number, saturating far beyond any real heap.
-pub fn delta(base: u64, head: u64) -> i64 {
-    let d = i128::from(head) - i128::from(base);
-    i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
 }
 
 /// The comparison of two heap snapshots.
@@ -107,8 +92,10 @@ pub struct HeapDiff {
     pub id_matching: IdMatching,
     /// Present when the ids were checked (snapshots from different files).
     pub id_check: Option<IdCheck>,
-    pub base_totals: Totals,
-    pub head_totals: Totals,
+    /// Counted objects.
+    pub count: Change,
+    /// Their self size.
+    pub size: Change,
     /// Every class that changed, sorted by |size delta|, |count delta|, then name.
     pub classes: Vec<ClassDiff>,
     /// The classes with objects that did not change, and their totals on each side: what
@@ -217,15 +204,7 @@ pub fn diff_by_id(
 
     let mut rows: Vec<ClassDiff> = names
         .iter()
-        .map(|name| ClassDiff {
-            name: name.clone(),
-            count_base: 0,
-            count_head: 0,
-            size_base: 0,
-            size_head: 0,
-            objects: None,
-            retained: retained.map(|_| Retained::default()),
-        })
+        .map(|name| ClassDiff::empty(name.clone(), retained.is_some()))
         .collect();
     if let Some((base_retained, head_retained)) = retained {
         for (class, &size) in base_retained.iter().enumerate() {
@@ -241,13 +220,13 @@ pub fn diff_by_id(
     }
     for (class, t) in base.class_totals().iter().enumerate() {
         let row = &mut rows[base_map[class] as usize];
-        row.count_base = row.count_base.saturating_add(t.count);
-        row.size_base = row.size_base.saturating_add(t.size);
+        row.count.base = row.count.base.saturating_add(t.count);
+        row.size.base = row.size.base.saturating_add(t.size);
     }
     for (class, t) in head.class_totals().iter().enumerate() {
         let row = &mut rows[head_map[class] as usize];
-        row.count_head = row.count_head.saturating_add(t.count);
-        row.size_head = row.size_head.saturating_add(t.size);
+        row.count.head = row.count.head.saturating_add(t.count);
+        row.size.head = row.size.head.saturating_add(t.size);
     }
 
     let (churn, check) = match_objects(
@@ -276,11 +255,12 @@ pub fn diff_by_id(
         }
     }
     let unchanged = sort_rows(&mut rows);
+    let (base_totals, head_totals) = (base.totals(), head.totals());
     HeapDiff {
         id_matching,
         id_check: (!same_process).then_some(check),
-        base_totals: base.totals(),
-        head_totals: head.totals(),
+        count: Change::new(base_totals.count, head_totals.count),
+        size: Change::new(base_totals.size, head_totals.size),
         classes: rows,
         unchanged,
     }
@@ -296,24 +276,24 @@ fn sort_rows(rows: &mut Vec<ClassDiff>) -> Vec<(String, Totals)> {
     *rows = changed;
     rows.sort_by(|a, b| {
         (
-            Reverse(a.size_delta().unsigned_abs()),
-            Reverse(a.count_delta().unsigned_abs()),
+            Reverse(a.size.delta().unsigned_abs()),
+            Reverse(a.count.delta().unsigned_abs()),
             &a.name,
         )
             .cmp(&(
-                Reverse(b.size_delta().unsigned_abs()),
-                Reverse(b.count_delta().unsigned_abs()),
+                Reverse(b.size.delta().unsigned_abs()),
+                Reverse(b.count.delta().unsigned_abs()),
                 &b.name,
             ))
     });
     same.into_iter()
-        .filter(|r| r.count_base > 0)
+        .filter(|r| r.count.base > 0)
         .map(|r| {
             (
                 r.name,
                 Totals {
-                    count: r.count_base,
-                    size: r.size_base,
+                    count: r.count.base,
+                    size: r.size.base,
                 },
             )
         })
@@ -330,10 +310,8 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
             let h = head.classes.get(name).copied().unwrap_or_default();
             ClassDiff {
                 name: name.clone(),
-                count_base: b.count,
-                count_head: h.count,
-                size_base: b.size,
-                size_head: h.size,
+                count: Change::new(b.count, h.count),
+                size: Change::new(b.size, h.size),
                 objects: None,
                 retained: None,
             }
@@ -345,10 +323,8 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
             .filter(|(name, _)| !base.classes.contains_key(*name))
             .map(|(name, h)| ClassDiff {
                 name: name.clone(),
-                count_base: 0,
-                count_head: h.count,
-                size_base: 0,
-                size_head: h.size,
+                count: Change::new(0, h.count),
+                size: Change::new(0, h.size),
                 objects: None,
                 retained: None,
             }),
@@ -357,8 +333,8 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
     HeapDiff {
         id_matching: IdMatching::None,
         id_check: None,
-        base_totals: base.totals,
-        head_totals: head.totals,
+        count: Change::new(base.totals.count, head.totals.count),
+        size: Change::new(base.totals.size, head.totals.size),
         classes: rows,
         unchanged,
     }
@@ -487,7 +463,7 @@ mod tests {
         let row = |name: &str| d.classes.iter().find(|r| r.name == name).unwrap().clone();
         let a = row("A");
         assert_eq!(
-            (a.count_base, a.count_head, a.size_base, a.size_head),
+            (a.count.base, a.count.head, a.size.base, a.size.head),
             (2, 2, 20, 40)
         );
         assert_eq!(
@@ -513,8 +489,7 @@ mod tests {
         let head = snap(&[(1, "A", 8), (3, "B", 8), (5, "B", 8)]);
         let d = diff(&base, &head, false, None);
         assert_eq!(d.classes.len(), 1);
-        assert_eq!(d.base_totals, Totals { count: 2, size: 16 });
-        assert_eq!(d.head_totals, Totals { count: 3, size: 24 });
+        assert_eq!((d.count, d.size), (Change::new(2, 3), Change::new(16, 24)));
         assert_eq!(
             d.id_check,
             Some(IdCheck {

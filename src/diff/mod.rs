@@ -1,8 +1,39 @@
-//! Pure functions from models to comparisons.
+//! Comparisons: BASE against HEAD (classes, objects, functions, call trees) and the trend
+//! over a series of snapshots. Pure functions from models to results; no I/O here.
 
 pub mod cpu;
-pub mod dominators;
+pub mod explain;
 pub mod flame;
 pub mod heap;
-pub mod paths;
 pub mod trend;
+
+use explain::ClassDetail;
+use heap::HeapDiff;
+use trend::Trend;
+
+/// The trend of a series and the detail of its suspects (same order).
+#[derive(Debug, Clone)]
+pub struct TrendResult {
+    pub trend: Trend,
+    /// Where each snapshot of the series comes from.
+    pub points: Vec<SeriesPoint>,
+    pub suspects: Vec<ClassDetail>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SeriesPoint {
+    pub path: String,
+    pub snapshot_index: usize,
+    pub time_ns: Option<u64>,
+}
+
+/// Everything the heap comparison gives.
+pub struct HeapResult {
+    pub diff: HeapDiff,
+    pub trend: Option<TrendResult>,
+    pub explained: Vec<ClassDetail>,
+    pub warnings: Vec<String>,
+    pub indexes: (usize, usize),
+    /// Whether both graphs were read, so retained sizes are known.
+    pub retained: bool,
+}

@@ -2,33 +2,9 @@
 
 use std::cmp::Reverse;
 
-use hashbrown::HashMap;
-
-use super::heap::delta;
-use crate::model::heap::{HeapSnapshot, Totals};
-
-/// Class totals of one snapshot, by class name: all a trend needs of it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Aggregate {
-    pub totals: Totals,
-    pub classes: HashMap<String, Totals>,
-}
-
-impl Aggregate {
-    pub fn of(snap: &HeapSnapshot) -> Aggregate {
-        let classes = snap
-            .class_totals()
-            .into_iter()
-            .enumerate()
-            .filter(|(_, t)| t.count > 0)
-            .map(|(class, t)| (snap.class_names[class].clone(), t))
-            .collect();
-        Aggregate {
-            totals: snap.totals(),
-            classes,
-        }
-    }
-}
+use crate::model::aggregate::Aggregate;
+use crate::model::change::delta;
+use crate::model::heap::Totals;
 
 /// The noise floor a suspect's growth must reach: both the absolute size and the share of
 /// the last snapshot's heap.
@@ -154,6 +130,8 @@ pub fn trend(series: &[Aggregate], floor: SuspectFloor) -> Trend {
 
 #[cfg(test)]
 mod tests {
+    use hashbrown::HashMap;
+
     use super::*;
 
     fn aggregate(classes: &[(&str, u64)]) -> Aggregate {

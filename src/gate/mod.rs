@@ -3,8 +3,9 @@
 use globset::GlobSet;
 
 use crate::diff::cpu::CpuDiff;
-use crate::diff::heap::{HeapDiff, delta};
+use crate::diff::heap::HeapDiff;
 use crate::diff::trend::Trend;
+use crate::model::change::Change;
 use crate::model::cpu::FrameKind;
 use crate::units::{Limit, format_size, format_us};
 
@@ -106,10 +107,10 @@ impl Rule {
         &self,
         metric: &'static str,
         subject: &str,
-        (base, head): (u64, u64),
+        change: Change,
         unit: Unit,
     ) -> Option<Violation> {
-        let value = delta(base, head);
+        let (base, value) = (change.base, change.delta());
         if value <= 0 {
             return None;
         }
@@ -293,7 +294,7 @@ pub fn evaluate(
             violations.extend(t.suspect_size.check(
                 "trend.suspect_size_growth",
                 &s.name,
-                (first, last),
+                Change::new(first, last),
                 Unit::Bytes,
             ));
         }
@@ -321,10 +322,10 @@ fn exceeds(value: i64, limit: f64) -> bool {
 fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
     if t.heap_size.is_set() {
         // Ignored classes are taken out of the totals as well.
-        let (mut base_size, mut head_size) = (heap.base_totals.size, heap.head_totals.size);
+        let (mut base_size, mut head_size) = (heap.size.base, heap.size.head);
         for c in heap.classes.iter().filter(|c| t.ignored(&c.name)) {
-            base_size -= c.size_base.min(base_size);
-            head_size -= c.size_head.min(head_size);
+            base_size -= c.size.base.min(base_size);
+            head_size -= c.size.head.min(head_size);
         }
         // Unchanged classes change no delta, but a relative limit's base.
         for (_, same) in heap.unchanged.iter().filter(|(name, _)| t.ignored(name)) {
@@ -334,23 +335,19 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         out.extend(t.heap_size.check(
             "heap.size_delta",
             "heap",
-            (base_size, head_size),
+            Change::new(base_size, head_size),
             Unit::Bytes,
         ));
     }
     for class in heap.classes.iter().filter(|c| t.in_scope(&c.name)) {
-        out.extend(t.class_count.check(
-            "class.count_delta",
-            &class.name,
-            (class.count_base, class.count_head),
-            Unit::Count,
-        ));
-        out.extend(t.class_size.check(
-            "class.size_delta",
-            &class.name,
-            (class.size_base, class.size_head),
-            Unit::Bytes,
-        ));
+        out.extend(
+            t.class_count
+                .check("class.count_delta", &class.name, class.count, Unit::Count),
+        );
+        out.extend(
+            t.class_size
+                .check("class.size_delta", &class.name, class.size, Unit::Bytes),
+        );
     }
 }
 
@@ -371,19 +368,21 @@ fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         // Ignored functions' self time is taken out of the totals.
         let (mut base, mut head) = (cpu.duration_us.base, cpu.duration_us.head);
         for f in cpu.functions.iter().filter(|f| t.ignored(&f.frame.name)) {
-            base -= f.base.self_us.min(base);
-            head -= f.head.self_us.min(head);
+            base -= f.self_us.base.min(base);
+            head -= f.self_us.head.min(head);
         }
-        out.extend(
-            t.cpu_time
-                .check("cpu.duration_us_delta", "cpu", (base, head), Unit::Micros),
-        );
+        out.extend(t.cpu_time.check(
+            "cpu.duration_us_delta",
+            "cpu",
+            Change::new(base, head),
+            Unit::Micros,
+        ));
     }
     if !t.ignored("(garbage collector)") {
         out.extend(t.gc_time.check(
             "cpu.gc_us_delta",
             "(garbage collector)",
-            (cpu.gc_us.base, cpu.gc_us.head),
+            cpu.gc_us,
             Unit::Micros,
         ));
     }
@@ -394,14 +393,14 @@ fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         let floor = t.min_function_self_us;
         if !t.function_in_scope(&f.frame.name)
             || matches!(f.frame.kind(), FrameKind::Root | FrameKind::Idle)
-            || (f.base.self_us < floor && f.head.self_us < floor)
+            || (f.self_us.base < floor && f.self_us.head < floor)
         {
             continue;
         }
         out.extend(t.function_self.check(
             "function.self_us_delta",
             &function_subject(&f.frame),
-            (f.base.self_us, f.head.self_us),
+            f.self_us,
             Unit::Micros,
         ));
     }
@@ -418,10 +417,8 @@ mod tests {
     fn class(name: &str, count: (u64, u64), size: (u64, u64)) -> ClassDiff {
         ClassDiff {
             name: name.into(),
-            count_base: count.0,
-            count_head: count.1,
-            size_base: size.0,
-            size_head: size.1,
+            count: Change::new(count.0, count.1),
+            size: Change::new(size.0, size.1),
             objects: None,
             retained: None,
         }
@@ -431,14 +428,8 @@ mod tests {
         HeapDiff {
             id_matching: IdMatching::SameProcess,
             id_check: None,
-            base_totals: Totals {
-                count: 100,
-                size: 10_000,
-            },
-            head_totals: Totals {
-                count: 160,
-                size: 13_000,
-            },
+            count: Change::new(100, 160),
+            size: Change::new(10_000, 13_000),
             classes: vec![
                 class("Leaky", (0, 50), (0, 2_500)),
                 class("Cache", (100, 110), (10_000, 10_500)),
@@ -515,8 +506,7 @@ mod tests {
         // Big (90 000 bytes on both sides) is unchanged, so it is not a class row; ignoring
         // it must still take it out of the base that 10% is taken of.
         let mut h = heap();
-        h.base_totals.size = 100_000;
-        h.head_totals.size = 103_000;
+        h.size = Change::new(100_000, 103_000);
         h.unchanged = vec![(
             "Big".to_owned(),
             Totals {
@@ -616,34 +606,19 @@ mod tests {
     }
 
     fn cpu() -> CpuDiff {
-        use crate::diff::cpu::{FunctionDiff, Pair};
-        use crate::model::cpu::{Frame, FunctionTime};
+        use crate::diff::cpu::FunctionDiff;
+        use crate::model::cpu::Frame;
         let f = |name: &str, base: u64, head: u64| FunctionDiff {
             frame: Frame::one_based(name, "file:///app.js", 3, 7),
-            base: FunctionTime {
-                self_us: base,
-                total_us: base,
-            },
-            head: FunctionTime {
-                self_us: head,
-                total_us: head,
-            },
+            self_us: Change::new(base, head),
+            total_us: Change::new(base, head),
         };
         CpuDiff {
-            duration_us: Pair {
-                base: 300_000,
-                head: 700_000,
-            },
-            idle_us: Pair::default(),
-            gc_us: Pair {
-                base: 10_000,
-                head: 18_000,
-            },
-            program_us: Pair::default(),
-            samples: Pair {
-                base: 300,
-                head: 700,
-            },
+            duration_us: Change::new(300_000, 700_000),
+            idle_us: Change::default(),
+            gc_us: Change::new(10_000, 18_000),
+            program_us: Change::default(),
+            samples: Change::new(300, 700),
             scale: None,
             categories: Vec::new(),
             functions: vec![

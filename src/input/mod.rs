@@ -1,6 +1,8 @@
 //! Readers: format sniffing by content and one module per input format.
 
+pub mod baseline;
 pub mod cpuprofile;
+pub mod error;
 pub mod heapsnapshot;
 pub mod htrace;
 pub mod json;
@@ -12,10 +14,10 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::diff::trend::Aggregate;
-use crate::error::{Error, Result};
+use crate::model::aggregate::Aggregate;
 use crate::model::cpu::{Profile, ProfileTimes};
 use crate::model::heap::HeapSnapshot;
+pub use error::{InputError, Problem, Result};
 use htrace::Htrace;
 use json::JsonReader;
 use trace_event::ProfilePick;
@@ -123,7 +125,7 @@ impl Detected {
 }
 
 fn open_file(path: &Path) -> Result<File> {
-    File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))
+    File::open(path).map_err(|e| InputError::io(path, "cannot open", e))
 }
 
 /// Opens `path` through its compression layers.
@@ -164,7 +166,7 @@ pub fn detect(path: &Path) -> Result<Detected> {
         let mut reader = open_unwrapped(path, &wrapping)?;
         let prefix = read_prefix(&mut reader, SNIFF_LEN).map_err(|e| {
             let layer = wrapping.last().map_or("file", |w| w.name());
-            Error::input(path, format!("cannot read the {layer} data: {e}"))
+            InputError::io(path, format!("cannot read the {layer} data"), e)
         })?;
         let wrapper = if prefix.starts_with(&[0x1f, 0x8b]) {
             Some(Wrapping::Gzip)
@@ -175,7 +177,7 @@ pub fn detect(path: &Path) -> Result<Detected> {
         };
         if let Some(w) = wrapper {
             if wrapping.len() == MAX_WRAPPING {
-                return Err(Error::input(
+                return Err(InputError::invalid(
                     path,
                     format!("more than {MAX_WRAPPING} nested compression layers"),
                 ));
@@ -188,7 +190,7 @@ pub fn detect(path: &Path) -> Result<Detected> {
                 Some(w) => format!(" inside the {} data", w.name()),
                 None => String::new(),
             };
-            Error::input(path, format!("not a format arkdiff reads{inside}: {found}"))
+            InputError::invalid(path, format!("not a format arkdiff reads{inside}: {found}"))
         })?;
         return Ok(Detected { format, wrapping });
     }
@@ -393,13 +395,14 @@ impl Capture {
             warnings: Vec::new(),
         };
         let describe = capture.detected.describe();
-        let fail = |msg: String| Error::input(path, format!("{describe}: {msg}"));
+        let fail = |msg: String| InputError::invalid(path, msg).in_format(&describe);
+        let json = |e| InputError::new(path, Problem::Json(e)).in_format(&describe);
         match capture.detected.format {
             Format::HeapSnapshot => capture.heap = HeapKind::HeapSnapshot,
             Format::Htrace => capture.open_htrace()?,
             Format::Baseline => {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
-                let (heap, cpu) = crate::baseline::open(path, reader)?;
+                let (heap, cpu) = baseline::open(path, reader)?;
                 if let Some(a) = heap {
                     capture.heap = HeapKind::Aggregate(Box::new(a));
                 }
@@ -412,7 +415,7 @@ impl Capture {
             }
             Format::CpuProfile => {
                 let text = capture.read_all()?;
-                let raw = cpuprofile::parse(&text).map_err(|e| fail(e.to_string()))?;
+                let raw = cpuprofile::parse(&text).map_err(json)?;
                 capture.set_cpu(raw.build().map_err(fail)?, None);
             }
             Format::SelfProfile => {
@@ -422,7 +425,7 @@ impl Capture {
             }
             Format::TraceEvent => {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
-                let trace = trace_event::read(reader).map_err(|e| fail(e.to_string()))?;
+                let trace = trace_event::read(reader).map_err(json)?;
                 for w in &trace.warnings {
                     capture.warnings.push(format!("{}: {w}", path.display()));
                 }
@@ -434,7 +437,7 @@ impl Capture {
                 let profile = chosen
                     .into_raw()
                     .build()
-                    .map_err(|e| fail(format!("CPU profile {label}: {e}")))?;
+                    .map_err(|e| fail(e).in_part(format!("CPU profile {label}")))?;
                 capture.set_cpu(profile, Some(label));
             }
         }
@@ -446,10 +449,7 @@ impl Capture {
         open_unwrapped(&self.path, &self.detected.wrapping)?
             .read_to_end(&mut text)
             .map_err(|e| {
-                Error::input(
-                    &self.path,
-                    format!("{}: cannot read: {e}", self.detected.describe()),
-                )
+                InputError::io(&self.path, "cannot read", e).in_format(self.detected.describe())
             })?;
         Ok(text)
     }
@@ -477,10 +477,10 @@ impl Capture {
         };
         let len = file
             .metadata()
-            .map_err(|e| Error::input(&path, format!("cannot stat: {e}")))?
+            .map_err(|e| InputError::io(&path, "cannot stat", e))?
             .len();
         let mut index = Htrace::index(PosReader::new(&file), len)
-            .map_err(|e| Error::input(&path, format!("htrace: {e}")))?;
+            .map_err(|e| InputError::new(&path, Problem::Htrace(e)).in_format("htrace"))?;
         for w in &index.warnings {
             self.warnings.push(format!("{}: {w}", path.display()));
         }
@@ -504,7 +504,7 @@ impl Capture {
         }
         if index.snapshots.is_empty() {
             if self.cpu.is_none() {
-                return Err(Error::input(&path, no_snapshot_message(&index)));
+                return Err(InputError::invalid(&path, no_snapshot_message(&index)));
             }
         } else {
             self.heap = HeapKind::Htrace {
@@ -573,13 +573,13 @@ impl Capture {
     pub fn load(&self, i: usize, options: heapsnapshot::ParseOptions) -> Result<HeapSnapshot> {
         let mut snap = match &self.heap {
             HeapKind::Aggregate(_) => {
-                return Err(Error::input(
+                return Err(InputError::invalid(
                     &self.path,
                     "a baseline holds class totals, not a heap snapshot to parse",
                 ));
             }
             HeapKind::None => {
-                return Err(Error::input(
+                return Err(InputError::invalid(
                     &self.path,
                     format!("{} holds no heap snapshot", self.detected.describe()),
                 ));
@@ -598,7 +598,8 @@ impl Capture {
                     ..options
                 };
                 heapsnapshot::parse_with(reader, options).map_err(|e| {
-                    Error::input(&self.path, format!("{}: {e}", self.detected.describe()))
+                    InputError::new(&self.path, Problem::Json(e))
+                        .in_format(self.detected.describe())
                 })?
             }
             HeapKind::Htrace { file, index } => {
@@ -610,15 +611,16 @@ impl Capture {
                 };
                 let reader = index
                     .snapshot_reader(PosReader::new(file), i)
-                    .map_err(|e| Error::input(&self.path, format!("htrace: {e}")))?;
+                    .map_err(|e| {
+                        InputError::io(&self.path, "cannot read", e).in_format("htrace")
+                    })?;
                 heapsnapshot::parse_with(reader, options).map_err(|e| {
-                    Error::input(
-                        &self.path,
-                        format!(
-                            "htrace: heap snapshot {i} (records {} to {}), in its reassembled text {e}",
+                    InputError::new(&self.path, Problem::Json(e))
+                        .in_format("htrace")
+                        .in_part(format!(
+                            "heap snapshot {i} (records {} to {}, in its reassembled text)",
                             span.first_record, span.last_record
-                        ),
-                    )
+                        ))
                 })?
             }
         };
@@ -660,9 +662,9 @@ fn no_snapshot_message(index: &Htrace) -> String {
 fn decompress_to_temp(path: &Path, detected: &Detected) -> Result<File> {
     let mut reader = open_unwrapped(path, &detected.wrapping)?;
     let mut temp = tempfile::tempfile()
-        .map_err(|e| Error::input(path, format!("cannot create a temporary file: {e}")))?;
+        .map_err(|e| InputError::io(path, "cannot create a temporary file", e))?;
     io::copy(&mut reader, &mut temp)
-        .map_err(|e| Error::input(path, format!("{}: cannot read: {e}", detected.describe())))?;
+        .map_err(|e| InputError::io(path, "cannot read", e).in_format(detected.describe()))?;
     Ok(temp)
 }
 

@@ -8,8 +8,6 @@
 
 use hashbrown::HashMap;
 
-use super::heap::HeapSnapshot;
-
 /// The kind of an edge, as V8 (and ArkTS) name them in `snapshot.meta.edge_types`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -311,26 +309,6 @@ impl HeapGraph {
     pub fn node_name(&self, node: u32) -> Option<&str> {
         let labels = self.labels.as_ref()?;
         self.string(labels.node_names[node as usize])
-    }
-}
-
-impl HeapSnapshot {
-    /// How a node is shown in a retainer path: its class, with its name where the class
-    /// alone says little (functions, engine-internal objects, roots).
-    pub fn node_label(&self, node: u32) -> String {
-        let class = self.class_name(self.classes[node as usize]);
-        let name = self
-            .graph
-            .as_ref()
-            .and_then(|g| g.node_name(node))
-            .filter(|n| !n.is_empty() && *n != class);
-        match (class, name) {
-            ("(synthetic)" | "(system)" | "(array)" | "(compiled code)", Some(name)) => {
-                name.to_owned()
-            }
-            ("Function", Some(name)) => format!("Function {name}"),
-            _ => class.to_owned(),
-        }
     }
 }
 

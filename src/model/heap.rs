@@ -112,6 +112,26 @@ pub fn class_name(type_name: Option<&str>, raw_type: u64, name: &str, detached: 
     }
 }
 
+impl HeapSnapshot {
+    /// How a node is shown in a retainer path: its class, with its name where the class
+    /// alone says little (functions, engine-internal objects, roots).
+    pub fn node_label(&self, node: u32) -> String {
+        let class = self.class_name(self.classes[node as usize]);
+        let name = self
+            .graph
+            .as_ref()
+            .and_then(|g| g.node_name(node))
+            .filter(|n| !n.is_empty() && *n != class);
+        match (class, name) {
+            ("(synthetic)" | "(system)" | "(array)" | "(compiled code)", Some(name)) => {
+                name.to_owned()
+            }
+            ("Function", Some(name)) => format!("Function {name}"),
+            _ => class.to_owned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

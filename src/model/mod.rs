@@ -1,5 +1,7 @@
 //! Format-independent models that every reader produces.
 
+pub mod aggregate;
+pub mod change;
 pub mod column;
 pub mod cpu;
 pub mod graph;

@@ -73,38 +73,35 @@ fn entries(report: &Report, top: usize) -> Vec<Entry> {
         out.push(entry(
             "heap: total self size".to_owned(),
             Unit::Bytes,
-            t.size_head,
-            t.size_base,
-            t.size_delta,
+            t.size.head,
+            t.size.base,
+            t.size.delta(),
         ));
         out.push(entry(
             "heap: objects".to_owned(),
             Unit::Objects,
-            t.count_head,
-            t.count_base,
-            t.count_delta,
+            t.count.head,
+            t.count.base,
+            t.count.delta(),
         ));
         for c in heap.classes.iter().take(top) {
             let name = &c.name;
             out.push(entry(
                 format!("class {name}: self size"),
                 Unit::Bytes,
-                c.size_head,
-                c.size_base,
-                c.size_delta,
+                c.size.head,
+                c.size.base,
+                c.size.delta(),
             ));
             out.push(entry(
                 format!("class {name}: objects"),
                 Unit::Objects,
-                c.count_head,
-                c.count_base,
-                c.count_delta,
+                c.count.head,
+                c.count.base,
+                c.count.delta(),
             ));
-            if let Some(head) = c.retained_head {
-                let base = c.retained_base.unwrap_or(0);
-                let delta = c
-                    .retained_delta
-                    .unwrap_or_else(|| crate::diff::heap::delta(base, head));
+            if let Some(r) = c.retained.0 {
+                let (head, base, delta) = (r.head, r.base, r.delta());
                 out.push(entry(
                     format!("class {name}: retained size"),
                     Unit::Bytes,
@@ -119,16 +116,16 @@ fn entries(report: &Report, top: usize) -> Vec<Entry> {
         out.push(entry(
             "cpu: non-idle time".to_owned(),
             Unit::Micros,
-            cpu.duration_us_head,
-            cpu.duration_us_base,
-            cpu.duration_us_delta,
+            cpu.duration_us.head,
+            cpu.duration_us.base,
+            cpu.duration_us.delta(),
         ));
         out.push(entry(
             "cpu: garbage collector".to_owned(),
             Unit::Micros,
-            cpu.gc_us_head,
-            cpu.gc_us_base,
-            cpu.gc_us_delta,
+            cpu.gc_us.head,
+            cpu.gc_us.base,
+            cpu.gc_us.delta(),
         ));
         for f in cpu.functions.iter().take(top) {
             let location = match (f.url.is_empty(), f.line, f.column) {
@@ -140,9 +137,9 @@ fn entries(report: &Report, top: usize) -> Vec<Entry> {
             out.push(entry(
                 format!("function {}{location}: self time", f.name),
                 Unit::Micros,
-                f.self_us_head,
-                f.self_us_base,
-                f.self_us_delta,
+                f.self_us.head,
+                f.self_us.base,
+                f.self_us.delta(),
             ));
         }
     }

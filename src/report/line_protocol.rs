@@ -117,8 +117,8 @@ impl Render for LineProtocol {
         if let Some(heap) = &report.heap {
             let t = &heap.totals;
             for (side, count, size) in [
-                ("base", t.count_base, t.size_base),
-                ("head", t.count_head, t.size_head),
+                ("base", t.count.base, t.size.base),
+                ("head", t.count.head, t.size.head),
             ] {
                 text += &line(
                     "arkdiff_heap",
@@ -127,8 +127,8 @@ impl Render for LineProtocol {
                 );
             }
             for c in heap.classes.iter().take(self.top) {
-                let mut base = vec![("count", Int(c.count_base)), ("size", Int(c.size_base))];
-                if let Some(r) = c.retained_base {
+                let mut base = vec![("count", Int(c.count.base)), ("size", Int(c.size.base))];
+                if let Some(r) = c.retained.base() {
                     base.push(("retained", Int(r)));
                 }
                 text += &line(
@@ -136,8 +136,8 @@ impl Render for LineProtocol {
                     &[("class", &c.name), ("side", "base")],
                     &base,
                 );
-                let mut head = vec![("count", Int(c.count_head)), ("size", Int(c.size_head))];
-                if let Some(r) = c.retained_head {
+                let mut head = vec![("count", Int(c.count.head)), ("size", Int(c.size.head))];
+                if let Some(r) = c.retained.head() {
                     head.push(("retained", Int(r)));
                 }
                 if let Some(n) = c.new_count {
@@ -157,19 +157,19 @@ impl Render for LineProtocol {
             for (side, duration, idle, gc, program, samples) in [
                 (
                     "base",
-                    cpu.duration_us_base,
-                    cpu.idle_us_base,
-                    cpu.gc_us_base,
-                    cpu.program_us_base,
-                    cpu.samples_base,
+                    cpu.duration_us.base,
+                    cpu.idle_us.base,
+                    cpu.gc_us.base,
+                    cpu.program_us.base,
+                    cpu.samples.base,
                 ),
                 (
                     "head",
-                    cpu.duration_us_head,
-                    cpu.idle_us_head,
-                    cpu.gc_us_head,
-                    cpu.program_us_head,
-                    cpu.samples_head,
+                    cpu.duration_us.head,
+                    cpu.idle_us.head,
+                    cpu.gc_us.head,
+                    cpu.program_us.head,
+                    cpu.samples.head,
                 ),
             ] {
                 text += &line(
@@ -188,8 +188,8 @@ impl Render for LineProtocol {
                 let line_no = position(f.line);
                 let column = position(f.column);
                 for (side, self_us, total_us) in [
-                    ("base", f.self_us_base, f.total_us_base),
-                    ("head", f.self_us_head, f.total_us_head),
+                    ("base", f.self_us.base, f.total_us.base),
+                    ("head", f.self_us.head, f.total_us.head),
                 ] {
                     text += &line(
                         "arkdiff_function",
@@ -223,9 +223,10 @@ impl Render for LineProtocol {
 
 #[cfg(test)]
 pub(super) mod fixture {
+    use crate::model::change::Change;
     use crate::report::{
-        ClassJson, CpuSection, FunctionJson, GateSection, HeapSection, Report, Side, Tool,
-        TotalsJson, ViolationJson,
+        BaseHead, ClassJson, Compared, CpuSection, FunctionJson, GateSection, HeapSection,
+        MaybeCompared, Report, Side, Tool, TotalsJson, ViolationJson,
     };
 
     fn side(path: &str) -> Side {
@@ -243,19 +244,13 @@ pub(super) mod fixture {
     fn class(name: &str, counts: (u64, u64), sizes: (u64, u64)) -> ClassJson {
         ClassJson {
             name: name.to_owned(),
-            count_base: counts.0,
-            count_head: counts.1,
-            count_delta: counts.1.cast_signed() - counts.0.cast_signed(),
-            size_base: sizes.0,
-            size_head: sizes.1,
-            size_delta: sizes.1.cast_signed() - sizes.0.cast_signed(),
+            count: Compared(Change::new(counts.0, counts.1)),
+            size: Compared(Change::new(sizes.0, sizes.1)),
             new_count: None,
             deleted_count: None,
             alloc_size: None,
             freed_size: None,
-            retained_base: None,
-            retained_head: None,
-            retained_delta: None,
+            retained: MaybeCompared(None),
         }
     }
 
@@ -265,12 +260,8 @@ pub(super) mod fixture {
             url: url.to_owned(),
             line: at.0,
             column: at.1,
-            self_us_base: selfs.0,
-            self_us_head: selfs.1,
-            self_us_delta: selfs.1.cast_signed() - selfs.0.cast_signed(),
-            total_us_base: selfs.0 * 2,
-            total_us_head: selfs.1 * 2,
-            total_us_delta: (selfs.1.cast_signed() - selfs.0.cast_signed()) * 2,
+            self_us: Compared(Change::new(selfs.0, selfs.1)),
+            total_us: Compared(Change::new(selfs.0 * 2, selfs.1 * 2)),
         }
     }
 
@@ -292,9 +283,7 @@ pub(super) mod fixture {
         let mut leak = class("a,b=c d", (10, 40), (1000, 4000));
         leak.new_count = Some(35);
         leak.deleted_count = Some(5);
-        leak.retained_base = Some(1500);
-        leak.retained_head = Some(6000);
-        leak.retained_delta = Some(4500);
+        leak.retained = MaybeCompared(Some(Change::new(1500, 6000)));
         Report {
             schema_version: 1,
             tool: Tool {
@@ -308,12 +297,8 @@ pub(super) mod fixture {
                 id_matching: "same-process",
                 id_check: None,
                 totals: TotalsJson {
-                    count_base: 100,
-                    count_head: 130,
-                    count_delta: 30,
-                    size_base: 10_000,
-                    size_head: 13_000,
-                    size_delta: 3000,
+                    count: Compared(Change::new(100, 130)),
+                    size: Compared(Change::new(10_000, 13_000)),
                 },
                 retained: true,
                 classes: vec![
@@ -326,19 +311,11 @@ pub(super) mod fixture {
             }),
             cpu: Some(CpuSection {
                 flame: None,
-                duration_us_base: 900_000,
-                duration_us_head: 1_200_000,
-                duration_us_delta: 300_000,
-                idle_us_base: 50,
-                idle_us_head: 60,
-                gc_us_base: 2000,
-                gc_us_head: 5000,
-                gc_us_delta: 3000,
-                program_us_base: 700,
-                program_us_head: 800,
-                program_us_delta: 100,
-                samples_base: 1000,
-                samples_head: 1300,
+                duration_us: Compared(Change::new(900_000, 1_200_000)),
+                idle_us: BaseHead(Change::new(50, 60)),
+                gc_us: Compared(Change::new(2000, 5000)),
+                program_us: Compared(Change::new(700, 800)),
+                samples: BaseHead(Change::new(1000, 1300)),
                 scale: None,
                 categories: Vec::new(),
                 functions: vec![

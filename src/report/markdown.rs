@@ -143,20 +143,20 @@ impl Markdown {
             out,
             &[
                 "Objects".into(),
-                format_count(t.count_base),
-                format_count(t.count_head),
-                format_count_delta(t.count_delta),
-                percent_change(t.count_base, t.count_delta),
+                format_count(t.count.base),
+                format_count(t.count.head),
+                format_count_delta(t.count.delta()),
+                percent_change(t.count.base, t.count.delta()),
             ],
         )?;
         row(
             out,
             &[
                 "Self size".into(),
-                format_size(t.size_base),
-                format_size(t.size_head),
-                format_size_delta(t.size_delta),
-                percent_change(t.size_base, t.size_delta),
+                format_size(t.size.base),
+                format_size(t.size.head),
+                format_size_delta(t.size.delta()),
+                percent_change(t.size.base, t.size.delta()),
             ],
         )?;
         writeln!(out)?;
@@ -180,12 +180,12 @@ impl Markdown {
                     out,
                     &[
                         code(&c.name),
-                        format_count(c.count_head),
-                        format_count_delta(c.count_delta),
-                        format_size(c.size_head),
-                        format_size_delta(c.size_delta),
-                        opt(c.retained_head, format_size),
-                        opt_delta(c.retained_delta, format_size_delta),
+                        format_count(c.count.head),
+                        format_count_delta(c.count.delta()),
+                        format_size(c.size.head),
+                        format_size_delta(c.size.delta()),
+                        opt(c.retained.head(), format_size),
+                        opt_delta(c.retained.delta(), format_size_delta),
                         opt(c.new_count, format_count),
                         opt(c.deleted_count, format_count),
                     ],
@@ -269,15 +269,15 @@ impl Markdown {
         for (name, base, head, delta) in [
             (
                 "Non-idle time",
-                cpu.duration_us_base,
-                cpu.duration_us_head,
-                cpu.duration_us_delta,
+                cpu.duration_us.base,
+                cpu.duration_us.head,
+                cpu.duration_us.delta(),
             ),
             (
                 "Garbage collector",
-                cpu.gc_us_base,
-                cpu.gc_us_head,
-                cpu.gc_us_delta,
+                cpu.gc_us.base,
+                cpu.gc_us.head,
+                cpu.gc_us.delta(),
             ),
         ] {
             row(
@@ -326,11 +326,11 @@ impl Markdown {
                         } else {
                             code(&at)
                         },
-                        format_us(f.self_us_base),
-                        format_us(f.self_us_head),
-                        format_us_delta(f.self_us_delta),
-                        percent_change(f.self_us_base, f.self_us_delta),
-                        format_us_delta(f.total_us_delta),
+                        format_us(f.self_us.base),
+                        format_us(f.self_us.head),
+                        format_us_delta(f.self_us.delta()),
+                        percent_change(f.self_us.base, f.self_us.delta()),
+                        format_us_delta(f.total_us.delta()),
                     ],
                 )?;
             }

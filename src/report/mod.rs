@@ -13,11 +13,12 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::analyze::{ClassDetail, HeapResult};
+use crate::diff::HeapResult;
 use crate::diff::cpu::CpuDiff;
+use crate::diff::explain::ClassDetail;
 use crate::diff::flame::Flame;
-use crate::diff::heap::Retained;
 use crate::gate::Verdict;
+use crate::model::change::Change;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
 };
@@ -142,9 +143,8 @@ pub struct SuspectJson {
 #[derive(Debug, Clone, Serialize)]
 pub struct ExplainJson {
     pub name: String,
-    pub retained_base: Option<u64>,
-    pub retained_head: Option<u64>,
-    pub retained_delta: Option<i64>,
+    #[serde(flatten, with = "retained")]
+    pub retained: MaybeCompared,
     #[serde(flatten)]
     pub path: PathJson,
 }
@@ -180,55 +180,131 @@ pub struct IdCheckJson {
     pub mismatched_ids: u64,
 }
 
+// Every compared quantity is a [`Change`], written flat under its prefix:
+// `count_base`, `count_head`, `count_delta`.
+serde_with::with_prefix!(count "count_");
+serde_with::with_prefix!(size "size_");
+serde_with::with_prefix!(retained "retained_");
+serde_with::with_prefix!(duration_us "duration_us_");
+serde_with::with_prefix!(idle_us "idle_us_");
+serde_with::with_prefix!(gc_us "gc_us_");
+serde_with::with_prefix!(program_us "program_us_");
+serde_with::with_prefix!(samples "samples_");
+serde_with::with_prefix!(us "us_");
+serde_with::with_prefix!(self_us "self_us_");
+serde_with::with_prefix!(total_us "total_us_");
+
+/// A [`Change`] as the report writes it: `base`, `head` and `delta`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compared(pub Change);
+
+/// A [`Change`] that may be unknown (a retained size without the object graphs): `base`,
+/// `head` and `delta`, all null when unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaybeCompared(pub Option<Change>);
+
+/// A [`Change`] whose delta the report leaves out (idle time, sample counts, flame graph
+/// nodes): `base` and `head`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BaseHead(pub Change);
+
+impl Serialize for Compared {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        MaybeCompared(Some(self.0)).serialize(s)
+    }
+}
+
+impl Serialize for MaybeCompared {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Change", 3)?;
+        st.serialize_field("base", &self.0.map(|c| c.base))?;
+        st.serialize_field("head", &self.0.map(|c| c.head))?;
+        st.serialize_field("delta", &self.0.map(Change::delta))?;
+        st.end()
+    }
+}
+
+impl Serialize for BaseHead {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Change", 2)?;
+        st.serialize_field("base", &self.0.base)?;
+        st.serialize_field("head", &self.0.head)?;
+        st.end()
+    }
+}
+
+impl MaybeCompared {
+    pub fn base(self) -> Option<u64> {
+        self.0.map(|c| c.base)
+    }
+
+    pub fn head(self) -> Option<u64> {
+        self.0.map(|c| c.head)
+    }
+
+    pub fn delta(self) -> Option<i64> {
+        self.0.map(Change::delta)
+    }
+}
+
+impl std::ops::Deref for Compared {
+    type Target = Change;
+    fn deref(&self) -> &Change {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for BaseHead {
+    type Target = Change;
+    fn deref(&self) -> &Change {
+        &self.0
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TotalsJson {
-    pub count_base: u64,
-    pub count_head: u64,
-    pub count_delta: i64,
-    pub size_base: u64,
-    pub size_head: u64,
-    pub size_delta: i64,
+    #[serde(flatten, with = "count")]
+    pub count: Compared,
+    /// Self size.
+    #[serde(flatten, with = "size")]
+    pub size: Compared,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassJson {
     pub name: String,
-    pub count_base: u64,
-    pub count_head: u64,
-    pub count_delta: i64,
-    pub size_base: u64,
-    pub size_head: u64,
-    pub size_delta: i64,
+    #[serde(flatten, with = "count")]
+    pub count: Compared,
+    #[serde(flatten, with = "size")]
+    pub size: Compared,
     pub new_count: Option<u64>,
     pub deleted_count: Option<u64>,
     pub alloc_size: Option<u64>,
     pub freed_size: Option<u64>,
     /// Retained size: the class's instances' retained sizes, an instance inside another
     /// of the same class counted once; null when not computed.
-    pub retained_base: Option<u64>,
-    pub retained_head: Option<u64>,
-    pub retained_delta: Option<i64>,
+    #[serde(flatten, with = "retained")]
+    pub retained: MaybeCompared,
 }
 
 /// The CPU diff: times in microseconds (semantics.md §4).
 #[derive(Debug, Clone, Serialize)]
 pub struct CpuSection {
     /// Non-idle time.
-    pub duration_us_base: u64,
-    pub duration_us_head: u64,
-    pub duration_us_delta: i64,
-    pub idle_us_base: u64,
-    pub idle_us_head: u64,
+    #[serde(flatten, with = "duration_us")]
+    pub duration_us: Compared,
+    #[serde(flatten, with = "idle_us")]
+    pub idle_us: BaseHead,
     /// Self time of `(garbage collector)`.
-    pub gc_us_base: u64,
-    pub gc_us_head: u64,
-    pub gc_us_delta: i64,
+    #[serde(flatten, with = "gc_us")]
+    pub gc_us: Compared,
     /// Self time of `(program)`.
-    pub program_us_base: u64,
-    pub program_us_head: u64,
-    pub program_us_delta: i64,
-    pub samples_base: u64,
-    pub samples_head: u64,
+    #[serde(flatten, with = "program_us")]
+    pub program_us: Compared,
+    #[serde(flatten, with = "samples")]
+    pub samples: BaseHead,
     /// With `--normalize`: the factor BASE's times were multiplied by; otherwise null.
     pub scale: Option<f64>,
     /// Category totals carried by ArkTS profiles (`gcTime`, `napiTime`, …).
@@ -272,10 +348,10 @@ pub struct FlameNodeJson {
     pub frame: usize,
     /// Index into `nodes`; null for the root.
     pub parent: Option<usize>,
-    pub self_us_base: u64,
-    pub self_us_head: u64,
-    pub total_us_base: u64,
-    pub total_us_head: u64,
+    #[serde(flatten, with = "self_us")]
+    pub self_us: BaseHead,
+    #[serde(flatten, with = "total_us")]
+    pub total_us: BaseHead,
 }
 
 impl FlameJson {
@@ -300,10 +376,8 @@ impl FlameJson {
                 .map(|n| FlameNodeJson {
                     frame: n.frame,
                     parent: n.parent,
-                    self_us_base: n.base.self_us,
-                    self_us_head: n.head.self_us,
-                    total_us_base: n.base.total_us,
-                    total_us_head: n.head.total_us,
+                    self_us: BaseHead(n.self_us),
+                    total_us: BaseHead(n.total_us),
                 })
                 .collect(),
         }
@@ -313,9 +387,8 @@ impl FlameJson {
 #[derive(Debug, Clone, Serialize)]
 pub struct CategoryJson {
     pub name: String,
-    pub us_base: u64,
-    pub us_head: u64,
-    pub us_delta: i64,
+    #[serde(flatten, with = "us")]
+    pub us: Compared,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -325,39 +398,27 @@ pub struct FunctionJson {
     /// 1-based; 0 when unknown.
     pub line: u32,
     pub column: u32,
-    pub self_us_base: u64,
-    pub self_us_head: u64,
-    pub self_us_delta: i64,
-    pub total_us_base: u64,
-    pub total_us_head: u64,
-    pub total_us_delta: i64,
+    #[serde(flatten, with = "self_us")]
+    pub self_us: Compared,
+    #[serde(flatten, with = "total_us")]
+    pub total_us: Compared,
 }
 
 impl CpuSection {
     pub fn from_diff(d: &CpuDiff, flame: Option<&Flame>) -> CpuSection {
         CpuSection {
-            duration_us_base: d.duration_us.base,
-            duration_us_head: d.duration_us.head,
-            duration_us_delta: d.duration_us.delta(),
-            idle_us_base: d.idle_us.base,
-            idle_us_head: d.idle_us.head,
-            gc_us_base: d.gc_us.base,
-            gc_us_head: d.gc_us.head,
-            gc_us_delta: d.gc_us.delta(),
-            program_us_base: d.program_us.base,
-            program_us_head: d.program_us.head,
-            program_us_delta: d.program_us.delta(),
-            samples_base: d.samples.base,
-            samples_head: d.samples.head,
+            duration_us: Compared(d.duration_us),
+            idle_us: BaseHead(d.idle_us),
+            gc_us: Compared(d.gc_us),
+            program_us: Compared(d.program_us),
+            samples: BaseHead(d.samples),
             scale: d.scale,
             categories: d
                 .categories
                 .iter()
                 .map(|c| CategoryJson {
                     name: c.name.clone(),
-                    us_base: c.us.base,
-                    us_head: c.us.head,
-                    us_delta: c.us.delta(),
+                    us: Compared(c.us),
                 })
                 .collect(),
             functions: d
@@ -368,12 +429,8 @@ impl CpuSection {
                     url: f.frame.url.clone(),
                     line: f.frame.line,
                     column: f.frame.column,
-                    self_us_base: f.base.self_us,
-                    self_us_head: f.head.self_us,
-                    self_us_delta: f.self_delta(),
-                    total_us_base: f.base.total_us,
-                    total_us_head: f.head.total_us,
-                    total_us_delta: f.total_delta(),
+                    self_us: Compared(f.self_us),
+                    total_us: Compared(f.total_us),
                 })
                 .collect(),
             flame: flame.map(FlameJson::from_flame),
@@ -516,7 +573,7 @@ impl HeapSection {
                     count_steps: s.count_steps(),
                     retained_size: detail.retained.map(|r| r.head),
                     retained_base: detail.retained.map(|r| r.base),
-                    retained_delta: detail.retained.map(Retained::delta),
+                    retained_delta: detail.retained.map(Change::delta),
                     path: PathJson::from_detail(detail),
                 })
                 .collect(),
@@ -528,12 +585,8 @@ impl HeapSection {
                 mismatched_ids: c.mismatched_ids,
             }),
             totals: TotalsJson {
-                count_base: d.base_totals.count,
-                count_head: d.head_totals.count,
-                count_delta: crate::diff::heap::delta(d.base_totals.count, d.head_totals.count),
-                size_base: d.base_totals.size,
-                size_head: d.head_totals.size,
-                size_delta: crate::diff::heap::delta(d.base_totals.size, d.head_totals.size),
+                count: Compared(d.count),
+                size: Compared(d.size),
             },
             retained: r.retained,
             classes: d
@@ -541,19 +594,13 @@ impl HeapSection {
                 .iter()
                 .map(|c| ClassJson {
                     name: c.name.clone(),
-                    count_base: c.count_base,
-                    count_head: c.count_head,
-                    count_delta: c.count_delta(),
-                    size_base: c.size_base,
-                    size_head: c.size_head,
-                    size_delta: c.size_delta(),
+                    count: Compared(c.count),
+                    size: Compared(c.size),
                     new_count: c.objects.map(|o| o.new_count),
                     deleted_count: c.objects.map(|o| o.deleted_count),
                     alloc_size: c.objects.map(|o| o.alloc_size),
                     freed_size: c.objects.map(|o| o.freed_size),
-                    retained_base: c.retained.map(|r| r.base),
-                    retained_head: c.retained.map(|r| r.head),
-                    retained_delta: c.retained.map(Retained::delta),
+                    retained: MaybeCompared(c.retained),
                 })
                 .collect(),
             trend,
@@ -562,9 +609,7 @@ impl HeapSection {
                 .iter()
                 .map(|c| ExplainJson {
                     name: c.name.clone(),
-                    retained_base: c.retained.map(|r| r.base),
-                    retained_head: c.retained.map(|r| r.head),
-                    retained_delta: c.retained.map(Retained::delta),
+                    retained: MaybeCompared(c.retained),
                     path: PathJson::from_detail(c),
                 })
                 .collect(),

@@ -82,12 +82,12 @@ fn function_row(f: &FunctionJson, full: bool) -> Vec<String> {
     vec![
         f.name.clone(),
         location(f, full),
-        format_us(f.self_us_base),
-        format_us(f.self_us_head),
-        format_us_delta(f.self_us_delta),
-        percent_change(f.self_us_base, f.self_us_delta),
-        format_us(f.total_us_head),
-        format_us_delta(f.total_us_delta),
+        format_us(f.self_us.base),
+        format_us(f.self_us.head),
+        format_us_delta(f.self_us.delta()),
+        percent_change(f.self_us.base, f.self_us.delta()),
+        format_us(f.total_us.head),
+        format_us_delta(f.total_us.delta()),
     ]
 }
 
@@ -96,15 +96,15 @@ impl TableRenderer {
         writeln!(
             out,
             "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
-            format_us(cpu.duration_us_base),
-            format_us(cpu.duration_us_head),
-            format_us_delta(cpu.duration_us_delta),
-            percent_change(cpu.duration_us_base, cpu.duration_us_delta),
-            format_us(cpu.gc_us_base),
-            format_us(cpu.gc_us_head),
-            format_us_delta(cpu.gc_us_delta),
-            format_count(cpu.samples_base),
-            format_count(cpu.samples_head),
+            format_us(cpu.duration_us.base),
+            format_us(cpu.duration_us.head),
+            format_us_delta(cpu.duration_us.delta()),
+            percent_change(cpu.duration_us.base, cpu.duration_us.delta()),
+            format_us(cpu.gc_us.base),
+            format_us(cpu.gc_us.head),
+            format_us_delta(cpu.gc_us.delta()),
+            format_count(cpu.samples.base),
+            format_count(cpu.samples.head),
         )?;
         if let Some(scale) = cpu.scale {
             writeln!(
@@ -115,14 +115,14 @@ impl TableRenderer {
         let categories: Vec<String> = cpu
             .categories
             .iter()
-            .filter(|c| c.us_base > 0 || c.us_head > 0)
+            .filter(|c| c.us.base > 0 || c.us.head > 0)
             .map(|c| {
                 format!(
                     "{} {} -> {} ({})",
                     c.name,
-                    format_us(c.us_base),
-                    format_us(c.us_head),
-                    format_us_delta(c.us_delta)
+                    format_us(c.us.base),
+                    format_us(c.us.head),
+                    format_us_delta(c.us.delta())
                 )
             })
             .collect();
@@ -202,12 +202,12 @@ pub(super) const CLASS_COLUMNS: [&str; 9] = [
 fn class_row(c: &ClassJson) -> Vec<String> {
     vec![
         c.name.clone(),
-        format_count(c.count_head),
-        format_count_delta(c.count_delta),
-        format_size(c.size_head),
-        format_size_delta(c.size_delta),
-        opt_size(c.retained_head),
-        opt_size_delta(c.retained_delta),
+        format_count(c.count.head),
+        format_count_delta(c.count.delta()),
+        format_size(c.size.head),
+        format_size_delta(c.size.delta()),
+        opt_size(c.retained.head()),
+        opt_size_delta(c.retained.delta()),
         opt_count(c.new_count),
         opt_count(c.deleted_count),
     ]
@@ -337,12 +337,12 @@ impl Render for TableRenderer {
             writeln!(
                 out,
                 "heap: {} objects, {} -> {} objects, {} ({}, {})",
-                format_count(t.count_base),
-                format_size(t.size_base),
-                format_count(t.count_head),
-                format_size(t.size_head),
-                format_count_delta(t.count_delta),
-                format_size_delta(t.size_delta),
+                format_count(t.count.base),
+                format_size(t.size.base),
+                format_count(t.count.head),
+                format_size(t.size.head),
+                format_count_delta(t.count.delta()),
+                format_size_delta(t.size.delta()),
             )?;
             match &heap.id_check {
                 Some(c) if heap.id_matching == "disjoint" => writeln!(

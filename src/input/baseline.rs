@@ -1,20 +1,16 @@
-//! Baselines: a capture's class totals and function times in a small JSON file
-//! (`arkdiff summarize`), which later runs compare with as they would with the capture,
-//! at class level (no ids are kept).
+//! The baseline format: a capture's class totals and function times in a small JSON file
+//! (written by `arkdiff summarize`), which later runs compare with as they would with the
+//! capture, at class level (no ids are kept).
 
 use std::io::{Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::SummarizeArgs;
-use crate::diff::trend::Aggregate;
-use crate::error::{Error, Result};
-use crate::input::Capture;
-use crate::input::heapsnapshot::ParseOptions;
+use super::error::{InputError, Result};
+use crate::model::aggregate::Aggregate;
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
 use crate::model::heap::Totals;
-use crate::{ExitStatus, resolve_index, write_output};
 
 /// The value of `kind`, which tells a baseline from other JSON.
 pub const KIND: &str = "arkdiff-baseline";
@@ -276,137 +272,14 @@ fn json<T: Serialize + ?Sized>(v: &T) -> std::io::Result<String> {
     Ok(serde_json::to_string(v)?)
 }
 
-/// Summarizes a capture into a baseline.
-pub fn make(capture: &Capture, snapshot: Option<usize>) -> Result<Baseline> {
-    let heap = snapshot
-        .map(|i| -> Result<HeapTotals> {
-            let snap = capture.load(i, ParseOptions::default())?;
-            let aggregate = Aggregate::of(&snap);
-            let mut classes: Vec<ClassTotal> = aggregate
-                .classes
-                .into_iter()
-                .map(|(name, t)| ClassTotal {
-                    name,
-                    count: t.count,
-                    size: t.size,
-                })
-                .collect();
-            classes.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name)));
-            Ok(HeapTotals {
-                count: aggregate.totals.count,
-                size: aggregate.totals.size,
-                classes,
-            })
-        })
-        .transpose()?;
-    let cpu = capture.cpu.as_ref().map(|c| {
-        let t = c.times(false);
-        let mut functions: Vec<(Frame, FunctionTime)> = t.functions.into_iter().collect();
-        functions.sort_by(|(fa, a), (fb, b)| {
-            (b.self_us, b.total_us)
-                .cmp(&(a.self_us, a.total_us))
-                .then_with(|| fa.cmp(fb))
-        });
-        CpuTotals {
-            duration_us: t.duration_us,
-            idle_us: t.idle_us,
-            gc_us: t.gc_us,
-            program_us: t.program_us,
-            samples: t.samples,
-            categories: t
-                .categories
-                .into_iter()
-                .map(|(name, us)| CategoryTotal { name, us })
-                .collect(),
-            functions: functions
-                .into_iter()
-                .map(|(f, t)| FunctionTotal {
-                    name: f.name,
-                    url: f.url,
-                    line: f.line,
-                    column: f.column,
-                    self_us: t.self_us,
-                    total_us: t.total_us,
-                })
-                .collect(),
-        }
-    });
-    Ok(Baseline {
-        kind: KIND.into(),
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "arkdiff".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        source: Source {
-            path: capture.path.display().to_string(),
-            format: capture.detected.describe(),
-            snapshot_index: snapshot,
-            snapshot_count: capture.snapshot_count(),
-            start_time_ns: snapshot.and_then(|i| capture.snapshot_info(i).start_time_ns),
-            profile: capture.cpu.as_ref().and_then(|c| c.label.clone()),
-        },
-        heap,
-        cpu,
-    })
-}
-
-/// `arkdiff summarize`: prints any error and returns the exit status.
-pub fn summarize(args: &SummarizeArgs) -> ExitStatus {
-    match run(args) {
-        Ok(()) => ExitStatus::Success,
-        Err(e) => {
-            eprintln!("arkdiff: error: {e}");
-            ExitStatus::Error
-        }
-    }
-}
-
-fn run(args: &SummarizeArgs) -> Result<()> {
-    let pick = args.profile.pick()?;
-    // The spinner clears itself when dropped, on every way out.
-    let bar = crate::progress(args.quiet);
-    bar.set_message("reading the capture");
-    let capture = Capture::open(&args.input, &pick)?;
-    if capture.is_baseline() {
-        return Err(Error::input(
-            &args.input,
-            "is already a baseline; summarize the capture it was made from",
-        ));
-    }
-    let snapshot = match (capture.snapshot_count(), args.snapshot) {
-        (0, Some(_)) => {
-            return Err(Error::input(
-                &args.input,
-                format!(
-                    "--snapshot is given, but {} holds {}",
-                    capture.detected.describe(),
-                    capture.contents()
-                ),
-            ));
-        }
-        (0, None) => None,
-        (_, n) => Some(resolve_index(&capture, "--snapshot", n.unwrap_or(-1))?),
-    };
-    bar.set_message("summarizing");
-    let baseline = make(&capture, snapshot)?;
-    bar.finish_and_clear();
-    if !args.quiet {
-        for w in capture.warnings() {
-            eprintln!("arkdiff: warning: {w}");
-        }
-    }
-    write_output(args.output.as_deref(), |out| baseline.write(out))
-}
-
 /// Reads a baseline file through its compression layers.
 pub fn open(path: &Path, reader: impl Read) -> Result<(Option<Aggregate>, Option<ProfileTimes>)> {
-    let b = Baseline::read(reader).map_err(|e| Error::input(path, format!("baseline: {e}")))?;
+    let b =
+        Baseline::read(reader).map_err(|e| InputError::invalid(path, e).in_format("baseline"))?;
     if b.heap.is_none() && b.cpu.is_none() {
-        return Err(Error::input(
-            path,
-            "baseline: it holds neither heap nor CPU totals",
-        ));
+        return Err(
+            InputError::invalid(path, "it holds neither heap nor CPU totals").in_format("baseline"),
+        );
     }
     Ok((b.aggregate(), b.times()))
 }

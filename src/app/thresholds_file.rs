@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::{Error, Result};
+use super::error::{Error, Result};
 use crate::gate::Rule;
 use crate::units::{
     Limit, parse_count_limit, parse_duration, parse_duration_limit, parse_size, parse_size_limit,

@@ -1,0 +1,357 @@
+//! The application layer: plans what to compare, opens the inputs, picks the snapshots,
+//! runs the comparisons, the gate and the renderers, and writes the outputs. The core
+//! layers below it (`input` → `model` → `analysis` → `diff` → `gate` → `report`) do no
+//! planning and no output of their own.
+
+pub mod error;
+pub mod heap;
+pub mod options;
+pub mod output;
+pub mod summarize;
+pub mod thresholds_file;
+
+use std::io::IsTerminal;
+
+use crate::diff::cpu::CpuDiff;
+use crate::diff::flame::Flame;
+use crate::gate::{self, Status};
+use crate::input::Capture;
+use crate::input::trace_event::ProfilePick;
+use crate::report::{self, CpuSection, GateSection, HeapSection, Report, Side, Tool};
+use error::{Error, Result};
+use options::Config;
+use summarize::Summarize;
+
+/// What the command line asks for.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// Compare captures (and gate them).
+    Compare(Box<Config>),
+    /// Write a capture's totals as a baseline.
+    Summarize(Summarize),
+}
+
+/// Carries out a request. Errors are returned, not printed: the caller reports them.
+pub fn run(request: &Request) -> Result<ExitStatus> {
+    match request {
+        Request::Compare(config) => compare(config),
+        Request::Summarize(s) => summarize::run(s).map(|()| ExitStatus::Success),
+    }
+}
+
+/// How a run ended; `main` turns it into the process exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// No fail-level threshold exceeded.
+    Success = 0,
+    /// At least one fail-level threshold exceeded.
+    Failure = 1,
+    /// Bad usage, unreadable or malformed input, or an internal error.
+    Error = 2,
+}
+
+/// A spinner on stderr while inputs are read; drawn only when stderr is a terminal.
+pub fn progress(quiet: bool) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar =
+        indicatif::ProgressBar::new_spinner().with_finish(indicatif::ProgressFinish::AndClear);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+/// Opens every input, in parallel (Trace Event files can be large); the first error in
+/// input order wins.
+fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capture>> {
+    let opened: Vec<Result<Capture>> = std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .iter()
+            .map(|p| s.spawn(move || Capture::open(p, pick).map_err(Error::from)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Internal("a reader thread panicked".into())))
+            })
+            .collect()
+    });
+    opened.into_iter().collect()
+}
+
+/// Compares the inputs of `config`, writes the reports and returns the gate's verdict.
+fn compare(config: &Config) -> Result<ExitStatus> {
+    let bar = progress(config.quiet);
+    bar.set_message("reading inputs");
+    let opened = open_all(&config.inputs, &config.cpu.profile_pick);
+    let captures = match opened {
+        Ok(c) => c,
+        Err(e) => {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    };
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    let one_file = captures.len() == 1;
+    let mut warnings: Vec<String> = captures.iter().flat_map(Capture::warnings).collect();
+
+    let picked_snapshots = config.picks_snapshots();
+    let compare_heap = first.snapshot_count() > 0
+        && last.snapshot_count() > 0
+        && (!one_file || first.snapshot_count() >= 2 || picked_snapshots);
+    let compare_cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
+    let checked = if compare_heap || compare_cpu {
+        check_inputs(config, &captures, compare_heap, compare_cpu, &mut warnings)
+    } else {
+        Err(nothing_to_compare(first, last, one_file))
+    };
+    if let Err(e) = checked {
+        bar.finish_and_clear();
+        print_warnings(config, &warnings);
+        return Err(e);
+    }
+
+    let heap = compare_heap
+        .then(|| heap::compare_heaps(config, &captures, &bar))
+        .transpose();
+    bar.finish_and_clear();
+    let mut heap = heap?;
+    if let Some(h) = &mut heap {
+        warnings.append(&mut h.warnings);
+    }
+    let (cpu, flame): (Option<CpuDiff>, Option<Flame>) = match (&first.cpu, &last.cpu) {
+        (Some(b), Some(h)) if compare_cpu => {
+            let strip = config.cpu.strip_url_query;
+            let ((base_times, base_profile), (head_times, head_profile)) =
+                (b.read(strip), h.read(strip));
+            let d = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
+            // The merged call trees need stacks, which a baseline does not keep.
+            let flame = base_profile
+                .zip(head_profile)
+                .map(|(b, h)| crate::diff::flame::flame(&b, &h, d.scale));
+            (Some(d), flame)
+        }
+        _ => (None, None),
+    };
+    if let Some(c) = &cpu
+        && config.cpu.normalize
+        && c.scale.is_none()
+    {
+        warnings.push("--normalize: BASE has no non-idle CPU time, so nothing was scaled".into());
+    }
+
+    let verdict = gate::evaluate(
+        heap.as_ref().map(|h| &h.diff),
+        heap.as_ref()
+            .and_then(|h| h.trend.as_ref())
+            .map(|t| &t.trend),
+        cpu.as_ref(),
+        &config.thresholds,
+    );
+    let (base_index, head_index) = match &heap {
+        Some(h) => (Some(h.indexes.0), Some(h.indexes.1)),
+        None => (None, None),
+    };
+    let report = Report {
+        schema_version: report::SCHEMA_VERSION,
+        tool: Tool {
+            name: "arkdiff",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        base: side(first, base_index, compare_cpu),
+        head: side(last, head_index, compare_cpu),
+        warnings,
+        heap: heap.as_ref().map(HeapSection::from_result),
+        cpu: cpu
+            .as_ref()
+            .map(|c| CpuSection::from_diff(c, flame.as_ref())),
+        gate: GateSection::from_verdict(
+            &verdict,
+            config.config_path.as_ref().map(|p| p.display().to_string()),
+        ),
+    };
+    print_warnings(config, &report.warnings);
+    output::write_reports(config, &report)?;
+    Ok(match verdict.status {
+        Status::Fail if !config.exit_zero => ExitStatus::Failure,
+        _ => ExitStatus::Success,
+    })
+}
+
+fn print_warnings(config: &Config, warnings: &[String]) {
+    if !config.quiet {
+        for w in warnings {
+            eprintln!("arkdiff: warning: {w}");
+        }
+    }
+}
+
+/// Warns about data that only one side has or that is not used, and refuses options and
+/// thresholds that ask for data the inputs do not carry (a gate must not pass on it).
+fn check_inputs(
+    config: &Config,
+    captures: &[Capture],
+    compare_heap: bool,
+    compare_cpu: bool,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    let one_file = captures.len() == 1;
+    if !one_file {
+        let lacks_cpu = |c: &Capture| {
+            if c.cpu_unreadable {
+                format!("the CPU profile of {} is unreadable", c.path.display())
+            } else {
+                format!("{} holds no CPU profile", c.path.display())
+            }
+        };
+        // The side that lacks what the other side has, if one does.
+        let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
+            (true, false) => Some(last),
+            (false, true) => Some(first),
+            _ => None,
+        };
+        warnings.extend(
+            lacking(|c| c.cpu.is_some())
+                .map(|c| format!("{}, so CPU time is not compared", lacks_cpu(c))),
+        );
+        warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
+            format!(
+                "{} holds no heap snapshot, so the heap is not compared",
+                c.path.display()
+            )
+        }));
+    }
+    if compare_cpu && captures.len() > 2 {
+        warnings.push(format!(
+            "CPU profiles are compared first input against last; the {} in between are not used",
+            captures.len() - 2
+        ));
+    }
+    let t = &config.thresholds;
+    if config.cpu.normalize && t.cpu_time.is_set() {
+        warnings.push(
+            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail"
+                .into(),
+        );
+    }
+    let holdings = if one_file {
+        format!("{} holds {}", first.path.display(), first.contents())
+    } else {
+        format!(
+            "{} holds {}, {} holds {}",
+            first.path.display(),
+            first.contents(),
+            last.path.display(),
+            last.contents()
+        )
+    };
+    let picked_snapshots = config.picks_snapshots();
+    let flags = config.flag_thresholds;
+    if compare_cpu && t.gc_time.is_set() && t.ignored("(garbage collector)") {
+        warnings.push(
+            "the GC threshold checks nothing: the ignore list matches (garbage collector)".into(),
+        );
+    }
+    if let Some(file) = &config.config_path {
+        for (kind, in_file, have, what) in [
+            (
+                "heap",
+                t.has_heap() && !flags.heap,
+                compare_heap,
+                "heap snapshots",
+            ),
+            (
+                "CPU",
+                t.has_cpu() && !flags.cpu,
+                compare_cpu,
+                "CPU profiles on both sides",
+            ),
+        ] {
+            if in_file && !have {
+                warnings.push(format!(
+                    "the {kind} thresholds of {} are not checked: the inputs carry no {what} to compare",
+                    file.display()
+                ));
+            }
+        }
+    }
+    for (wanted, have, what, asked) in [
+        (
+            flags.heap,
+            compare_heap,
+            "heap snapshots",
+            "heap thresholds are",
+        ),
+        (
+            picked_snapshots,
+            compare_heap,
+            "heap snapshots",
+            "--base-snapshot/--head-snapshot is",
+        ),
+        (
+            !config.heap.explain.is_empty(),
+            compare_heap,
+            "heap snapshots",
+            "--explain is",
+        ),
+        (
+            flags.cpu,
+            compare_cpu,
+            "CPU profiles on both sides",
+            "CPU thresholds are",
+        ),
+    ] {
+        if wanted && !have {
+            return Err(Error::Usage(format!(
+                "{asked} given, but the inputs carry no {what} to compare ({holdings})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The error for inputs that share no kind of data.
+fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error {
+    if one_file {
+        return Error::input(
+            &first.path,
+            format!(
+                "{} holds {}, so there is nothing to compare inside it; give a second input to compare against",
+                first.detected.describe(),
+                first.contents().replacen("a ", "a single ", 1)
+            ),
+        );
+    }
+    Error::Usage(format!(
+        "nothing to compare: {} ({}) holds {}, but {} ({}) holds {}; arkdiff compares heap snapshots with heap snapshots and CPU profiles with CPU profiles",
+        first.path.display(),
+        first.detected.describe(),
+        first.contents(),
+        last.path.display(),
+        last.detected.describe(),
+        last.contents()
+    ))
+}
+
+fn side(capture: &Capture, snapshot: Option<usize>, cpu: bool) -> Side {
+    let info = snapshot
+        .map(|i| capture.snapshot_info(i))
+        .unwrap_or_default();
+    Side {
+        path: capture.path.display().to_string(),
+        format: capture.detected.describe(),
+        snapshot_index: snapshot,
+        snapshot_count: capture.snapshot_count(),
+        start_time_ns: info.start_time_ns,
+        end_time_ns: info.end_time_ns,
+        profile: if cpu {
+            capture.cpu.as_ref().and_then(|c| c.label.clone())
+        } else {
+            None
+        },
+    }
+}

@@ -1,0 +1,128 @@
+//! What a run is asked to do, validated: the plain configuration the command line (or a
+//! program using the library) builds and [`super::run`] carries out.
+
+use std::path::PathBuf;
+
+use crate::diff::trend::SuspectFloor;
+use crate::gate::Thresholds;
+use crate::input::trace_event::ProfilePick;
+
+/// The formats a report can be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// A terminal table.
+    Table,
+    /// The JSON report (see `docs/report.schema.json`).
+    Json,
+    /// GitHub-flavoured Markdown, e.g. for a job summary or a pull-request comment.
+    Markdown,
+    /// GitHub Actions workflow commands: `::error`/`::warning` annotations; also appends
+    /// the Markdown report to `$GITHUB_STEP_SUMMARY` and the outputs to `$GITHUB_OUTPUT`
+    /// when they are set.
+    Github,
+    /// `InfluxDB` / Datakit line protocol.
+    LineProtocol,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON.
+    BenchmarkJson,
+    /// One self-contained HTML page: heap growth charts, sortable class and function
+    /// tables, retainer paths and a differential flame graph.
+    Html,
+}
+
+impl OutputFormat {
+    pub const ALL: [OutputFormat; 7] = [
+        OutputFormat::Table,
+        OutputFormat::Json,
+        OutputFormat::Markdown,
+        OutputFormat::Github,
+        OutputFormat::LineProtocol,
+        OutputFormat::BenchmarkJson,
+        OutputFormat::Html,
+    ];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Table => "table",
+            OutputFormat::Json => "json",
+            OutputFormat::Markdown => "markdown",
+            OutputFormat::Github => "github",
+            OutputFormat::LineProtocol => "line-protocol",
+            OutputFormat::BenchmarkJson => "benchmark-json",
+            OutputFormat::Html => "html",
+        }
+    }
+
+    /// The format called `name` (any case).
+    pub fn from_name(name: &str) -> Option<OutputFormat> {
+        OutputFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// One report to write: a format, and a file (None: stdout).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputTarget {
+    pub format: OutputFormat,
+    pub path: Option<PathBuf>,
+}
+
+/// What a run does, validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub inputs: Vec<PathBuf>,
+    /// The reports to write, at most one of them to stdout.
+    pub outputs: Vec<OutputTarget>,
+    /// The thresholds file read, if any.
+    pub config_path: Option<PathBuf>,
+    /// Whether heap and CPU thresholds were given on the command line (a file's
+    /// thresholds for data the inputs lack are a warning; a flag's are an error).
+    pub flag_thresholds: FlagThresholds,
+    pub base_snapshot: Option<i64>,
+    pub head_snapshot: Option<i64>,
+    pub top: usize,
+    pub thresholds: Thresholds,
+    pub cpu: CpuOptions,
+    pub heap: HeapOptions,
+    pub exit_zero: bool,
+    pub quiet: bool,
+}
+
+impl Config {
+    /// Whether `--base-snapshot` or `--head-snapshot` was given.
+    pub fn picks_snapshots(&self) -> bool {
+        self.base_snapshot.is_some() || self.head_snapshot.is_some()
+    }
+}
+
+/// Which kinds of threshold the command line sets.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FlagThresholds {
+    pub heap: bool,
+    pub cpu: bool,
+    /// `--fail-on-suspects`.
+    pub suspects: bool,
+}
+
+/// How CPU profiles are picked and compared.
+#[derive(Debug, Clone, Default)]
+pub struct CpuOptions {
+    /// Scale BASE to HEAD's non-idle time.
+    pub normalize: bool,
+    /// Match script URLs without their query string and fragment.
+    pub strip_url_query: bool,
+    /// Which profile of a Trace Event file.
+    pub profile_pick: ProfilePick,
+}
+
+/// What the heap analyses are asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct HeapOptions {
+    /// Read the edges: retained sizes and retainer paths.
+    pub graph: bool,
+    /// Classes whose retainer path is wanted whether or not they are suspects.
+    pub explain: Vec<String>,
+    /// The noise floor of leak suspects.
+    pub floor: SuspectFloor,
+}

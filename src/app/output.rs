@@ -1,0 +1,116 @@
+//! Writing reports: one renderer per format, to stdout or to a file written atomically.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use super::error::{Error, Result};
+use super::options::{Config, OutputFormat, OutputTarget};
+use crate::report::{self, Render, Report};
+
+fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
+    let top = config.top;
+    match target.format {
+        OutputFormat::Json => Box::new(report::json::Json),
+        OutputFormat::Table => Box::new(report::table::TableRenderer {
+            top,
+            width: (target.path.is_none() && std::io::stdout().is_terminal())
+                .then(comfy_table_width)
+                .flatten(),
+        }),
+        OutputFormat::Markdown => Box::new(report::markdown::Markdown { top }),
+        OutputFormat::Github => Box::new(report::github::Github),
+        OutputFormat::LineProtocol => Box::new(report::line_protocol::LineProtocol { top }),
+        OutputFormat::BenchmarkJson => Box::new(report::benchmark_json::BenchmarkJson { top }),
+        OutputFormat::Html => Box::new(report::html::Html),
+    }
+}
+
+/// Writes every report asked for; with `--format github`, also the files GitHub Actions
+/// names in the environment.
+pub fn write_reports(config: &Config, report: &Report) -> Result<()> {
+    for target in &config.outputs {
+        let renderer = renderer(config, target);
+        write_output(target.path.as_deref(), |out| renderer.render(report, out))?;
+    }
+    if config
+        .outputs
+        .iter()
+        .any(|t| t.format == OutputFormat::Github)
+    {
+        report::github::write_env_files(report, config.top).map_err(|(path, source)| {
+            Error::Output {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes to `path` atomically, or to stdout (where a closed pipe is no error: the reader
+/// has what it wanted).
+pub fn write_output(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let Some(path) = path else {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        return write(&mut out)
+            .and_then(|()| out.flush())
+            .or_else(ignore_broken_pipe)
+            .map_err(|source| Error::Output {
+                path: "stdout".into(),
+                source,
+            });
+    };
+    write_atomically(path, write)
+}
+
+fn ignore_broken_pipe(e: std::io::Error) -> std::io::Result<()> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
+/// The terminal's width, when it reports a usable one (a pseudo-terminal may say 0).
+fn comfy_table_width() -> Option<u16> {
+    let mut t = comfy_table::Table::new();
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    t.width().filter(|&w| w >= 60)
+}
+
+/// Writes through a temporary file in the same directory, renamed over `path` only once
+/// complete: a failed run never leaves a half-written report or clobbers an old one.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let err = |source| Error::Output {
+        path: path.display().to_string(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    // A report is created as any file is (0666 less the umask), not private as a
+    // temporary file is; one that replaces a file keeps that file's mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode() & 0o777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut temp = builder.tempfile_in(dir).map_err(err)?;
+    {
+        let mut out = std::io::BufWriter::new(temp.as_file_mut());
+        write(&mut out).map_err(err)?;
+        out.flush().map_err(err)?;
+    }
+    temp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! What holds a class alive: for a suspect or an `--explain` class, its retained size on
+//! each side and one instance of it in HEAD with its shortest path from the GC roots.
+
+use hashbrown::HashMap;
+
+use crate::analysis::dominators::{dominators, dominators_of_owned};
+use crate::analysis::paths::{Distances, Step};
+use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex};
+use crate::model::change::Change;
+use crate::model::heap::HeapSnapshot;
+
+/// An instance picked to show how a class is retained, and its path from the roots.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    pub id: u64,
+    /// Whether the instance is new in HEAD (not in BASE); false where ids do not match
+    /// across the pair or no instance is new.
+    pub new: bool,
+    /// Edges from the root.
+    pub distance: u32,
+    pub steps: Vec<Step>,
+}
+
+/// A class looked at in detail: a suspect or an `--explain` class.
+#[derive(Debug, Clone)]
+pub struct ClassDetail {
+    pub name: String,
+    pub retained: Option<Change>,
+    /// None when HEAD holds no instance the roots reach, or its graph was not read.
+    pub path: Option<Explanation>,
+    /// Why there is no path, when there is none.
+    pub no_path: Option<String>,
+}
+
+/// A snapshot with what the graph analyses made of it.
+pub struct Analysed {
+    pub snap: HeapSnapshot,
+    /// Retained size per class id, when the graph was read.
+    pub class_retained: Option<Vec<u64>>,
+    /// The counted objects in id order, for object matching.
+    pub by_id: ById,
+}
+
+impl Analysed {
+    /// Computes the snapshot's per-class retained sizes, where its graph was read, and
+    /// sorts its objects by id. The graph, with what retainer paths show, is kept only
+    /// where paths will be looked for (`keep_graph`).
+    pub fn new(mut snap: HeapSnapshot, keep_graph: bool) -> Analysed {
+        let class_retained = if keep_graph {
+            snap.graph
+                .as_ref()
+                .map(|g| dominators(&snap, g).class_retained(&snap))
+        } else {
+            snap.graph
+                .take()
+                .map(|g| dominators_of_owned(&snap, g).class_retained(&snap))
+        };
+        let by_id = ById::new(&snap);
+        Analysed {
+            snap,
+            class_retained,
+            by_id,
+        }
+    }
+}
+
+/// Finds, for a class, an instance in HEAD and its shortest path from the roots.
+pub struct Explainer<'a> {
+    head: &'a Analysed,
+    /// BASE's objects, when ids match across the pair (so "new" means something).
+    base_objects: Option<ObjectIndex<'a>>,
+    distances: Option<Distances>,
+    /// Retained size per class name on each side.
+    retained: Option<HashMap<&'a str, Change>>,
+    head_classes: HashMap<&'a str, u32>,
+}
+
+impl<'a> Explainer<'a> {
+    /// `paths`: whether any retainer path will be asked for (the breadth-first walk that
+    /// finds them costs three columns of node size).
+    pub fn new(
+        base: &'a Analysed,
+        head: &'a Analysed,
+        diff: &HeapDiff,
+        paths: bool,
+    ) -> Explainer<'a> {
+        let base_objects =
+            (paths && diff.id_matching == IdMatching::SameProcess && !std::ptr::eq(base, head))
+                .then(|| ObjectIndex::new(&base.snap, &base.by_id));
+        let distances = head
+            .snap
+            .graph
+            .as_ref()
+            .filter(|_| paths)
+            .map(Distances::new);
+        let retained = match (&base.class_retained, &head.class_retained) {
+            (Some(b), Some(h)) => {
+                let mut by_name: HashMap<&str, Change> = HashMap::new();
+                for (class, &size) in b.iter().enumerate() {
+                    by_name
+                        .entry(base.snap.class_names[class].as_str())
+                        .or_default()
+                        .base += size;
+                }
+                for (class, &size) in h.iter().enumerate() {
+                    by_name
+                        .entry(head.snap.class_names[class].as_str())
+                        .or_default()
+                        .head += size;
+                }
+                Some(by_name)
+            }
+            _ => None,
+        };
+        #[allow(clippy::cast_possible_truncation)] // class counts fit a u32
+        let head_classes = head
+            .snap
+            .class_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as u32))
+            .collect();
+        Explainer {
+            head,
+            base_objects,
+            distances,
+            retained,
+            head_classes,
+        }
+    }
+
+    pub fn detail(&self, name: &str) -> ClassDetail {
+        let path = self.explain(name);
+        ClassDetail {
+            name: name.to_owned(),
+            retained: self
+                .retained
+                .as_ref()
+                .map(|r| r.get(name).copied().unwrap_or_default()),
+            no_path: path.is_none().then(|| self.why_no_path(name)),
+            path,
+        }
+    }
+
+    fn explain(&self, name: &str) -> Option<Explanation> {
+        let snap = &self.head.snap;
+        let graph = snap.graph.as_ref()?;
+        let distances = self.distances.as_ref()?;
+        let &class = self.head_classes.get(name)?;
+        let is_new = |node: usize| {
+            self.base_objects
+                .as_ref()
+                .is_some_and(|b| !b.contains(snap.ids.get(node), name))
+        };
+        let (node, new) = distances.representative(snap, graph, class, is_new)?;
+        let steps = distances.path(snap, graph, node)?;
+        Some(Explanation {
+            id: snap.ids.get(node as usize),
+            new,
+            distance: distances.distance[node as usize],
+            steps,
+        })
+    }
+
+    fn why_no_path(&self, name: &str) -> String {
+        let snap = &self.head.snap;
+        if snap.graph.is_none() {
+            "HEAD's object graph was not read (--no-retained, or see the warnings), so there is no retainer path".to_owned()
+        } else if !self.head_classes.contains_key(name) {
+            format!("HEAD has no object of class {name}")
+        } else {
+            format!("no object of class {name} in HEAD is reachable from the GC roots")
+        }
+    }
+}
