@@ -3,23 +3,21 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::app::error::{Error, Result};
 use crate::app::options::{
     Config, CpuOptions, FlagThresholds, HeapOptions, OutputFormat, OutputTarget,
 };
+use crate::app::output::write_output;
 use crate::app::summarize::Summarize;
 use crate::app::thresholds_file::{self, FileSettings};
 use crate::app::{self, ExitStatus, Request};
 use crate::diff::trend::SuspectFloor;
-use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Rule, Thresholds};
+use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Metric, Rule, Source, Thresholds};
 use crate::input::trace_event::ProfilePick;
-use crate::units::{
-    Limit, parse_count_limit, parse_duration, parse_duration_limit, parse_share, parse_size,
-    parse_size_limit,
-};
+use crate::units::{parse_duration, parse_share, parse_size};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -62,6 +60,10 @@ Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or inpu
 
 /// Heap-snapshot and CPU-profile diff and regression gate for ArkTS (OpenHarmony htrace)
 /// and V8 captures.
+///
+/// Compares two captures (BASE and HEAD), or the snapshots inside one, class by class and
+/// function by function; finds what keeps growing over a series and what holds it; and
+/// exits 1 when a threshold is exceeded, for CI.
 // Command-line switches are bools by nature.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
@@ -69,7 +71,9 @@ Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or inpu
     name = "arkdiff",
     version,
     about,
-    after_help = EXAMPLES,
+    long_about,
+    after_help = "Run 'arkdiff --help' for examples; exit codes: 0 pass, 1 a threshold exceeded, 2 bad usage or input.",
+    after_long_help = EXAMPLES,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -79,128 +83,188 @@ pub struct Cli {
 
     /// Captures: .htrace, .heapsnapshot, .cpuprofile, Chrome Trace Event JSON or a JS
     /// Self-Profiling trace, plain or gzip/zlib-compressed, or a baseline written by
-    /// `arkdiff summarize`. One input: its first heap
-    /// snapshot against its last, plus the trend over all of them; two: BASE against HEAD
-    /// (heap and CPU, whichever both carry); more: a series in order (the first against
-    /// the last, plus the trend over each input's last snapshot).
-    #[arg(required = true, value_name = "INPUT")]
+    /// `arkdiff summarize`.
+    ///
+    /// One input: its first heap snapshot against its last, plus the trend over all of
+    /// them; two: BASE against HEAD (heap and CPU, whichever both carry); more: a series
+    /// in order (the first against the last, plus the trend over each input's last
+    /// snapshot).
+    #[arg(required = true, value_name = "INPUT", help_heading = INPUTS)]
     pub inputs: Vec<PathBuf>,
 
-    /// Output format: table (default), json, markdown, github, line-protocol,
-    /// benchmark-json or html. FMT=FILE writes that format to FILE; repeat the option to write
-    /// several formats in one run (at most one without a file: it goes to stdout or -o).
-    #[arg(long, value_name = "FMT[=FILE]")]
-    pub format: Vec<String>,
-
-    /// Write the report to FILE (atomically: a complete report or none) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// Thresholds file (default: arkdiff.toml in the working directory, if there).
-    /// Command-line thresholds override it.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-
-    /// Do not read arkdiff.toml from the working directory.
-    #[arg(long, conflicts_with = "config")]
-    pub no_config: bool,
-
     /// Which snapshot of BASE to compare (0-based; negative counts from the end).
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = INPUTS)]
     pub base_snapshot: Option<i64>,
 
     /// Which snapshot of HEAD to compare (0-based; negative counts from the end).
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = INPUTS)]
     pub head_snapshot: Option<i64>,
-
-    /// Rows per table section.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub top: usize,
-
-    /// Fail if the total self size grows by more than LIMIT (e.g. 1MiB, 5%).
-    #[arg(long, value_name = "LIMIT")]
-    pub max_heap_growth: Option<String>,
-
-    /// Fail if any class's object count grows by more than N (or N%).
-    #[arg(long, value_name = "N")]
-    pub max_class_count_growth: Option<String>,
-
-    /// Fail if any class's self size grows by more than LIMIT (e.g. 256KiB, 10%).
-    #[arg(long, value_name = "LIMIT")]
-    pub max_class_size_growth: Option<String>,
-
-    /// Fail if any function's self time grows by more than LIMIT (e.g. 20ms, 50%).
-    #[arg(long, value_name = "LIMIT")]
-    pub max_function_self_growth: Option<String>,
-
-    /// Functions whose self time is below DUR on both sides are not gated (noise floor;
-    /// default 1ms).
-    #[arg(long, value_name = "DUR")]
-    pub min_function_self: Option<String>,
-
-    /// Fail if the total non-idle CPU time grows by more than LIMIT (e.g. 100ms, 10%).
-    #[arg(long, value_name = "LIMIT")]
-    pub max_cpu_time_growth: Option<String>,
-
-    /// Fail if the garbage collector's time grows by more than LIMIT (e.g. 10ms, 25%).
-    #[arg(long, value_name = "LIMIT")]
-    pub max_gc_time_growth: Option<String>,
-
-    /// Limit the per-class thresholds to classes matching GLOB (repeatable).
-    #[arg(long = "class", value_name = "GLOB")]
-    pub classes: Vec<String>,
-
-    /// Limit the per-function thresholds to functions whose name matches GLOB (repeatable).
-    #[arg(long = "function", value_name = "GLOB")]
-    pub functions: Vec<String>,
-
-    /// Leave classes and functions matching GLOB out of every threshold (repeatable).
-    #[arg(long, value_name = "GLOB")]
-    pub ignore: Vec<String>,
-
-    /// Scale BASE's CPU times so that its total non-idle time equals HEAD's.
-    #[arg(long)]
-    pub normalize: bool,
-
-    /// Match functions by script URL without its query string and fragment, so that
-    /// `app.js?v=1` and `app.js?v=2` are one script (cache-busting, page variants).
-    #[arg(long)]
-    pub strip_url_query: bool,
 
     #[command(flatten)]
     pub profile: ProfileArgs,
 
-    /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
-    /// less memory.
-    #[arg(long)]
-    pub no_retained: bool,
+    /// Scale BASE's CPU times so that its total non-idle time equals HEAD's.
+    #[arg(long, help_heading = INPUTS)]
+    pub normalize: bool,
+
+    /// Match functions by script URL without its query string and fragment, so that
+    /// `app.js?v=1` and `app.js?v=2` are one script (cache-busting, page variants).
+    #[arg(long, help_heading = INPUTS)]
+    pub strip_url_query: bool,
+
+    /// Thresholds file (default: arkdiff.toml in the working directory, if there).
+    /// Command-line thresholds override it.
+    #[arg(long, value_name = "FILE", help_heading = INPUTS)]
+    pub config: Option<PathBuf>,
+
+    /// Do not read arkdiff.toml from the working directory.
+    #[arg(long, conflicts_with = "config", help_heading = INPUTS)]
+    pub no_config: bool,
+
+    /// The thresholds: one option per metric (see `gate::Metric`).
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+
+    /// Limit the per-class thresholds to classes matching GLOB (repeatable).
+    #[arg(long = "class", value_name = "GLOB", help_heading = HEAP_THRESHOLDS)]
+    pub classes: Vec<String>,
+
+    /// Leave classes and functions matching GLOB out of every threshold (repeatable).
+    #[arg(long, value_name = "GLOB", help_heading = HEAP_THRESHOLDS)]
+    pub ignore: Vec<String>,
+
+    /// Functions whose self time is below DUR on both sides are not gated (noise floor;
+    /// default 1ms).
+    #[arg(long, value_name = "DUR", help_heading = CPU_THRESHOLDS)]
+    pub min_function_self: Option<String>,
+
+    /// Limit the per-function thresholds to functions whose name matches GLOB (repeatable).
+    #[arg(long = "function", value_name = "GLOB", help_heading = CPU_THRESHOLDS)]
+    pub functions: Vec<String>,
 
     /// Show what holds CLASS alive: one shortest path from the GC roots to an instance
     /// (a new one where possible) in HEAD (repeatable).
-    #[arg(long, value_name = "CLASS")]
+    #[arg(long, value_name = "CLASS", help_heading = LEAKS)]
     pub explain: Vec<String>,
 
     /// A leak suspect's size must grow by at least SIZE over the series (default 64KiB).
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help_heading = LEAKS)]
     pub suspect_min_growth: Option<String>,
 
     /// A leak suspect's size must grow by at least this share of the last snapshot's heap
     /// (default 1%).
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", help_heading = LEAKS)]
     pub suspect_min_share: Option<String>,
 
-    /// Fail when a class is a leak suspect (it grows in every interval of a series); with
-    /// MIN, only when its size grew by more than MIN (e.g. 1MiB).
-    #[arg(long, value_name = "MIN", num_args = 0..=1, default_missing_value = "0")]
-    pub fail_on_suspects: Option<String>,
+    /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
+    /// less memory.
+    #[arg(long, help_heading = LEAKS)]
+    pub no_retained: bool,
+
+    /// Output format: table (default), json, markdown, github, line-protocol,
+    /// benchmark-json or html.
+    ///
+    /// FMT=FILE writes that format to FILE (FMT=- to stdout); repeat the option to write
+    /// several formats in one run (at most one of them to stdout).
+    #[arg(long, value_name = "FMT[=FILE]", help_heading = OUTPUT)]
+    pub format: Vec<String>,
+
+    /// Write the report to FILE (atomically: a complete report or none) instead of
+    /// stdout; `-o -` is stdout.
+    #[arg(short, long, value_name = "FILE", help_heading = OUTPUT)]
+    pub output: Option<PathBuf>,
+
+    /// Rows per table section.
+    #[arg(long, value_name = "N", default_value_t = 20, help_heading = OUTPUT)]
+    pub top: usize,
 
     /// Report violations but exit 0.
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub exit_zero: bool,
 
     /// Do not print warnings on stderr (they stay in the JSON report).
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = OUTPUT)]
     pub quiet: bool,
+}
+
+const INPUTS: &str = "Inputs and selection";
+const HEAP_THRESHOLDS: &str = "Heap thresholds";
+const CPU_THRESHOLDS: &str = "CPU thresholds";
+const LEAKS: &str = "Leak hunting";
+const OUTPUT: &str = "Output";
+
+/// The heading a metric's option is listed under.
+fn heading(metric: Metric) -> &'static str {
+    match metric.source() {
+        Source::Heap => HEAP_THRESHOLDS,
+        Source::Trend => LEAKS,
+        Source::Cpu => CPU_THRESHOLDS,
+    }
+}
+
+/// One option per [`Metric`], built from the metric's own flag, help and unit, so that a
+/// new metric needs no code here.
+#[derive(Debug, Clone, Default)]
+pub struct ThresholdArgs {
+    /// The limits given, as written, in [`Metric::ALL`] order.
+    pub given: Vec<(Metric, String)>,
+}
+
+impl ThresholdArgs {
+    fn get(&self, metric: Metric) -> Option<&String> {
+        self.given
+            .iter()
+            .find(|(m, _)| *m == metric)
+            .map(|(_, v)| v)
+    }
+
+    /// Whether a threshold on data from `source` was given.
+    fn any(&self, source: Source) -> bool {
+        self.given.iter().any(|(m, _)| m.source() == source)
+    }
+}
+
+impl clap::FromArgMatches for ThresholdArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let mut args = ThresholdArgs::default();
+        args.update_from_arg_matches(matches)?;
+        Ok(args)
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        matches: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        for metric in Metric::ALL {
+            if let Some(v) = matches.get_one::<String>(metric.flag()) {
+                self.given.retain(|(m, _)| *m != metric);
+                self.given.push((metric, v.clone()));
+            }
+        }
+        self.given.sort_by_key(|(m, _)| *m);
+        Ok(())
+    }
+}
+
+impl Args for ThresholdArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Metric::ALL.into_iter().fold(cmd, |cmd, metric| {
+            let mut arg = clap::Arg::new(metric.flag())
+                .long(metric.flag())
+                .value_name(metric.value_name())
+                .help(metric.help())
+                .help_heading(heading(metric));
+            if metric == Metric::SuspectSize {
+                // `--fail-on-suspects` alone fails on any suspect.
+                arg = arg.num_args(0..=1).default_missing_value("0");
+            }
+            cmd.arg(arg)
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        ThresholdArgs::augment_args(cmd)
+    }
 }
 
 /// Commands other than comparing.
@@ -217,6 +281,23 @@ Examples:
       Compare a capture with the baseline (class level: no ids are kept, so there are
       no new/deleted objects, retained sizes or retainer paths).")]
     Summarize(SummarizeArgs),
+    /// Print a shell completion script on stdout.
+    #[command(after_help = "\
+Examples:
+  arkdiff completions bash > ~/.local/share/bash-completion/completions/arkdiff
+  arkdiff completions zsh > ~/.zfunc/_arkdiff
+  arkdiff completions fish > ~/.config/fish/completions/arkdiff.fish")]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout.
+    #[command(after_help = "\
+Examples:
+  arkdiff man > arkdiff.1 && man ./arkdiff.1
+  arkdiff man | gzip > /usr/local/share/man/man1/arkdiff.1.gz")]
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -247,11 +328,11 @@ pub struct SummarizeArgs {
 pub struct ProfileArgs {
     /// In a Chrome trace holding several CPU profiles, use this one (default: the one
     /// with the most non-idle samples).
-    #[arg(long, value_name = "PID:ID", conflicts_with = "pid")]
+    #[arg(long, value_name = "PID:ID", conflicts_with = "pid", help_heading = INPUTS)]
     pub profile: Option<String>,
 
     /// In a Chrome trace, use the CPU profile of this process.
-    #[arg(long, value_name = "PID")]
+    #[arg(long, value_name = "PID", help_heading = INPUTS)]
     pub pid: Option<u64>,
 }
 
@@ -281,14 +362,13 @@ fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
 
 /// A threshold flag over the file's rule for the same metric: the flag's limit replaces
 /// the rule (its warn level and floors too), so the limit given is the limit applied.
-fn rule(
-    flag: &str,
-    value: Option<&String>,
-    parse: fn(&str) -> std::result::Result<Limit, String>,
-    from_file: Rule,
-) -> Result<Rule> {
+fn rule(metric: Metric, value: Option<&String>, from_file: Rule) -> Result<Rule> {
     Ok(match value {
-        Some(v) => Rule::fail(parse(v).map_err(|e| Error::Usage(format!("{flag}: {e}")))?),
+        Some(v) => Rule::fail(
+            metric
+                .parse_limit(v)
+                .map_err(|e| Error::Usage(format!("--{}: {e}", metric.flag())))?,
+        ),
         None => from_file,
     })
 }
@@ -307,7 +387,12 @@ fn setting<T>(
     }
 }
 
-/// `--format` values and `-o` as the reports to write.
+/// `-o -`: standard output, as if no file were named.
+fn stdout_dash(output: Option<PathBuf>) -> Option<PathBuf> {
+    output.filter(|p| p.as_os_str() != "-")
+}
+
+/// `--format` values and `-o` as the reports to write (`-` as a file is stdout).
 fn outputs(formats: &[String], output: Option<PathBuf>) -> Result<Vec<OutputTarget>> {
     let mut targets = Vec::new();
     for f in formats {
@@ -317,6 +402,7 @@ fn outputs(formats: &[String], output: Option<PathBuf>) -> Result<Vec<OutputTarg
                     "--format {f}: no file after '='; use --format {name} for stdout"
                 )));
             }
+            Some((name, "-")) => (name, None),
             Some((name, path)) => (name, Some(PathBuf::from(path))),
             None => (f.as_str(), None),
         };
@@ -370,17 +456,38 @@ fn outputs(formats: &[String], output: Option<PathBuf>) -> Result<Vec<OutputTarg
 }
 
 /// Carries out what the command line asks for.
-pub fn run(cli: Cli) -> Result<ExitStatus> {
-    app::run(&cli.into_request()?)
+pub fn run(mut cli: Cli) -> Result<ExitStatus> {
+    match cli.command.take() {
+        Some(Command::Completions { shell }) => {
+            write_output(None, |out| {
+                clap_complete::generate(shell, &mut Cli::command(), "arkdiff", out);
+                Ok(())
+            })?;
+            Ok(ExitStatus::Success)
+        }
+        Some(Command::Man) => {
+            write_output(None, |out| {
+                clap_mangen::Man::new(Cli::command()).render(out)
+            })?;
+            Ok(ExitStatus::Success)
+        }
+        command => {
+            cli.command = command;
+            app::run(&cli.into_request()?)
+        }
+    }
 }
 
 impl Cli {
     /// What the command line asks for, validated.
     pub fn into_request(mut self) -> Result<Request> {
         match self.command.take() {
+            Some(Command::Completions { .. } | Command::Man) => Err(Error::Internal(
+                "completions and the man page are written by cli::run".into(),
+            )),
             Some(Command::Summarize(args)) => Ok(Request::Summarize(Summarize {
                 input: args.input,
-                output: args.output,
+                output: stdout_dash(args.output),
                 snapshot: args.snapshot,
                 profile_pick: args.profile.pick()?,
                 quiet: args.quiet,
@@ -396,78 +503,37 @@ impl Cli {
             Some(p) => thresholds_file::load(p)?,
             None => FileSettings::default(),
         };
-        let thresholds = Thresholds {
-            heap_size: rule(
-                "--max-heap-growth",
-                self.max_heap_growth.as_ref(),
-                parse_size_limit,
-                file.heap_size,
-            )?,
-            class_count: rule(
-                "--max-class-count-growth",
-                self.max_class_count_growth.as_ref(),
-                parse_count_limit,
-                file.class_count,
-            )?,
-            class_size: rule(
-                "--max-class-size-growth",
-                self.max_class_size_growth.as_ref(),
-                parse_size_limit,
-                file.class_size,
-            )?,
-            function_self: rule(
-                "--max-function-self-growth",
-                self.max_function_self_growth.as_ref(),
-                parse_duration_limit,
-                file.function_self,
-            )?,
-            min_function_self_us: setting(
-                "--min-function-self",
-                self.min_function_self.as_ref(),
-                parse_duration,
-                file.min_function_self_us,
-                DEFAULT_MIN_FUNCTION_SELF_US,
-            )?,
-            cpu_time: rule(
-                "--max-cpu-time-growth",
-                self.max_cpu_time_growth.as_ref(),
-                parse_duration_limit,
-                file.cpu_time,
-            )?,
-            gc_time: rule(
-                "--max-gc-time-growth",
-                self.max_gc_time_growth.as_ref(),
-                parse_duration_limit,
-                file.gc_time,
-            )?,
-            suspect_size: rule(
-                "--fail-on-suspects",
-                self.fail_on_suspects.as_ref(),
-                |v| parse_size(v).map(Limit::Absolute),
-                file.suspect_size,
-            )?,
-            classes: globs("--class", &pick_list(self.classes, file.classes.as_ref()))?,
-            functions: globs(
-                "--function",
-                &pick_list(self.functions, file.functions.as_ref()),
-            )?,
-            ignore: globs("--ignore", &pick_list(self.ignore, file.ignore.as_ref()))?,
-        };
+        let mut thresholds = Thresholds::default();
+        thresholds.min_function_self_us = setting(
+            "--min-function-self",
+            self.min_function_self.as_ref(),
+            parse_duration,
+            file.min_function_self_us,
+            DEFAULT_MIN_FUNCTION_SELF_US,
+        )?;
+        thresholds.classes = globs("--class", &pick_list(self.classes, file.classes.as_ref()))?;
+        thresholds.functions = globs(
+            "--function",
+            &pick_list(self.functions, file.functions.as_ref()),
+        )?;
+        thresholds.ignore = globs("--ignore", &pick_list(self.ignore, file.ignore.as_ref()))?;
+        for metric in Metric::ALL {
+            thresholds.set(
+                metric,
+                rule(metric, self.thresholds.get(metric), file.rule(metric))?,
+            );
+        }
         let profile_pick = self.profile.pick()?;
         let floor = SuspectFloor::default();
+        let given = &self.thresholds;
         let flag_thresholds = FlagThresholds {
-            heap: self.max_heap_growth.is_some()
-                || self.max_class_count_growth.is_some()
-                || self.max_class_size_growth.is_some()
-                || self.fail_on_suspects.is_some(),
-            cpu: self.max_function_self_growth.is_some()
-                || self.max_cpu_time_growth.is_some()
-                || self.max_gc_time_growth.is_some(),
-            suspects: self.fail_on_suspects.is_some(),
+            heap: given.any(Source::Heap) || given.any(Source::Trend),
+            cpu: given.any(Source::Cpu),
+            suspects: given.any(Source::Trend),
         };
         Ok(Config {
             inputs: self.inputs,
-            outputs: outputs(&self.format, self.output)?,
+            outputs: outputs(&self.format, stdout_dash(self.output))?,
             config_path,
             flag_thresholds,
             base_snapshot: self.base_snapshot,

@@ -8,6 +8,7 @@ use crate::diff::explain::{Analysed, ClassDetail, Explainer};
 use crate::diff::heap::{self, IdMatching};
 use crate::diff::trend::trend;
 use crate::diff::{HeapResult, SeriesPoint, TrendResult};
+use crate::gate::Metric;
 use crate::input::Capture;
 use crate::input::heapsnapshot::ParseOptions;
 use crate::model::aggregate::Aggregate;
@@ -129,7 +130,7 @@ pub fn compare_heaps(
         )
     };
     let mut warnings = Vec::new();
-    if !trend_wanted && config.thresholds.suspect_size.is_set() {
+    if !trend_wanted && config.thresholds.rule(Metric::SuspectSize).is_set() {
         if config.flag_thresholds.suspects {
             return Err(Error::Usage(
                 "--fail-on-suspects needs a series of heap snapshots: one input holding two or more, or three inputs or more".into(),

@@ -14,7 +14,7 @@ use std::io::IsTerminal;
 
 use crate::diff::cpu::CpuDiff;
 use crate::diff::flame::Flame;
-use crate::gate::{self, Status};
+use crate::gate::{self, Metric, Status};
 use crate::input::Capture;
 use crate::input::trace_event::ProfilePick;
 use crate::report::{self, CpuSection, GateSection, HeapSection, Report, Side, Tool};
@@ -232,7 +232,7 @@ fn check_inputs(
         ));
     }
     let t = &config.thresholds;
-    if config.cpu.normalize && t.cpu_time.is_set() {
+    if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
         warnings.push(
             "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail"
                 .into(),
@@ -251,7 +251,7 @@ fn check_inputs(
     };
     let picked_snapshots = config.picks_snapshots();
     let flags = config.flag_thresholds;
-    if compare_cpu && t.gc_time.is_set() && t.ignored("(garbage collector)") {
+    if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
         warnings.push(
             "the GC threshold checks nothing: the ignore list matches (garbage collector)".into(),
         );

@@ -1,31 +1,32 @@
 //! The thresholds file, `arkdiff.toml`: warn and fail levels per metric, floors, globs
 //! and ignore lists. Every error names the file, the line and the key.
+//!
+//! The keys a file may hold come from [`Metric::config_key`] (one table per metric, with
+//! `warn`, `fail`, `absolute_floor` and `relative_floor`) and from [`SETTINGS`].
 
+use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 use super::error::{Error, Result};
-use crate::gate::Rule;
-use crate::units::{
-    Limit, parse_count_limit, parse_duration, parse_duration_limit, parse_size, parse_size_limit,
-};
+use crate::gate::{Metric, Rule};
+use crate::units::{Limit, parse_duration, parse_share, parse_size};
 
 /// The file looked for in the working directory when `--config` is not given.
 pub const DEFAULT_NAME: &str = "arkdiff.toml";
+
+/// Where the file's keys are documented, for its error messages.
+const DOCS: &str = "docs/ci.md";
 
 /// What a thresholds file sets; `None` where it is silent.
 #[derive(Debug, Clone, Default)]
 pub struct FileSettings {
     pub path: PathBuf,
-    pub heap_size: Rule,
-    pub class_count: Rule,
-    pub class_size: Rule,
-    pub function_self: Rule,
-    pub cpu_time: Rule,
-    pub gc_time: Rule,
-    pub suspect_size: Rule,
+    /// The rules the file sets, by metric.
+    pub rules: BTreeMap<Metric, Rule>,
     pub classes: Option<Vec<String>>,
     pub functions: Option<Vec<String>>,
     pub ignore: Option<Vec<String>>,
@@ -34,109 +35,88 @@ pub struct FileSettings {
     pub suspect_min_share: Option<f64>,
 }
 
-/// A number or a string with a unit: `warn = 500` or `warn = "10%"`; anything else is
-/// kept to be refused with its key and line.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Value {
-    Integer(i64),
-    Float(f64),
-    Text(String),
-    Other(toml::Value),
+impl FileSettings {
+    /// The file's rule for `metric` (an empty rule where it sets none).
+    pub fn rule(&self, metric: Metric) -> Rule {
+        self.rules.get(&metric).copied().unwrap_or_default()
+    }
 }
 
-impl Value {
-    fn text(&self) -> std::result::Result<String, String> {
-        match self {
-            Value::Integer(i) => Ok(i.to_string()),
-            Value::Float(f) => Ok(f.to_string()),
-            Value::Text(t) => Ok(t.clone()),
-            Value::Other(v) => Err(format!(
-                "expected a number or a string, found {} {}",
-                if v.type_str().starts_with(['a', 'i']) {
-                    "an"
-                } else {
-                    "a"
-                },
-                v.type_str()
-            )),
+/// A key of the file other than a metric's rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    Ignore,
+    ClassInclude,
+    FunctionInclude,
+    FunctionMinSelf,
+    SuspectMinGrowth,
+    SuspectMinShare,
+}
+
+/// The keys of the file other than the metrics' rules.
+const SETTINGS: [(&str, Setting); 6] = [
+    ("ignore", Setting::Ignore),
+    ("class.include", Setting::ClassInclude),
+    ("function.include", Setting::FunctionInclude),
+    ("function.min_self", Setting::FunctionMinSelf),
+    ("suspects.min_growth", Setting::SuspectMinGrowth),
+    ("suspects.min_share", Setting::SuspectMinShare),
+];
+
+/// The keys of a metric's rule table.
+const RULE_KEYS: [&str; 4] = ["warn", "fail", "absolute_floor", "relative_floor"];
+
+/// What a dotted key of the file is.
+enum Key {
+    Rule(Metric),
+    Setting(Setting),
+    /// A table on the way to other keys (`class` in `class.count`).
+    Section,
+}
+
+fn key_kind(key: &str) -> Option<Key> {
+    if let Some(m) = Metric::ALL.into_iter().find(|m| m.config_key() == key) {
+        return Some(Key::Rule(m));
+    }
+    if let Some((_, s)) = SETTINGS.iter().find(|(k, _)| *k == key) {
+        return Some(Key::Setting(*s));
+    }
+    let inside = |k: &str| {
+        k.strip_prefix(key)
+            .is_some_and(|rest| rest.starts_with('.'))
+    };
+    (Metric::ALL.iter().any(|m| inside(m.config_key())) || SETTINGS.iter().any(|(k, _)| inside(k)))
+        .then_some(Key::Section)
+}
+
+/// The keys allowed directly inside `section` ("" for the top level), for messages.
+fn children(section: &str) -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    // The top-level `ignore` first, then the metrics' tables, as the docs list them.
+    let all = SETTINGS[..1]
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(Metric::ALL.iter().map(|m| m.config_key()))
+        .chain(SETTINGS[1..].iter().map(|(k, _)| *k));
+    for k in all {
+        let rest = if section.is_empty() {
+            Some(k)
+        } else {
+            k.strip_prefix(section).and_then(|r| r.strip_prefix('.'))
+        };
+        if let Some(child) = rest.map(|r| r.split('.').next().unwrap_or(r))
+            && !keys.contains(&child)
+        {
+            keys.push(child);
         }
     }
-
-    /// The value parsed as `parse` reads command-line text.
-    fn parse<T>(
-        &self,
-        parse: impl Fn(&str) -> std::result::Result<T, String>,
-    ) -> std::result::Result<T, String> {
-        parse(&self.text()?)
-    }
+    keys
 }
 
-type Field = Option<Spanned<Value>>;
-type Globs = Option<Spanned<Vec<String>>>;
-type RuleField = Option<Spanned<RuleFile>>;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleFile {
-    warn: Field,
-    fail: Field,
-    absolute_floor: Field,
-    relative_floor: Field,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HeapFile {
-    size: RuleField,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ClassFile {
-    include: Globs,
-    count: RuleField,
-    size: RuleField,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FunctionFile {
-    include: Globs,
-    min_self: Field,
-    #[serde(rename = "self")]
-    self_time: RuleField,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CpuFile {
-    total: RuleField,
-    gc: RuleField,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SuspectsFile {
-    min_growth: Field,
-    min_share: Field,
-    size: RuleField,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConfigFile {
-    ignore: Globs,
-    #[serde(default)]
-    heap: HeapFile,
-    #[serde(default)]
-    class: ClassFile,
-    #[serde(default)]
-    function: FunctionFile,
-    #[serde(default)]
-    cpu: CpuFile,
-    #[serde(default)]
-    suspects: SuspectsFile,
+/// The text of an `unknown field` error: the key and what was expected there.
+fn unknown(key: &str, expected: &[&str]) -> String {
+    let list: Vec<String> = expected.iter().map(|k| format!("`{k}`")).collect();
+    format!("unknown field `{key}`, expected one of {}", list.join(", "))
 }
 
 /// The file to read: `--config FILE`, else `arkdiff.toml` in the working directory if it
@@ -151,8 +131,10 @@ pub fn locate(explicit: Option<&Path>, disabled: bool) -> Option<PathBuf> {
 
 /// Reads and checks a thresholds file.
 pub fn load(path: &Path) -> Result<FileSettings> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
+        path: path.to_owned(),
+        message: format!("{}: cannot read: {e}", path.display()),
+    })?;
     parse(path, &text)
 }
 
@@ -161,175 +143,254 @@ fn line_of(text: &str, offset: usize) -> usize {
     memchr::memchr_iter(b'\n', &text.as_bytes()[..offset.min(text.len())]).count() + 1
 }
 
-/// Parses the text of a thresholds file read from `path`.
-pub fn parse(path: &Path, text: &str) -> Result<FileSettings> {
-    let file: ConfigFile = toml::from_str(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|s| format!(" line {}", line_of(text, s.start)))
-            .unwrap_or_default();
-        Error::Usage(format!(
-            "{}{at}: {} (see the README's arkdiff.toml section)",
-            path.display(),
-            e.message().trim_end()
-        ))
-    })?;
-    let at = |key: &str, span: std::ops::Range<usize>, msg: String| {
-        Error::Usage(format!(
-            "{} line {}: {key}: {msg}",
-            path.display(),
-            line_of(text, span.start)
-        ))
-    };
-    let rule = |key: &str,
-                r: Option<&Spanned<RuleFile>>,
-                parse: fn(&str) -> std::result::Result<Limit, String>| {
-        let Some(spanned) = r else {
-            return Ok(Rule::default());
+/// A file being read: its path and text, for the messages.
+struct Reader<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Reader<'_> {
+    /// An error at `span` about `key`.
+    fn at(&self, key: &str, span: Range<usize>, message: impl std::fmt::Display) -> Error {
+        let key = if key.is_empty() {
+            String::new()
+        } else {
+            format!("{key}: ")
         };
-        let r = spanned.get_ref();
-        let level = |name: &str, f: &Field| -> Result<Option<Limit>> {
-            f.as_ref()
-                .map(|v| {
-                    v.get_ref()
-                        .parse(parse)
-                        .map_err(|e| at(&format!("{key}.{name}"), v.span(), e))
-                })
-                .transpose()
+        Error::Config {
+            path: self.path.to_owned(),
+            message: format!(
+                "{} line {}: {key}{message}",
+                self.path.display(),
+                line_of(self.text, span.start)
+            ),
+        }
+    }
+
+    /// The value as command-line text: a number or a string.
+    fn text(&self, key: &str, v: &Spanned<DeValue<'_>>) -> Result<String> {
+        let found = |t: &str| {
+            format!(
+                "expected a number or a string, found {} {t}",
+                if t.starts_with(['a', 'i']) { "an" } else { "a" }
+            )
         };
-        let floor = r
-            .absolute_floor
-            .as_ref()
-            .map(|v| match v.get_ref().parse(parse) {
-                Ok(Limit::Absolute(n)) => Ok(n),
-                Ok(Limit::Percent(_)) => Err(at(
-                    &format!("{key}.absolute_floor"),
-                    v.span(),
-                    "an absolute floor takes an amount, not a percentage (use relative_floor)"
-                        .into(),
-                )),
-                Err(e) => Err(at(&format!("{key}.absolute_floor"), v.span(), e)),
-            })
-            .transpose()?;
-        let relative = r
-            .relative_floor
-            .as_ref()
-            .map(|v| match v.get_ref().parse(parse_size_limit) {
-                Ok(Limit::Percent(p)) => Ok(p),
-                _ => Err(at(
-                    &format!("{key}.relative_floor"),
-                    v.span(),
-                    match v.get_ref().text() {
-                        Ok(t) => format!("'{t}' is not a percentage (e.g. \"5%\")"),
-                        Err(e) => e,
-                    },
-                )),
-            })
-            .transpose()?;
-        let rule = Rule {
-            warn: level("warn", &r.warn)?,
-            fail: level("fail", &r.fail)?,
-            absolute_floor: floor,
-            relative_floor: relative,
-        };
-        if !rule.is_set() {
-            return Err(at(
+        match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .map(|n| n.to_string())
+                .map_err(|e| self.at(key, v.span(), e)),
+            DeValue::Float(f) => Ok(f.as_str().to_owned()),
+            DeValue::String(s) => Ok(s.to_string()),
+            other => Err(self.at(key, v.span(), found(other.type_str()))),
+        }
+    }
+
+    /// The value parsed as `parse` reads command-line text.
+    fn value<T>(
+        &self,
+        key: &str,
+        v: &Spanned<DeValue<'_>>,
+        parse: impl Fn(&str) -> std::result::Result<T, String>,
+    ) -> Result<T> {
+        parse(&self.text(key, v)?).map_err(|e| self.at(key, v.span(), e))
+    }
+
+    fn globs(&self, key: &str, v: &Spanned<DeValue<'_>>) -> Result<Vec<String>> {
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(self.at(
                 key,
-                spanned.span(),
-                "sets neither warn nor fail, so it checks nothing".into(),
+                v.span(),
+                format!(
+                    "expected an array of globs, found {}",
+                    v.get_ref().type_str()
+                ),
+            ));
+        };
+        items
+            .iter()
+            .map(|item| match item.get_ref() {
+                DeValue::String(p) => match globset::Glob::new(p) {
+                    Ok(_) => Ok(p.to_string()),
+                    Err(e) => Err(self.at(key, v.span(), format!("'{p}': {}", e.kind()))),
+                },
+                other => Err(self.at(
+                    key,
+                    item.span(),
+                    format!("expected a glob string, found {}", other.type_str()),
+                )),
+            })
+            .collect()
+    }
+
+    /// A metric's rule table.
+    fn rule(&self, metric: Metric, v: &Spanned<DeValue<'_>>) -> Result<Rule> {
+        let key = metric.config_key();
+        let DeValue::Table(table) = v.get_ref() else {
+            return Err(self.at(
+                key,
+                v.span(),
+                format!("expected a table, found {}", v.get_ref().type_str()),
+            ));
+        };
+        let mut rule = Rule::default();
+        let mut warn_span = None;
+        for (name, value) in table {
+            let field = format!("{key}.{}", name.get_ref());
+            match name.get_ref().as_ref() {
+                "warn" => {
+                    rule.warn = Some(self.value(&field, value, |t| metric.parse_limit(t))?);
+                    warn_span = Some(value.span());
+                }
+                "fail" => rule.fail = Some(self.value(&field, value, |t| metric.parse_limit(t))?),
+                "absolute_floor" => {
+                    rule.absolute_floor = Some(self.value(&field, value, |t| {
+                        match metric.parse_limit(t)? {
+                            Limit::Absolute(n) => Ok(n),
+                            Limit::Percent(_) => Err("an absolute floor takes an amount, not a percentage (use relative_floor)".into()),
+                        }
+                    })?);
+                }
+                "relative_floor" => {
+                    let text = self.text(&field, value)?;
+                    rule.relative_floor = Some(match text.trim().strip_suffix('%') {
+                        Some(p) => p
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|p| p.is_finite() && *p >= 0.0)
+                            .ok_or_else(|| {
+                                self.at(
+                                    &field,
+                                    value.span(),
+                                    format!("'{text}' is not a percentage (e.g. \"5%\")"),
+                                )
+                            })?,
+                        None => {
+                            return Err(self.at(
+                                &field,
+                                value.span(),
+                                format!("'{text}' is not a percentage (e.g. \"5%\")"),
+                            ));
+                        }
+                    });
+                }
+                other => return Err(self.at("", name.span(), unknown(other, &RULE_KEYS))),
+            }
+        }
+        if !rule.is_set() {
+            return Err(self.at(
+                key,
+                v.span(),
+                "sets neither warn nor fail, so it checks nothing",
             ));
         }
         // A warn level at or above the fail level of the same kind can never trip.
-        let level_span = r.warn.as_ref().map_or(spanned.span(), Spanned::span);
+        let span = warn_span.unwrap_or(v.span());
+        let warn_key = format!("{key}.warn");
         match (rule.warn, rule.fail) {
-            (Some(Limit::Absolute(w)), Some(Limit::Absolute(f))) if w >= f => {
-                return Err(at(
-                    &format!("{key}.warn"),
-                    level_span,
-                    format!("the warn level ({w}) is not below the fail level ({f})"),
-                ));
-            }
-            (Some(Limit::Percent(w)), Some(Limit::Percent(f))) if w >= f => {
-                return Err(at(
-                    &format!("{key}.warn"),
-                    level_span,
-                    format!("the warn level ({w}%) is not below the fail level ({f}%)"),
-                ));
-            }
-            _ => {}
+            (Some(Limit::Absolute(w)), Some(Limit::Absolute(f))) if w >= f => Err(self.at(
+                &warn_key,
+                span,
+                format!("the warn level ({w}) is not below the fail level ({f})"),
+            )),
+            (Some(Limit::Percent(w)), Some(Limit::Percent(f))) if w >= f => Err(self.at(
+                &warn_key,
+                span,
+                format!("the warn level ({w}%) is not below the fail level ({f}%)"),
+            )),
+            _ => Ok(rule),
         }
-        Ok(rule)
-    };
-    let globs = |g: &Globs| g.as_ref().map(|v| v.get_ref().clone());
-    let value = |key: &str, f: &Field, parse: &dyn Fn(&str) -> std::result::Result<f64, String>| {
-        f.as_ref()
-            .map(|v| v.get_ref().parse(parse).map_err(|e| at(key, v.span(), e)))
-            .transpose()
-    };
+    }
+
+    /// Reads every key of `table`, found at `section` ("" for the top level).
+    fn table(&self, section: &str, table: &DeTable<'_>, out: &mut FileSettings) -> Result<()> {
+        for (name, value) in table {
+            let key = if section.is_empty() {
+                name.get_ref().to_string()
+            } else {
+                format!("{section}.{}", name.get_ref())
+            };
+            match key_kind(&key) {
+                Some(Key::Rule(metric)) => {
+                    let rule = self.rule(metric, value)?;
+                    out.rules.insert(metric, rule);
+                }
+                Some(Key::Setting(setting)) => self.setting(setting, &key, value, out)?,
+                Some(Key::Section) => match value.get_ref() {
+                    DeValue::Table(inner) => self.table(&key, inner, out)?,
+                    other => {
+                        return Err(self.at(
+                            &key,
+                            value.span(),
+                            format!("expected a table, found {}", other.type_str()),
+                        ));
+                    }
+                },
+                None => {
+                    return Err(self.at(
+                        "",
+                        name.span(),
+                        unknown(name.get_ref(), &children(section)),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     #[allow(
         clippy::cast_precision_loss,
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss
     )]
-    let whole = |v: Option<f64>| v.map(|v| v as u64);
-    #[allow(clippy::cast_precision_loss)]
-    let settings = FileSettings {
-        path: path.to_owned(),
-        heap_size: rule("heap.size", file.heap.size.as_ref(), parse_size_limit)?,
-        class_count: rule("class.count", file.class.count.as_ref(), parse_count_limit)?,
-        class_size: rule("class.size", file.class.size.as_ref(), parse_size_limit)?,
-        function_self: rule(
-            "function.self",
-            file.function.self_time.as_ref(),
-            parse_duration_limit,
-        )?,
-        cpu_time: rule("cpu.total", file.cpu.total.as_ref(), parse_duration_limit)?,
-        gc_time: rule("cpu.gc", file.cpu.gc.as_ref(), parse_duration_limit)?,
-        suspect_size: rule(
-            "suspects.size",
-            file.suspects.size.as_ref(),
-            parse_absolute_size,
-        )?,
-        classes: globs(&file.class.include),
-        functions: globs(&file.function.include),
-        ignore: globs(&file.ignore),
-        min_function_self_us: whole(value("function.min_self", &file.function.min_self, &|t| {
-            parse_duration(t).map(|v| v as f64)
-        })?),
-        suspect_min_growth: whole(value(
-            "suspects.min_growth",
-            &file.suspects.min_growth,
-            &|t| parse_size(t).map(|v| v as f64),
-        )?),
-        suspect_min_share: value("suspects.min_share", &file.suspects.min_share, &|t| {
-            crate::units::parse_share(t)
-        })?,
-    };
-    for (key, g) in [
-        ("ignore", &file.ignore),
-        ("class.include", &file.class.include),
-        ("function.include", &file.function.include),
-    ] {
-        if let Some(g) = g {
-            for p in g.get_ref() {
-                if let Err(e) = globset::Glob::new(p) {
-                    return Err(at(key, g.span(), format!("'{p}': {}", e.kind())));
-                }
+    fn setting(
+        &self,
+        setting: Setting,
+        key: &str,
+        v: &Spanned<DeValue<'_>>,
+        out: &mut FileSettings,
+    ) -> Result<()> {
+        match setting {
+            Setting::Ignore => out.ignore = Some(self.globs(key, v)?),
+            Setting::ClassInclude => out.classes = Some(self.globs(key, v)?),
+            Setting::FunctionInclude => out.functions = Some(self.globs(key, v)?),
+            Setting::FunctionMinSelf => {
+                out.min_function_self_us = Some(self.value(key, v, parse_duration)?);
+            }
+            Setting::SuspectMinGrowth => {
+                out.suspect_min_growth = Some(self.value(key, v, parse_size)?);
+            }
+            Setting::SuspectMinShare => {
+                out.suspect_min_share = Some(self.value(key, v, parse_share)?);
             }
         }
+        Ok(())
     }
-    Ok(settings)
 }
 
-/// A size with no percentage: suspects grow from nothing, so a share of the start means
-/// little.
-fn parse_absolute_size(text: &str) -> std::result::Result<Limit, String> {
-    match parse_size_limit(text)? {
-        Limit::Percent(_) => Err(format!(
-            "'{text}' is a percentage; a suspect's growth takes a size (e.g. 1MiB)"
-        )),
-        limit @ Limit::Absolute(_) => Ok(limit),
-    }
+/// Parses the text of a thresholds file read from `path`.
+pub fn parse(path: &Path, text: &str) -> Result<FileSettings> {
+    let reader = Reader { path, text };
+    let document = DeTable::parse(text).map_err(|e| {
+        let at = e
+            .span()
+            .map(|s| format!(" line {}", line_of(text, s.start)))
+            .unwrap_or_default();
+        Error::Config {
+            path: path.to_owned(),
+            message: format!(
+                "{}{at}: {} (see {DOCS})",
+                path.display(),
+                e.message().trim_end()
+            ),
+        }
+    })?;
+    let mut settings = FileSettings {
+        path: path.to_owned(),
+        ..FileSettings::default()
+    };
+    reader.table("", document.get_ref(), &mut settings)?;
+    Ok(settings)
 }
 
 #[cfg(test)]
@@ -377,7 +438,7 @@ size = { fail = "1MiB" }
         )
         .unwrap();
         assert_eq!(
-            s.heap_size,
+            s.rule(Metric::HeapSize),
             Rule {
                 warn: Some(Limit::Absolute(512 * 1024)),
                 fail: Some(Limit::Percent(5.0)),
@@ -386,14 +447,23 @@ size = { fail = "1MiB" }
             }
         );
         assert_eq!(
-            (s.class_count.warn, s.class_count.fail),
+            (
+                s.rule(Metric::ClassCount).warn,
+                s.rule(Metric::ClassCount).fail
+            ),
             (Some(Limit::Absolute(500)), Some(Limit::Absolute(1000)))
         );
-        assert_eq!(s.class_size.relative_floor, Some(2.0));
-        assert_eq!(s.function_self.warn, Some(Limit::Absolute(10_000)));
-        assert_eq!(s.cpu_time.fail, Some(Limit::Percent(10.0)));
-        assert_eq!(s.gc_time.warn, Some(Limit::Absolute(5_000)));
-        assert_eq!(s.suspect_size.fail, Some(Limit::Absolute(1 << 20)));
+        assert_eq!(s.rule(Metric::ClassSize).relative_floor, Some(2.0));
+        assert_eq!(
+            s.rule(Metric::FunctionSelf).warn,
+            Some(Limit::Absolute(10_000))
+        );
+        assert_eq!(s.rule(Metric::CpuTime).fail, Some(Limit::Percent(10.0)));
+        assert_eq!(s.rule(Metric::GcTime).warn, Some(Limit::Absolute(5_000)));
+        assert_eq!(
+            s.rule(Metric::SuspectSize).fail,
+            Some(Limit::Absolute(1 << 20))
+        );
         assert_eq!(s.classes, Some(vec!["My*".to_owned()]));
         assert_eq!(s.functions, Some(vec!["parse*".to_owned()]));
         assert_eq!(s.ignore, Some(vec!["(system)*".to_owned()]));
@@ -405,7 +475,11 @@ size = { fail = "1MiB" }
     #[test]
     fn an_empty_file_sets_nothing() {
         let s = parsed("# nothing yet\n").unwrap();
-        assert!(!s.heap_size.is_set() && s.ignore.is_none() && s.min_function_self_us.is_none());
+        assert!(
+            !s.rule(Metric::HeapSize).is_set()
+                && s.ignore.is_none()
+                && s.min_function_self_us.is_none()
+        );
     }
 
     #[test]

@@ -33,6 +33,12 @@ impl IdMatching {
     }
 }
 
+impl serde::Serialize for IdMatching {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// The numbers behind the id-correspondence decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdCheck {

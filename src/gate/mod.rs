@@ -1,13 +1,19 @@
-//! Thresholds → violations → pass or fail. No I/O here.
+//! Thresholds → violations → pass or fail, per [`Metric`]. No I/O here.
+
+pub mod metric;
+
+use std::fmt;
 
 use globset::GlobSet;
+
+pub use metric::{Metric, Source, Unit};
 
 use crate::diff::cpu::CpuDiff;
 use crate::diff::heap::HeapDiff;
 use crate::diff::trend::Trend;
 use crate::model::change::Change;
 use crate::model::cpu::FrameKind;
-use crate::units::{Limit, format_size, format_us};
+use crate::units::Limit;
 
 /// How serious a violation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,33 +49,26 @@ impl Status {
     }
 }
 
+macro_rules! named {
+    ($($t:ty),*) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+    )*};
+}
+
+named!(Level, Status);
+
 /// The default `--min-function-self`: 1 ms.
 pub const DEFAULT_MIN_FUNCTION_SELF_US: u64 = 1_000;
-
-/// What a metric's values are, for showing its limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    Bytes,
-    Count,
-    Micros,
-}
-
-impl Unit {
-    fn show(self, value: u64) -> String {
-        match self {
-            Unit::Bytes => format_size(value),
-            Unit::Count => value.to_string(),
-            Unit::Micros => format_us(value),
-        }
-    }
-
-    fn show_limit(self, limit: Limit) -> String {
-        match limit {
-            Limit::Absolute(v) => self.show(v),
-            Limit::Percent(p) => format!("{p}%"),
-        }
-    }
-}
 
 /// The limits on one metric's growth: a warn level, a fail level, and floors that a
 /// growth must also exceed to trip either level (so that a 50% growth of a few bytes,
@@ -102,14 +101,9 @@ impl Rule {
         self.levels() > 0
     }
 
-    /// The growth from `base` to `head` against the fail level, then the warn level.
-    fn check(
-        &self,
-        metric: &'static str,
-        subject: &str,
-        change: Change,
-        unit: Unit,
-    ) -> Option<Violation> {
+    /// The growth from `change.base` to `change.head` against the fail level, then the
+    /// warn level.
+    fn check(&self, metric: Metric, subject: &str, change: Change) -> Option<Violation> {
         let (base, value) = (change.base, change.delta());
         if value <= 0 {
             return None;
@@ -131,7 +125,7 @@ impl Rule {
                     subject: subject.to_owned(),
                     value,
                     limit: resolved,
-                    limit_text: self.text(limit, unit),
+                    limit_text: self.text(limit, metric.unit()),
                 })
             })
     }
@@ -152,25 +146,13 @@ impl Rule {
     }
 }
 
-/// Every threshold: a [`Rule`] per metric, with the globs that scope them.
+/// Every threshold: a [`Rule`] per [`Metric`], with the globs that scope them.
 #[derive(Debug, Clone)]
 pub struct Thresholds {
-    /// Growth of the total self size of counted nodes (`heap.size_delta`).
-    pub heap_size: Rule,
-    /// Growth of any one class's count (`class.count_delta`).
-    pub class_count: Rule,
-    /// Growth of any one class's self size (`class.size_delta`).
-    pub class_size: Rule,
-    /// Growth of any one function's self time, µs (`function.self_us_delta`).
-    pub function_self: Rule,
+    /// Indexed by `Metric as usize`.
+    rules: [Rule; Metric::ALL.len()],
     /// Functions whose self time is below this on both sides are not gated, µs.
     pub min_function_self_us: u64,
-    /// Growth of the total non-idle CPU time, µs (`cpu.duration_us_delta`).
-    pub cpu_time: Rule,
-    /// Growth of the `(garbage collector)` time, µs (`cpu.gc_us_delta`).
-    pub gc_time: Rule,
-    /// Size growth of a leak suspect over the series (`trend.suspect_size_growth`).
-    pub suspect_size: Rule,
     /// When set, the per-class thresholds apply only to classes matching one of these.
     pub classes: Option<GlobSet>,
     /// When set, the per-function thresholds apply only to functions matching one of these.
@@ -182,14 +164,8 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
-            heap_size: Rule::default(),
-            class_count: Rule::default(),
-            class_size: Rule::default(),
-            function_self: Rule::default(),
+            rules: [Rule::default(); Metric::ALL.len()],
             min_function_self_us: DEFAULT_MIN_FUNCTION_SELF_US,
-            cpu_time: Rule::default(),
-            gc_time: Rule::default(),
-            suspect_size: Rule::default(),
             classes: None,
             functions: None,
             ignore: None,
@@ -198,41 +174,49 @@ impl Default for Thresholds {
 }
 
 impl Thresholds {
+    pub fn rule(&self, metric: Metric) -> &Rule {
+        &self.rules[metric as usize]
+    }
+
+    pub fn set(&mut self, metric: Metric, rule: Rule) {
+        self.rules[metric as usize] = rule;
+    }
+
+    /// These thresholds with `metric`'s rule replaced.
+    #[must_use]
+    pub fn with(mut self, metric: Metric, rule: Rule) -> Thresholds {
+        self.set(metric, rule);
+        self
+    }
+
     /// How many levels are set over the metrics of the data at hand.
     fn checked(&self, heap: bool, trend: bool, cpu: bool) -> usize {
-        let levels = |on: bool, rules: &[Rule]| {
-            if on {
-                rules.iter().map(Rule::levels).sum()
-            } else {
-                0
-            }
-        };
-        levels(heap, &[self.heap_size, self.class_count, self.class_size])
-            + levels(trend, &[self.suspect_size])
-            + levels(cpu, &self.cpu_rules())
+        Metric::ALL
+            .into_iter()
+            .filter(|m| match m.source() {
+                Source::Heap => heap,
+                Source::Trend => trend,
+                Source::Cpu => cpu,
+            })
+            .map(|m| self.rule(m).levels())
+            .sum()
     }
 
-    fn heap_rules(&self) -> [Rule; 4] {
-        [
-            self.heap_size,
-            self.class_count,
-            self.class_size,
-            self.suspect_size,
-        ]
-    }
-
-    fn cpu_rules(&self) -> [Rule; 3] {
-        [self.function_self, self.cpu_time, self.gc_time]
+    /// Whether any threshold of `source`'s metrics is set.
+    fn has(&self, wanted: fn(Source) -> bool) -> bool {
+        Metric::ALL
+            .into_iter()
+            .any(|m| wanted(m.source()) && self.rule(m).is_set())
     }
 
     /// Whether any threshold looks at CPU profiles.
     pub fn has_cpu(&self) -> bool {
-        self.cpu_rules().iter().any(Rule::is_set)
+        self.has(|s| s == Source::Cpu)
     }
 
     /// Whether any threshold looks at heap snapshots.
     pub fn has_heap(&self) -> bool {
-        self.heap_rules().iter().any(Rule::is_set)
+        self.has(|s| s != Source::Cpu)
     }
 
     /// Whether the ignore list leaves `name` out.
@@ -247,15 +231,17 @@ impl Thresholds {
     fn function_in_scope(&self, name: &str) -> bool {
         !self.ignored(name) && self.functions.as_ref().is_none_or(|g| g.is_match(name))
     }
+
+    fn check(&self, metric: Metric, subject: &str, change: Change) -> Option<Violation> {
+        self.rule(metric).check(metric, subject, change)
+    }
 }
 
 /// One threshold exceeded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
     pub level: Level,
-    /// `heap.size_delta`, `class.count_delta`, `class.size_delta`,
-    /// `function.self_us_delta`, `cpu.duration_us_delta` or `cpu.gc_us_delta`.
-    pub metric: &'static str,
+    pub metric: Metric,
     /// `heap`, the class name, `cpu`, or a function as `name (url:line:column)`.
     pub subject: String,
     /// The measured growth (head − base).
@@ -286,17 +272,12 @@ pub fn evaluate(
         check_heap(heap, t, &mut violations);
     }
     if let Some(trend) = trend
-        && t.suspect_size.is_set()
+        && t.rule(Metric::SuspectSize).is_set()
     {
         for s in trend.suspects.iter().filter(|s| t.in_scope(&s.name)) {
             let first = s.sizes.first().copied().unwrap_or(0);
             let last = s.sizes.last().copied().unwrap_or(0);
-            violations.extend(t.suspect_size.check(
-                "trend.suspect_size_growth",
-                &s.name,
-                Change::new(first, last),
-                Unit::Bytes,
-            ));
+            violations.extend(t.check(Metric::SuspectSize, &s.name, Change::new(first, last)));
         }
     }
     if let Some(cpu) = cpu {
@@ -320,7 +301,7 @@ fn exceeds(value: i64, limit: f64) -> bool {
 }
 
 fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
-    if t.heap_size.is_set() {
+    if t.rule(Metric::HeapSize).is_set() {
         // Ignored classes are taken out of the totals as well.
         let (mut base_size, mut head_size) = (heap.size.base, heap.size.head);
         for c in heap.classes.iter().filter(|c| t.ignored(&c.name)) {
@@ -332,22 +313,11 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
             base_size -= same.size.min(base_size);
             head_size -= same.size.min(head_size);
         }
-        out.extend(t.heap_size.check(
-            "heap.size_delta",
-            "heap",
-            Change::new(base_size, head_size),
-            Unit::Bytes,
-        ));
+        out.extend(t.check(Metric::HeapSize, "heap", Change::new(base_size, head_size)));
     }
     for class in heap.classes.iter().filter(|c| t.in_scope(&c.name)) {
-        out.extend(
-            t.class_count
-                .check("class.count_delta", &class.name, class.count, Unit::Count),
-        );
-        out.extend(
-            t.class_size
-                .check("class.size_delta", &class.name, class.size, Unit::Bytes),
-        );
+        out.extend(t.check(Metric::ClassCount, &class.name, class.count));
+        out.extend(t.check(Metric::ClassSize, &class.name, class.size));
     }
 }
 
@@ -364,29 +334,19 @@ pub fn function_subject(frame: &crate::model::cpu::Frame) -> String {
 }
 
 fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
-    if t.cpu_time.is_set() {
+    if t.rule(Metric::CpuTime).is_set() {
         // Ignored functions' self time is taken out of the totals.
         let (mut base, mut head) = (cpu.duration_us.base, cpu.duration_us.head);
         for f in cpu.functions.iter().filter(|f| t.ignored(&f.frame.name)) {
             base -= f.self_us.base.min(base);
             head -= f.self_us.head.min(head);
         }
-        out.extend(t.cpu_time.check(
-            "cpu.duration_us_delta",
-            "cpu",
-            Change::new(base, head),
-            Unit::Micros,
-        ));
+        out.extend(t.check(Metric::CpuTime, "cpu", Change::new(base, head)));
     }
     if !t.ignored("(garbage collector)") {
-        out.extend(t.gc_time.check(
-            "cpu.gc_us_delta",
-            "(garbage collector)",
-            cpu.gc_us,
-            Unit::Micros,
-        ));
+        out.extend(t.check(Metric::GcTime, "(garbage collector)", cpu.gc_us));
     }
-    if !t.function_self.is_set() {
+    if !t.rule(Metric::FunctionSelf).is_set() {
         return;
     }
     for f in &cpu.functions {
@@ -397,12 +357,7 @@ fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         {
             continue;
         }
-        out.extend(t.function_self.check(
-            "function.self_us_delta",
-            &function_subject(&f.frame),
-            f.self_us,
-            Unit::Micros,
-        ));
+        out.extend(t.check(Metric::FunctionSelf, &function_subject(&f.frame), f.self_us));
     }
 }
 
@@ -457,20 +412,18 @@ mod tests {
 
     #[test]
     fn limits_are_strict_and_relative_to_base() {
-        let t = Thresholds {
-            heap_size: Rule::fail(Limit::Percent(30.0)),
-            class_count: Rule::fail(Limit::Absolute(10)),
-            ..Thresholds::default()
-        };
+        let t = Thresholds::default()
+            .with(Metric::HeapSize, Rule::fail(Limit::Percent(30.0)))
+            .with(Metric::ClassCount, Rule::fail(Limit::Absolute(10)));
         // Heap +3000 of 10000 is exactly 30%: not exceeded. Leaky +50 > 10; Cache +10 is not.
         let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(v.status, Status::Fail);
-        let subjects: Vec<(&str, &str)> = v
+        let subjects: Vec<(Metric, &str)> = v
             .violations
             .iter()
             .map(|v| (v.metric, v.subject.as_str()))
             .collect();
-        assert_eq!(subjects, vec![("class.count_delta", "Leaky")]);
+        assert_eq!(subjects, vec![(Metric::ClassCount, "Leaky")]);
         assert_eq!(v.violations[0].value, 50);
         assert_eq!(v.violations[0].limit, 10.0);
     }
@@ -478,9 +431,8 @@ mod tests {
     #[test]
     fn class_globs_scope_and_ignore() {
         let t = Thresholds {
-            class_size: Rule::fail(Limit::Absolute(100)),
             classes: Some(globs(&["Ca*"])),
-            ..Thresholds::default()
+            ..Thresholds::default().with(Metric::ClassSize, Rule::fail(Limit::Absolute(100)))
         };
         let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(v.violations.len(), 1);
@@ -488,16 +440,15 @@ mod tests {
 
         // Ignoring Leaky takes its 2500 bytes out of the heap total too: 500 of 10000.
         let t = Thresholds {
-            heap_size: Rule::fail(Limit::Absolute(1000)),
             ignore: Some(globs(&["Leaky"])),
-            ..Thresholds::default()
+            ..Thresholds::default().with(Metric::HeapSize, Rule::fail(Limit::Absolute(1000)))
         };
         assert_eq!(evaluate(Some(&heap()), None, None, &t).status, Status::Pass);
         let t = Thresholds { ignore: None, ..t };
         let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(
             (v.violations[0].metric, v.violations[0].value),
-            ("heap.size_delta", 3000)
+            (Metric::HeapSize, 3000)
         );
     }
 
@@ -515,9 +466,8 @@ mod tests {
             },
         )];
         let t = Thresholds {
-            heap_size: Rule::fail(Limit::Percent(10.0)),
             ignore: Some(globs(&["Big"])),
-            ..Thresholds::default()
+            ..Thresholds::default().with(Metric::HeapSize, Rule::fail(Limit::Percent(10.0)))
         };
         let v = evaluate(Some(&h), None, None, &t);
         assert_eq!(v.status, Status::Fail);
@@ -538,10 +488,7 @@ mod tests {
             absolute_floor: None,
             relative_floor: None,
         };
-        let t = Thresholds {
-            class_size: rule,
-            ..Thresholds::default()
-        };
+        let t = Thresholds::default().with(Metric::ClassSize, rule);
         let v = evaluate(Some(&heap()), None, None, &t);
         let seen: Vec<(&str, Level, f64, &str)> = v
             .violations
@@ -558,28 +505,28 @@ mod tests {
         assert_eq!((v.status, v.thresholds), (Status::Fail, 2));
 
         // An absolute floor of 600 B keeps Cache's +500 B (5%) from tripping the warn level.
-        let t = Thresholds {
-            class_size: Rule {
+        let t = Thresholds::default().with(
+            Metric::ClassSize,
+            Rule {
                 absolute_floor: Some(600),
                 ..rule
             },
-            ..Thresholds::default()
-        };
+        );
         let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(v.violations.len(), 1);
         assert_eq!(v.violations[0].limit_text, "1000 B, floor 600 B");
 
         // A relative floor of 10% of the base: Leaky's base is 0, so any growth passes it;
         // Cache's 5% does not.
-        let t = Thresholds {
-            class_size: Rule {
+        let t = Thresholds::default().with(
+            Metric::ClassSize,
+            Rule {
                 warn: Some(Limit::Absolute(1)),
                 fail: None,
                 absolute_floor: None,
                 relative_floor: Some(10.0),
             },
-            ..Thresholds::default()
-        };
+        );
         let v = evaluate(Some(&heap()), None, None, &t);
         let seen: Vec<(&str, Level)> = v
             .violations
@@ -589,15 +536,15 @@ mod tests {
         assert_eq!(seen, vec![("Leaky", Level::Warn)]);
         assert_eq!(v.status, Status::Warn);
         // Both floors at once: the larger one is the effective limit.
-        let t = Thresholds {
-            heap_size: Rule {
+        let t = Thresholds::default().with(
+            Metric::HeapSize,
+            Rule {
                 fail: Some(Limit::Absolute(10)),
                 absolute_floor: Some(2_000),
                 relative_floor: Some(25.0),
                 ..Rule::default()
             },
-            ..Thresholds::default()
-        };
+        );
         let v = evaluate(Some(&heap()), None, None, &t);
         assert_eq!(
             (v.violations[0].limit, v.violations[0].value),
@@ -631,10 +578,7 @@ mod tests {
 
     #[test]
     fn function_growth_respects_the_floor_and_globs() {
-        let t = Thresholds {
-            function_self: Rule::fail(Limit::Percent(50.0)),
-            ..Thresholds::default()
-        };
+        let t = Thresholds::default().with(Metric::FunctionSelf, Rule::fail(Limit::Percent(50.0)));
         // tiny grows 9x but stays under the 1 ms floor; stableMath grows 5%.
         let v = evaluate(None, None, Some(&cpu()), &t);
         let subjects: Vec<&str> = v.violations.iter().map(|v| v.subject.as_str()).collect();
@@ -659,16 +603,14 @@ mod tests {
 
     #[test]
     fn cpu_and_gc_totals_are_gated_and_ignore_takes_functions_out() {
-        let t = Thresholds {
-            cpu_time: Rule::fail(Limit::Absolute(50_000)),
-            gc_time: Rule::fail(Limit::Percent(100.0)),
-            ..Thresholds::default()
-        };
+        let t = Thresholds::default()
+            .with(Metric::CpuTime, Rule::fail(Limit::Absolute(50_000)))
+            .with(Metric::GcTime, Rule::fail(Limit::Percent(100.0)));
         let v = evaluate(None, None, Some(&cpu()), &t);
         assert_eq!(v.violations.len(), 1);
         assert_eq!(
             (v.violations[0].metric, v.violations[0].value),
-            ("cpu.duration_us_delta", 400_000)
+            (Metric::CpuTime, 400_000)
         );
         // Without parseRecord's self time both totals are 100 ms: no growth.
         let t = Thresholds {
@@ -678,9 +620,8 @@ mod tests {
         assert_eq!(evaluate(None, None, Some(&cpu()), &t).status, Status::Pass);
         // Ignoring the garbage collector leaves it out of the GC threshold too.
         let t = Thresholds {
-            gc_time: Rule::fail(Limit::Absolute(1)),
             ignore: Some(globs(&["(garbage collector)"])),
-            ..Thresholds::default()
+            ..Thresholds::default().with(Metric::GcTime, Rule::fail(Limit::Absolute(1)))
         };
         assert_eq!(evaluate(None, None, Some(&cpu()), &t).status, Status::Pass);
     }

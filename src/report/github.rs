@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use super::markdown::Markdown;
 use super::{Render, Report, ViolationJson};
+use crate::gate::Level;
 
 /// GitHub shows at most 10 error and 10 warning annotations of a step.
 pub const MAX_ANNOTATIONS: usize = 10;
@@ -37,7 +38,7 @@ fn message(v: &ViolationJson) -> String {
 impl Render for Github {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         let gate = &report.gate;
-        for (level, command) in [("fail", "error"), ("warn", "warning")] {
+        for (level, command) in [(Level::Fail, "error"), (Level::Warn, "warning")] {
             let of_level: Vec<&ViolationJson> = gate
                 .violations
                 .iter()
@@ -110,8 +111,8 @@ pub fn write_env_files(report: &Report, top: usize) -> Result<(), (PathBuf, io::
         append(&path, &|out| {
             writeln!(out, "status={}", gate.status)?;
             writeln!(out, "violations={}", gate.violations.len())?;
-            writeln!(out, "fail={}", gate.count("fail"))?;
-            writeln!(out, "warn={}", gate.count("warn"))?;
+            writeln!(out, "fail={}", gate.count(Level::Fail))?;
+            writeln!(out, "warn={}", gate.count(Level::Warn))?;
             writeln!(out, "thresholds={}", gate.thresholds)
         })?;
     }

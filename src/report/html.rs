@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::{Render, Report, Side};
+use crate::gate::Level;
 
 /// The minified script and style, embedded in every page.
 const SCRIPT: &str = include_str!("html/report.min.js");
@@ -62,7 +63,7 @@ fn side(out: &mut String, label: &str, s: &Side) {
 
 fn gate(out: &mut String, report: &Report) {
     let g = &report.gate;
-    let (fails, warns) = (g.count("fail"), g.count("warn"));
+    let (fails, warns) = (g.count(Level::Fail), g.count(Level::Warn));
     let (class, badge, summary) = if g.thresholds == 0 {
         (
             "info",
@@ -80,7 +81,7 @@ fn gate(out: &mut String, report: &Report) {
         if let Some(c) = &g.config {
             let _ = write!(summary, "; thresholds from <code>{}</code>", esc(c));
         }
-        (g.status, g.status, summary)
+        (g.status.name(), g.status.name(), summary)
     };
     let _ = writeln!(
         out,

@@ -18,6 +18,7 @@
 use std::io::{self, Write};
 
 use super::{Render, Report};
+use crate::gate::Level;
 
 pub struct LineProtocol {
     /// Classes and functions written.
@@ -206,15 +207,15 @@ impl Render for LineProtocol {
             }
         }
         let gate = &report.gate;
-        let count = |level: &str| gate.count(level) as u64;
+        let count = |level: Level| gate.count(level) as u64;
         text += &line(
             "arkdiff_gate",
             &[],
             &[
-                ("status", Str(gate.status)),
+                ("status", Str(gate.status.name())),
                 ("violations", Int(gate.violations.len() as u64)),
-                ("fail", Int(count("fail"))),
-                ("warn", Int(count("warn"))),
+                ("fail", Int(count(Level::Fail))),
+                ("warn", Int(count(Level::Warn))),
             ],
         );
         out.write_all(text.as_bytes())
@@ -223,6 +224,8 @@ impl Render for LineProtocol {
 
 #[cfg(test)]
 pub(super) mod fixture {
+    use crate::diff::heap::IdMatching;
+    use crate::gate::{Level, Metric, Status};
     use crate::model::change::Change;
     use crate::report::{
         BaseHead, ClassJson, Compared, CpuSection, FunctionJson, GateSection, HeapSection,
@@ -265,10 +268,10 @@ pub(super) mod fixture {
         }
     }
 
-    fn violation(level: &'static str) -> ViolationJson {
+    fn violation(level: Level) -> ViolationJson {
         ViolationJson {
             level,
-            metric: "class_size_delta",
+            metric: Metric::ClassSize,
             subject: "Leak".to_owned(),
             value: 10,
             limit: 1.0,
@@ -294,7 +297,7 @@ pub(super) mod fixture {
             head: side("head.heapsnapshot"),
             warnings: Vec::new(),
             heap: Some(HeapSection {
-                id_matching: "same-process",
+                id_matching: IdMatching::SameProcess,
                 id_check: None,
                 totals: TotalsJson {
                     count: Compared(Change::new(100, 130)),
@@ -325,10 +328,14 @@ pub(super) mod fixture {
                 ],
             }),
             gate: GateSection {
-                status: "fail",
+                status: Status::Fail,
                 thresholds: 3,
                 config: None,
-                violations: vec![violation("fail"), violation("warn"), violation("fail")],
+                violations: vec![
+                    violation(Level::Fail),
+                    violation(Level::Warn),
+                    violation(Level::Fail),
+                ],
             },
         }
     }
@@ -337,6 +344,7 @@ pub(super) mod fixture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::Status;
 
     fn render(report: &Report, top: usize) -> String {
         let mut out = Vec::new();
@@ -391,7 +399,7 @@ mod tests {
         let mut report = fixture::report();
         report.heap = None;
         report.cpu = None;
-        report.gate.status = "pass";
+        report.gate.status = Status::Pass;
         report.gate.violations.clear();
         assert_eq!(
             render(&report, 10),

@@ -7,6 +7,8 @@ use std::io::{self, Write};
 
 use super::table::{CLASS_COLUMNS, location, percent_change};
 use super::{CpuSection, HeapSection, PathJson, Render, Report, Side};
+use crate::diff::heap::IdMatching;
+use crate::gate::{Level, Status};
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
 };
@@ -41,14 +43,14 @@ pub fn code(text: &str) -> String {
 }
 
 /// A status word with its sign.
-pub fn verdict(status: &str, thresholds: usize) -> String {
+pub fn verdict(status: Status, thresholds: usize) -> String {
     if thresholds == 0 {
         return "ℹ️ report only (no thresholds)".into();
     }
     match status {
-        "fail" => "❌ fail".into(),
-        "warn" => "⚠️ warn".into(),
-        _ => "✅ pass".into(),
+        Status::Fail => "❌ fail".into(),
+        Status::Warn => "⚠️ warn".into(),
+        Status::Pass => "✅ pass".into(),
     }
 }
 
@@ -115,14 +117,20 @@ impl Markdown {
                     Some(g) => format!("{limit} ({g})"),
                     None => limit,
                 };
-                let level = if v.level == "fail" {
+                let level = if v.level == Level::Fail {
                     "❌ fail"
                 } else {
                     "⚠️ warn"
                 };
                 row(
                     out,
-                    &[level.into(), code(v.metric), code(&v.subject), value, limit],
+                    &[
+                        level.into(),
+                        code(v.metric.json_name()),
+                        code(&v.subject),
+                        value,
+                        limit,
+                    ],
                 )?;
             }
             writeln!(out)?;
@@ -161,15 +169,15 @@ impl Markdown {
         )?;
         writeln!(out)?;
         match heap.id_matching {
-            "disjoint" => writeln!(
+            IdMatching::Disjoint => writeln!(
                 out,
                 "The snapshots look like two processes: new and deleted objects are not shown.\n"
             )?,
-            "none" => writeln!(
+            IdMatching::None => writeln!(
                 out,
                 "A baseline has class totals only: new and deleted objects are not shown.\n"
             )?,
-            _ => {}
+            IdMatching::SameProcess => {}
         }
         if heap.classes.is_empty() {
             writeln!(out, "No class changed.")?;

@@ -17,11 +17,9 @@ use crate::diff::HeapResult;
 use crate::diff::cpu::CpuDiff;
 use crate::diff::explain::ClassDetail;
 use crate::diff::flame::Flame;
-use crate::gate::Verdict;
+use crate::diff::heap::IdMatching;
+use crate::gate::{Level, Metric, Status, Unit, Verdict};
 use crate::model::change::Change;
-use crate::units::{
-    format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
-};
 
 /// Bumped whenever a key of the JSON report is renamed or removed.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -83,8 +81,8 @@ impl Side {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HeapSection {
-    /// `same-process` or `disjoint`.
-    pub id_matching: &'static str,
+    /// `same-process`, `disjoint`, or `none` (a side is a baseline).
+    pub id_matching: IdMatching,
     /// The id check behind `id_matching`; null when both snapshots come from one capture.
     pub id_check: Option<IdCheckJson>,
     pub totals: TotalsJson,
@@ -440,8 +438,7 @@ impl CpuSection {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GateSection {
-    /// `pass`, `warn` or `fail`.
-    pub status: &'static str,
+    pub status: Status,
     /// How many thresholds were checked (0: report only): each warn and fail level.
     pub thresholds: usize,
     /// The thresholds file read, if any.
@@ -451,8 +448,8 @@ pub struct GateSection {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ViolationJson {
-    pub level: &'static str,
-    pub metric: &'static str,
+    pub level: Level,
+    pub metric: Metric,
     pub subject: String,
     pub value: i64,
     /// Whole numbers are written without a fraction.
@@ -467,14 +464,8 @@ impl ViolationJson {
     pub fn amounts(&self) -> (String, String, Option<String>) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let limit = self.limit.max(0.0) as u64;
-        let (value, shown) =
-            if self.metric.ends_with("size_delta") || self.metric.ends_with("size_growth") {
-                (format_size_delta(self.value), format_size(limit))
-            } else if self.metric.ends_with("us_delta") {
-                (format_us_delta(self.value), format_us(limit))
-            } else {
-                (format_count_delta(self.value), format_count(limit))
-            };
+        let unit: Unit = self.metric.unit();
+        let (value, shown) = (unit.show_delta(self.value), unit.show_amount(limit));
         let given = (self.limit_text.contains('%') || self.limit_text.contains(", floor"))
             .then(|| self.limit_text.replace('%', "% of base"));
         (value, shown, given)
@@ -579,7 +570,7 @@ impl HeapSection {
                 .collect(),
         });
         HeapSection {
-            id_matching: d.id_matching.name(),
+            id_matching: d.id_matching,
             id_check: d.id_check.map(|c| IdCheckJson {
                 shared_ids: c.shared_ids,
                 mismatched_ids: c.mismatched_ids,
@@ -618,21 +609,21 @@ impl HeapSection {
 }
 
 impl GateSection {
-    /// How many violations have `level` (`fail` or `warn`).
-    pub fn count(&self, level: &str) -> usize {
+    /// How many violations have `level`.
+    pub fn count(&self, level: Level) -> usize {
         self.violations.iter().filter(|v| v.level == level).count()
     }
 
     pub fn from_verdict(v: &Verdict, config: Option<String>) -> GateSection {
         GateSection {
-            status: v.status.name(),
+            status: v.status,
             thresholds: v.thresholds,
             config,
             violations: v
                 .violations
                 .iter()
                 .map(|v| ViolationJson {
-                    level: v.level.name(),
+                    level: v.level,
                     metric: v.metric,
                     subject: v.subject.clone(),
                     value: v.value,

@@ -7,6 +7,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::{ClassJson, CpuSection, FunctionJson, HeapSection, PathJson, Render, Report, Side};
+use crate::diff::heap::IdMatching;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
 };
@@ -345,7 +346,7 @@ impl Render for TableRenderer {
                 format_size_delta(t.size.delta()),
             )?;
             match &heap.id_check {
-                Some(c) if heap.id_matching == "disjoint" => writeln!(
+                Some(c) if heap.id_matching == IdMatching::Disjoint => writeln!(
                     out,
                     "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
                     format_count(c.mismatched_ids),
@@ -391,7 +392,7 @@ impl Render for TableRenderer {
             writeln!(
                 out,
                 "gate: {} ({} of {} checked)",
-                gate.status.to_uppercase(),
+                gate.status.name().to_uppercase(),
                 plural(gate.violations.len(), "violation"),
                 plural(gate.thresholds, "threshold"),
             )?;
