@@ -188,6 +188,18 @@ mod tests {
     }
 
     #[test]
+    fn docs_list_every_code() {
+        let docs = include_str!("../docs/warnings.md");
+        for &c in WarningCode::ALL {
+            assert!(
+                docs.contains(&format!("| `{}` |", c.code())),
+                "docs/warnings.md does not list {}",
+                c.code()
+            );
+        }
+    }
+
+    #[test]
     fn serializes_as_code_then_message_and_displays_the_message() {
         let w = Warning::new(WarningCode::DisjointIds, "two processes");
         assert_eq!(
