@@ -126,7 +126,7 @@ fn json_report_with_a_failed_gate() {
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report = json(&out);
-    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["schema_version"], 2);
     assert_eq!(report["gate"]["status"], "fail");
     assert_eq!(report["cpu"], Value::Null);
     let text = versionless(&stdout(&out));
@@ -266,11 +266,12 @@ fn two_processes_are_disjoint() {
         stderr(&out)
     );
     assert!(
-        report["warnings"][0]
+        report["warnings"][0]["message"]
             .as_str()
             .unwrap()
             .contains("two different processes")
     );
+    assert_eq!(report["warnings"][0]["code"], "disjoint-ids");
     // Counts are still compared.
     let base = recount_file(&data("leak-3.heapsnapshot.gz"));
     let head = recount_file(&data("other-process-leak-3.heapsnapshot.gz"));

@@ -329,6 +329,16 @@ fn write(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// The codes of a report's warnings, in order.
+fn warning_codes(report: &Value) -> Vec<&str> {
+    report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
 fn arg(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -354,7 +364,11 @@ fn the_array_form_reads_like_the_object_form_even_without_its_closing_bracket() 
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|w| w.as_str().unwrap().split_once(": ").unwrap().1.to_owned())
+                .map(|w| {
+                    let message = w["message"].as_str().unwrap();
+                    let note = message.split_once(": ").unwrap().1;
+                    format!("{}: {note}", w["code"].as_str().unwrap())
+                })
                 .collect()
         };
         assert_eq!(notes(&report), notes(&object));
@@ -393,9 +407,10 @@ fn a_trace_with_several_profiles_says_which_one_it_used() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|w| w.as_str().unwrap())
-        .find(|w| w.contains("CPU profiles"))
+        .find(|w| w["message"].as_str().unwrap().contains("CPU profiles"))
         .expect("a note on the choice");
+    assert_eq!(note["code"], "trace-profiles");
+    let note = note["message"].as_str().unwrap();
     assert!(
         note.contains("holds 4 CPU profiles")
             && note.contains(&format!(
@@ -620,6 +635,7 @@ fn middle_inputs_are_not_silently_dropped_from_a_cpu_comparison() {
         "{}",
         stderr(&out)
     );
+    assert_eq!(report["warnings"][0]["code"], "cpu-inputs-unused");
 }
 
 #[test]
@@ -790,6 +806,23 @@ fn a_damaged_profile_in_an_htrace_leaves_the_heap_usable() {
         err.contains("the CPU profile of")
             && err.contains("is unreadable, so CPU time is not compared"),
         "{err}"
+    );
+    assert_eq!(
+        warning_codes(&report),
+        ["htrace-cpu-unreadable", "cpu-unreadable"]
+    );
+    // Against a side with no CPU profile at all, the warning says that instead.
+    let out = arkdiff(&[arg(&good), "leak-3.heapsnapshot.gz", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(warning_codes(&report), ["cpu-missing"]);
+    assert!(
+        report["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("leak-3.heapsnapshot.gz holds no CPU profile, so CPU time is not compared"),
+        "{}",
+        report["warnings"]
     );
     // A CPU gate cannot pass on missing data, and the warnings say why it is missing.
     let out = arkdiff(&[

@@ -194,6 +194,9 @@ fn a_cut_htrace_keeps_its_whole_snapshots_and_says_so() {
             "cut to {len} of {} bytes with no warning",
             bytes.len()
         );
+        for w in warnings {
+            assert!(w["code"].is_string() && w["message"].is_string(), "{w}");
+        }
     }
     assert!(read > 0 && refused > 0, "{read} read, {refused} refused");
 }

@@ -66,9 +66,10 @@ fn a_thresholds_file_gives_warn_and_fail_levels_with_floors() {
         report["warnings"]
             .as_array()
             .unwrap()
-            .contains(&Value::from(
-                "the CPU thresholds of gate.toml are not checked: the inputs carry no CPU profiles on both sides to compare"
-            )),
+            .contains(&serde_json::json!({
+                "code": "threshold-unchecked",
+                "message": "the CPU thresholds of gate.toml are not checked: the inputs carry no CPU profiles on both sides to compare"
+            })),
         "{}",
         report["warnings"]
     );

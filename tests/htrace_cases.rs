@@ -241,24 +241,25 @@ impl Run {
     }
 
     /// Asserts exit 0 and a warning, on stderr and in the report, containing each of
-    /// `parts`; returns the report.
-    fn report_warning(&self, parts: &[&str]) -> Value {
+    /// `parts`, with the given code; returns the report.
+    fn report_warning(&self, code: &str, parts: &[&str]) -> Value {
         let report = self.report();
-        let warnings: Vec<&str> = report["warnings"]
+        let warnings: Vec<(&str, &str)> = report["warnings"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|w| w.as_str().unwrap())
+            .map(|w| (w["code"].as_str().unwrap(), w["message"].as_str().unwrap()))
             .collect();
-        let hit = warnings
+        let &(hit_code, hit) = warnings
             .iter()
-            .find(|w| parts.iter().all(|p| w.contains(p)))
+            .find(|(_, w)| parts.iter().all(|p| w.contains(p)))
             .unwrap_or_else(|| {
                 panic!(
                     "arkdiff {}: no warning contains all of {parts:?}; warnings: {warnings:#?}",
                     self.what
                 )
             });
+        assert_eq!(hit_code, code, "arkdiff {}: the code of {hit:?}", self.what);
         assert!(
             self.stderr.contains(&format!("arkdiff: warning: {hit}")),
             "arkdiff {}: warning {hit:?} not on stderr:\n{}",
@@ -535,13 +536,19 @@ fn trailing_garbage_is_ignored_with_a_warning() {
             let run = arkdiff(&[&path]);
             let at = format!("at byte {}", clean.len());
             let report = if extra < 1024 {
-                run.report_warning(&[&format!("{extra} trailing bytes"), &at, "ignored"])
+                run.report_warning(
+                    "htrace-trailing-bytes",
+                    &[&format!("{extra} trailing bytes"), &at, "ignored"],
+                )
             } else {
-                run.report_warning(&[
-                    &format!("{extra} bytes"),
-                    &at,
-                    "do not start with an OHOSPROF header",
-                ])
+                run.report_warning(
+                    "htrace-trailing-bytes",
+                    &[
+                        &format!("{extra} bytes"),
+                        &at,
+                        "do not start with an OHOSPROF header",
+                    ],
+                )
             };
             assert_two_left(&report, &path, &ctx);
         }
@@ -565,12 +572,18 @@ fn a_cut_last_record_is_dropped_with_a_warning() {
         file.truncate(whole.len() - 5);
         let path = write(&dir, &format!("cut-end-{encoding:?}.htrace"), &file);
         let run = arkdiff(&[&path]);
-        let report = run.report_warning(&[
-            &format!("record {last} at byte {last_at}"),
-            "the capture is cut",
-        ]);
-        run.report_warning(&["ends 5 bytes short"]);
-        run.report_warning(&["heap snapshot 2", "no end marker", "left out"]);
+        let report = run.report_warning(
+            "htrace-cut",
+            &[
+                &format!("record {last} at byte {last_at}"),
+                "the capture is cut",
+            ],
+        );
+        run.report_warning("htrace-cut", &["ends 5 bytes short"]);
+        run.report_warning(
+            "htrace-snapshot-incomplete",
+            &["heap snapshot 2", "no end marker", "left out"],
+        );
         assert_two_left(&report, &path, &format!("{encoding:?}, end cut"));
 
         // (2) Cut in the middle of one of the third snapshot's chunk records.
@@ -579,11 +592,17 @@ fn a_cut_last_record_is_dropped_with_a_warning() {
         file.truncate(ranges[k].0 + 1000);
         let path = write(&dir, &format!("cut-chunk-{encoding:?}.htrace"), &file);
         let run = arkdiff(&[&path]);
-        let report = run.report_warning(&[
-            &format!("record {k} at byte {}", ranges[k].0 - 4),
-            "the capture is cut",
-        ]);
-        run.report_warning(&["heap snapshot 2", "no end marker"]);
+        let report = run.report_warning(
+            "htrace-cut",
+            &[
+                &format!("record {k} at byte {}", ranges[k].0 - 4),
+                "the capture is cut",
+            ],
+        );
+        run.report_warning(
+            "htrace-snapshot-incomplete",
+            &["heap snapshot 2", "no end marker"],
+        );
         assert_two_left(&report, &path, &format!("{encoding:?}, chunk cut"));
     }
 }
@@ -650,12 +669,15 @@ fn a_snapshot_without_its_end_marker_is_left_out() {
         let path = write(&dir, &format!("no-marker-{encoding:?}.htrace"), &file);
         // Record numbers: the third sequence starts at record `before` with a progress
         // message; its chunks end before the final progress message and the end marker.
-        let report = arkdiff(&[&path]).report_warning(&[
-            "heap snapshot 2",
-            &format!("(records {} to {})", before + 1, after - 3),
-            "no end marker",
-            "left out",
-        ]);
+        let report = arkdiff(&[&path]).report_warning(
+            "htrace-snapshot-incomplete",
+            &[
+                "heap snapshot 2",
+                &format!("(records {} to {})", before + 1, after - 3),
+                "no end marker",
+                "left out",
+            ],
+        );
         assert_two_left(&report, &path, &format!("{encoding:?}, no end marker"));
     }
 }
@@ -668,11 +690,14 @@ fn an_unfinished_header_length_reads_to_the_end() {
         let mut file = b.build();
         set_header_length(&mut file, 1024);
         let path = write(&dir, &format!("unfinished-{encoding:?}.htrace"), &file);
-        let report = arkdiff(&[&path]).report_warning(&[
-            "gives its length as 1024",
-            "never finished",
-            "end of the file",
-        ]);
+        let report = arkdiff(&[&path]).report_warning(
+            "htrace-unfinished",
+            &[
+                "gives its length as 1024",
+                "never finished",
+                "end of the file",
+            ],
+        );
         assert_two_left(&report, &path, &format!("{encoding:?}, length 1024"));
     }
 }
@@ -970,11 +995,14 @@ fn an_inspector_error_reply_is_a_warning() {
         let file = b.build();
         let reply_at = record_ranges(&file)[reply_record].0 - 4;
         let path = write(&dir, &format!("error-reply-{encoding:?}.htrace"), &file);
-        let report = arkdiff(&[&path]).report_warning(&[
-            &format!("record {reply_record} at byte {reply_at}"),
-            "error",
-            "boom",
-        ]);
+        let report = arkdiff(&[&path]).report_warning(
+            "htrace-inspector-error",
+            &[
+                &format!("record {reply_record} at byte {reply_at}"),
+                "error",
+                "boom",
+            ],
+        );
         assert_two_left(&report, &path, &format!("{encoding:?} error reply"));
     }
 }
@@ -1001,16 +1029,25 @@ fn real_arkts_messages() {
         let ctx = format!("{encoding:?} arkts-real");
 
         let run = arkdiff(&[&path]);
-        let report = run.report_warning(&[
-            "snapshot 0",
-            "1 node names point past the end of the strings array (0 strings)",
-        ]);
-        run.report_warning(&[
-            "snapshot 1",
-            "1 node names point past the end of the strings array (0 strings)",
-        ]);
+        let report = run.report_warning(
+            "snapshot-missing-strings",
+            &[
+                "snapshot 0",
+                "1 node names point past the end of the strings array (0 strings)",
+            ],
+        );
+        run.report_warning(
+            "snapshot-missing-strings",
+            &[
+                "snapshot 1",
+                "1 node names point past the end of the strings array (0 strings)",
+            ],
+        );
         // snapshot-1's header keeps the real heap's node_count; snapshot-2's agrees.
-        run.report_warning(&["snapshot 0", "node_count says 32837", "holds 3"]);
+        run.report_warning(
+            "snapshot-node-count",
+            &["snapshot 0", "node_count says 32837", "holds 3"],
+        );
         assert!(
             !run.stderr.contains("snapshot 1: snapshot.node_count"),
             "{ctx}"

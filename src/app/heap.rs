@@ -13,6 +13,7 @@ use crate::input::Capture;
 use crate::input::heapsnapshot::ParseOptions;
 use crate::model::aggregate::Aggregate;
 use crate::model::heap::HeapSnapshot;
+use crate::warning::{Warning, WarningCode};
 
 /// One snapshot of one capture.
 #[derive(Clone, Copy)]
@@ -137,9 +138,12 @@ pub fn compare_heaps(
             ));
         }
         if let Some(file) = &config.config_path {
-            warnings.push(format!(
-                "the suspects threshold of {} is not checked: a pair of snapshots has no trend",
-                file.display()
+            warnings.push(Warning::new(
+                WarningCode::ThresholdUnchecked,
+                format!(
+                    "the suspects threshold of {} is not checked: a pair of snapshots has no trend",
+                    file.display()
+                ),
             ));
         }
     }
@@ -164,9 +168,12 @@ pub fn compare_heaps(
     if captures.len() > 2 {
         for c in &captures[1..captures.len() - 1] {
             if c.snapshot_count() == 0 {
-                result.warnings.push(format!(
-                    "{} holds no heap snapshot, so the trend leaves it out",
-                    c.path.display()
+                result.warnings.push(Warning::new(
+                    WarningCode::TrendSkipsInput,
+                    format!(
+                        "{} holds no heap snapshot, so the trend leaves it out",
+                        c.path.display()
+                    ),
                 ));
             }
         }
@@ -255,9 +262,12 @@ pub fn compare(
         } else {
             ""
         };
-        warnings.push(format!(
-            "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared{paths}",
-            c.mismatched_ids, c.shared_ids
+        warnings.push(Warning::new(
+            WarningCode::DisjointIds,
+            format!(
+                "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared{paths}",
+                c.mismatched_ids, c.shared_ids
+            ),
         ));
     }
 
@@ -272,7 +282,7 @@ pub fn compare(
                 .map(|m| (Aggregate::of(&m), m.warnings))
         })
         .into_iter()
-        .collect::<Result<Vec<(Aggregate, Vec<String>)>>>()?;
+        .collect::<Result<Vec<(Aggregate, Vec<Warning>)>>>()?;
         let mut series = vec![Aggregate::of(&base_ref.snap)];
         for (aggregate, mut w) in middles {
             warnings.append(&mut w);
@@ -309,7 +319,10 @@ pub fn compare(
         .collect();
     for (name, d) in options.explain.iter().zip(&details) {
         if let Some(why) = &d.no_path {
-            warnings.push(format!("--explain {name}: {why}"));
+            warnings.push(Warning::new(
+                WarningCode::ExplainNoPath,
+                format!("--explain {name}: {why}"),
+            ));
         }
     }
     Ok(HeapResult {
@@ -339,7 +352,7 @@ pub fn compare_class_level(
             .map(|s| (Aggregate::of(&s), s.warnings)),
     })
     .into_iter()
-    .collect::<Result<Vec<(Aggregate, Vec<String>)>>>()?;
+    .collect::<Result<Vec<(Aggregate, Vec<Warning>)>>>()?;
     let mut warnings = Vec::new();
     let mut series = Vec::with_capacity(loaded.len());
     for (aggregate, mut w) in loaded {
@@ -365,9 +378,10 @@ pub fn compare_class_level(
     });
     let explained: Vec<ClassDetail> = options.explain.iter().map(|n| detail(n)).collect();
     if !options.explain.is_empty() {
-        warnings.push(
-            "--explain: a baseline keeps class totals only, so there is no retainer path".into(),
-        );
+        warnings.push(Warning::new(
+            WarningCode::ExplainNoPath,
+            "--explain: a baseline keeps class totals only, so there is no retainer path",
+        ));
     }
     Ok(HeapResult {
         diff,

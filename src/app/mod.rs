@@ -18,6 +18,7 @@ use crate::gate::{self, Metric, Status};
 use crate::input::Capture;
 use crate::input::trace_event::ProfilePick;
 use crate::report::{self, CpuSection, GateSection, HeapSection, Report, Side, Tool};
+use crate::warning::{Warning, WarningCode};
 use error::{Error, Result};
 use options::Config;
 use summarize::Summarize;
@@ -95,7 +96,7 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
     let one_file = captures.len() == 1;
-    let mut warnings: Vec<String> = captures.iter().flat_map(Capture::warnings).collect();
+    let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
 
     let picked_snapshots = config.picks_snapshots();
     let compare_heap = first.snapshot_count() > 0
@@ -139,7 +140,10 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         && config.cpu.normalize
         && c.scale.is_none()
     {
-        warnings.push("--normalize: BASE has no non-idle CPU time, so nothing was scaled".into());
+        warnings.push(Warning::new(
+            WarningCode::NormalizeNothing,
+            "--normalize: BASE has no non-idle CPU time, so nothing was scaled",
+        ));
     }
 
     let verdict = gate::evaluate(
@@ -180,7 +184,7 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     })
 }
 
-fn print_warnings(config: &Config, warnings: &[String]) {
+fn print_warnings(config: &Config, warnings: &[Warning]) {
     if !config.quiet {
         for w in warnings {
             eprintln!("arkdiff: warning: {w}");
@@ -195,7 +199,7 @@ fn check_inputs(
     captures: &[Capture],
     compare_heap: bool,
     compare_cpu: bool,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<()> {
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
@@ -203,9 +207,15 @@ fn check_inputs(
     if !one_file {
         let lacks_cpu = |c: &Capture| {
             if c.cpu_unreadable {
-                format!("the CPU profile of {} is unreadable", c.path.display())
+                (
+                    WarningCode::CpuUnreadable,
+                    format!("the CPU profile of {} is unreadable", c.path.display()),
+                )
             } else {
-                format!("{} holds no CPU profile", c.path.display())
+                (
+                    WarningCode::CpuMissing,
+                    format!("{} holds no CPU profile", c.path.display()),
+                )
             }
         };
         // The side that lacks what the other side has, if one does.
@@ -214,29 +224,35 @@ fn check_inputs(
             (false, true) => Some(first),
             _ => None,
         };
-        warnings.extend(
-            lacking(|c| c.cpu.is_some())
-                .map(|c| format!("{}, so CPU time is not compared", lacks_cpu(c))),
-        );
+        warnings.extend(lacking(|c| c.cpu.is_some()).map(|c| {
+            let (code, lacks) = lacks_cpu(c);
+            Warning::new(code, format!("{lacks}, so CPU time is not compared"))
+        }));
         warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
-            format!(
-                "{} holds no heap snapshot, so the heap is not compared",
-                c.path.display()
+            Warning::new(
+                WarningCode::HeapMissing,
+                format!(
+                    "{} holds no heap snapshot, so the heap is not compared",
+                    c.path.display()
+                ),
             )
         }));
     }
     if compare_cpu && captures.len() > 2 {
-        warnings.push(format!(
-            "CPU profiles are compared first input against last; the {} in between are not used",
-            captures.len() - 2
+        warnings.push(Warning::new(
+            WarningCode::CpuInputsUnused,
+            format!(
+                "CPU profiles are compared first input against last; the {} in between are not used",
+                captures.len() - 2
+            ),
         ));
     }
     let t = &config.thresholds;
     if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
-        warnings.push(
-            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail"
-                .into(),
-        );
+        warnings.push(Warning::new(
+            WarningCode::NormalizeCpuTime,
+            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
+        ));
     }
     let holdings = if one_file {
         format!("{} holds {}", first.path.display(), first.contents())
@@ -252,9 +268,10 @@ fn check_inputs(
     let picked_snapshots = config.picks_snapshots();
     let flags = config.flag_thresholds;
     if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
-        warnings.push(
-            "the GC threshold checks nothing: the ignore list matches (garbage collector)".into(),
-        );
+        warnings.push(Warning::new(
+            WarningCode::GcThresholdIgnored,
+            "the GC threshold checks nothing: the ignore list matches (garbage collector)",
+        ));
     }
     if let Some(file) = &config.config_path {
         for (kind, in_file, have, what) in [
@@ -272,9 +289,12 @@ fn check_inputs(
             ),
         ] {
             if in_file && !have {
-                warnings.push(format!(
-                    "the {kind} thresholds of {} are not checked: the inputs carry no {what} to compare",
-                    file.display()
+                warnings.push(Warning::new(
+                    WarningCode::ThresholdUnchecked,
+                    format!(
+                        "the {kind} thresholds of {} are not checked: the inputs carry no {what} to compare",
+                        file.display()
+                    ),
                 ));
             }
         }

@@ -11,6 +11,8 @@ use explain::ClassDetail;
 use heap::HeapDiff;
 use trend::Trend;
 
+use crate::warning::Warning;
+
 /// The trend of a series and the detail of its suspects (same order).
 #[derive(Debug, Clone)]
 pub struct TrendResult {
@@ -32,7 +34,7 @@ pub struct HeapResult {
     pub diff: HeapDiff,
     pub trend: Option<TrendResult>,
     pub explained: Vec<ClassDetail>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub indexes: (usize, usize),
     /// Whether both graphs were read, so retained sizes are known.
     pub retained: bool,

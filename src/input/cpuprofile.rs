@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::json::{JsonError, JsonReader};
 use crate::model::cpu::{Frame, RawNode, RawProfile};
+use crate::warning::{Warning, WarningCode};
 
 /// A JSON number of microseconds (or a line number): V8 writes integers, other tools may
 /// write fractions, which are summed as they are and rounded only once.
@@ -190,10 +191,10 @@ impl RawProfile {
         self.end_time = match (start, end) {
             (Some(_), Some(end)) => Some(end.whole()),
             (None, Some(_)) => {
-                self.warnings.push(
-                    "the profile has an endTime but no startTime, so the last sample gets no time"
-                        .to_owned(),
-                );
+                self.warnings.push(Warning::new(
+                    WarningCode::CpuNoStartTime,
+                    "the profile has an endTime but no startTime, so the last sample gets no time",
+                ));
                 None
             }
             (_, None) => None,

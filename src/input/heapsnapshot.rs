@@ -17,6 +17,7 @@ use serde::Deserialize;
 use super::json::{JsonError, JsonReader};
 use crate::model::graph::{EdgeKind, GraphBuilder};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
+use crate::warning::{Warning, WarningCode};
 
 /// The `snapshot` header is a few kilobytes; anything far larger is not a heap snapshot.
 const MAX_HEADER_LEN: usize = 16 << 20;
@@ -359,9 +360,12 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
         }
     }
     if json.peek()?.is_some() {
-        snap.warnings.push(format!(
-            "text after the end of the heap snapshot at byte {} was ignored",
-            json.offset()
+        snap.warnings.push(Warning::new(
+            WarningCode::SnapshotTrailingText,
+            format!(
+                "text after the end of the heap snapshot at byte {} was ignored",
+                json.offset()
+            ),
         ));
     }
     if layout.is_none() {
@@ -376,9 +380,12 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     if let Some(declared) = snap.declared_node_count
         && declared != snap.ids.len() as u64
     {
-        snap.warnings.push(format!(
-            "snapshot.node_count says {declared} nodes but the nodes array holds {}",
-            snap.ids.len()
+        snap.warnings.push(Warning::new(
+            WarningCode::SnapshotNodeCount,
+            format!(
+                "snapshot.node_count says {declared} nodes but the nodes array holds {}",
+                snap.ids.len()
+            ),
         ));
     }
     resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
@@ -404,8 +411,9 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
         });
         match graph {
             Ok(graph) => snap.graph = Some(graph),
-            Err(why) => snap.warnings.push(format!(
-                "{why}, so retained sizes and retainer paths are not computed for it"
+            Err(why) => snap.warnings.push(Warning::new(
+                WarningCode::SnapshotNoGraph,
+                format!("{why}, so retained sizes and retainer paths are not computed for it"),
             )),
         }
     }
@@ -695,8 +703,11 @@ fn resolve_classes(
         snap.classes.push(class);
     }
     if missing_names > 0 {
-        snap.warnings.push(format!(
-            "{missing_names} node names point past the end of the strings array ({strings_len} strings)"
+        snap.warnings.push(Warning::new(
+            WarningCode::SnapshotMissingStrings,
+            format!(
+                "{missing_names} node names point past the end of the strings array ({strings_len} strings)"
+            ),
         ));
     }
     snap.class_names = names;
@@ -908,7 +919,7 @@ mod tests {
         let snap = parse_graph(&text);
         assert!(snap.graph.is_none());
         assert!(
-            snap.warnings.iter().any(|w| w.contains("to_node")),
+            snap.warnings.iter().any(|w| w.message.contains("to_node")),
             "{:?}",
             snap.warnings
         );
@@ -944,7 +955,7 @@ mod tests {
             assert!(
                 snap.warnings
                     .iter()
-                    .any(|w| w.contains(why) && w.contains("retained sizes")),
+                    .any(|w| w.message.contains(why) && w.message.contains("retained sizes")),
                 "{why}: {:?}",
                 snap.warnings
             );

@@ -16,6 +16,7 @@ use prost::Message;
 use serde::Deserialize;
 
 use super::json::JsonReader;
+use crate::warning::{Warning, WarningCode};
 
 /// Code generated from `proto/` by build.rs.
 #[allow(clippy::all, clippy::pedantic)]
@@ -99,7 +100,7 @@ pub struct Htrace {
     pub arkts_records: usize,
     /// Names of other plugins seen, sorted.
     pub other_plugins: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// A problem that leaves nothing usable.
@@ -267,9 +268,12 @@ impl Htrace {
                     });
                 }
                 if file_len > section_start {
-                    h.warnings.push(format!(
-                        "{} trailing bytes after the last section (at byte {section_start}) were ignored",
-                        file_len - section_start
+                    h.warnings.push(Warning::new(
+                        WarningCode::HtraceTrailingBytes,
+                        format!(
+                            "{} trailing bytes after the last section (at byte {section_start}) were ignored",
+                            file_len - section_start
+                        ),
                     ));
                 }
                 break;
@@ -281,9 +285,12 @@ impl Htrace {
                         message: "no OHOSPROF magic".into(),
                     });
                 }
-                h.warnings.push(format!(
-                    "{} bytes after the last section (at byte {section_start}) do not start with an OHOSPROF header and were ignored",
-                    file_len - section_start
+                h.warnings.push(Warning::new(
+                    WarningCode::HtraceTrailingBytes,
+                    format!(
+                        "{} bytes after the last section (at byte {section_start}) do not start with an OHOSPROF header and were ignored",
+                        file_len - section_start
+                    ),
                 ));
                 break;
             }
@@ -297,16 +304,22 @@ impl Htrace {
             let length = le_u64(&header, 8);
             let data_type = le_u32(&header, 56);
             let section_end = if length <= HEADER_LEN {
-                h.warnings.push(format!(
-                    "the section header at byte {section_start} gives its length as {length} (the capture was never finished); records were read up to the end of the file"
+                h.warnings.push(Warning::new(
+                    WarningCode::HtraceUnfinished,
+                    format!(
+                        "the section header at byte {section_start} gives its length as {length} (the capture was never finished); records were read up to the end of the file"
+                    ),
                 ));
                 file_len
             } else {
                 let end = section_start.saturating_add(length);
                 if end > file_len {
-                    h.warnings.push(format!(
-                        "the section at byte {section_start} says it has {length} bytes but the file ends {} bytes short (the capture is cut)",
-                        end - file_len
+                    h.warnings.push(Warning::new(
+                        WarningCode::HtraceCut,
+                        format!(
+                            "the section at byte {section_start} says it has {length} bytes but the file ends {} bytes short (the capture is cut)",
+                            end - file_len
+                        ),
                     ));
                     file_len
                 } else {
@@ -322,9 +335,12 @@ impl Htrace {
             h.record_ranges.push((offset, section_end));
             while offset < section_end {
                 if section_end - offset < 4 {
-                    h.warnings.push(format!(
-                        "{} stray bytes at byte {offset}, too few for a record length, were ignored",
-                        section_end - offset
+                    h.warnings.push(Warning::new(
+                        WarningCode::HtraceCut,
+                        format!(
+                            "{} stray bytes at byte {offset}, too few for a record length, were ignored",
+                            section_end - offset
+                        ),
                     ));
                     break 'sections;
                 }
@@ -332,10 +348,13 @@ impl Htrace {
                 r.read_exact(&mut len_bytes)?;
                 let len = u64::from(u32::from_le_bytes(len_bytes));
                 if len > section_end - offset - 4 {
-                    h.warnings.push(format!(
-                        "record {} at byte {offset} says it has {len} bytes but only {} are left: the capture is cut there, and the rest was ignored",
-                        h.records,
-                        section_end - offset - 4
+                    h.warnings.push(Warning::new(
+                        WarningCode::HtraceCut,
+                        format!(
+                            "record {} at byte {offset} says it has {len} bytes but only {} are left: the capture is cut there, and the rest was ignored",
+                            h.records,
+                            section_end - offset - 4
+                        ),
                     ));
                     break 'sections;
                 }
@@ -354,11 +373,14 @@ impl Htrace {
             }
         }
         if let Some(span) = pending.span.take() {
-            h.warnings.push(format!(
-                "heap snapshot {} (records {} to {}) has no end marker: the capture stopped while it was being written, so it was left out",
-                h.snapshots.len(),
-                span.first_record,
-                span.last_record
+            h.warnings.push(Warning::new(
+                WarningCode::HtraceSnapshotIncomplete,
+                format!(
+                    "heap snapshot {} (records {} to {}) has no end marker: the capture stopped while it was being written, so it was left out",
+                    h.snapshots.len(),
+                    span.first_record,
+                    span.last_record
+                ),
             ));
         }
         h.other_plugins.sort();
@@ -412,8 +434,11 @@ impl Htrace {
         let data = match pb::ProfilerPluginData::decode(payload) {
             Ok(d) => d,
             Err(e) => {
-                self.warnings.push(format!(
-                    "record {record} at byte {offset} is not a ProfilerPluginData message ({e}); skipped"
+                self.warnings.push(Warning::new(
+                    WarningCode::HtraceBadRecord,
+                    format!(
+                        "record {record} at byte {offset} is not a ProfilerPluginData message ({e}); skipped"
+                    ),
                 ));
                 return;
             }
@@ -428,8 +453,11 @@ impl Htrace {
                     };
                     self.config = Some(config);
                 }
-                Err(e) => self.warnings.push(format!(
-                    "record {record} at byte {offset}: the arkts-plugin_config data is not an ArkTSConfig ({e}); SNAPSHOT mode assumed"
+                Err(e) => self.warnings.push(Warning::new(
+                    WarningCode::HtraceBadConfig,
+                    format!(
+                        "record {record} at byte {offset}: the arkts-plugin_config data is not an ArkTSConfig ({e}); SNAPSHOT mode assumed"
+                    ),
                 )),
             },
             ARKTS_PLUGIN => {
@@ -437,8 +465,11 @@ impl Htrace {
                 let result = match pb::ArkTsResult::decode(data.data.as_slice()) {
                     Ok(r) => r.result,
                     Err(e) => {
-                        self.warnings.push(format!(
-                            "record {record} at byte {offset}: the arkts-plugin data is not an ArkTSResult ({e}); skipped"
+                        self.warnings.push(Warning::new(
+                            WarningCode::HtraceBadRecord,
+                            format!(
+                                "record {record} at byte {offset}: the arkts-plugin data is not an ArkTSResult ({e}); skipped"
+                            ),
                         ));
                         return;
                     }
@@ -501,23 +532,32 @@ impl Htrace {
                         }
                         self.snapshots.push(span);
                     }
-                    None => self.warnings.push(format!(
-                        "record {record} at byte {offset} ends a heap snapshot that has no chunks; ignored"
+                    None => self.warnings.push(Warning::new(
+                        WarningCode::HtraceStrayEndMarker,
+                        format!(
+                            "record {record} at byte {offset} ends a heap snapshot that has no chunks; ignored"
+                        ),
                     )),
                 }
             }
             MessageKind::CpuProfile => {
                 if self.cpu_profile.is_some() {
-                    self.warnings.push(format!(
-                        "record {record} at byte {offset} holds a second CPU profile; the first is used"
+                    self.warnings.push(Warning::new(
+                        WarningCode::HtraceSecondCpuProfile,
+                        format!(
+                            "record {record} at byte {offset} holds a second CPU profile; the first is used"
+                        ),
                     ));
                 } else {
                     self.cpu_profile = Some(text.to_vec());
                     self.cpu_profile_at = Some((record, offset));
                 }
             }
-            MessageKind::ErrorReply(reply) => self.warnings.push(format!(
-                "record {record} at byte {offset}: the ArkTS inspector answered with an error ({reply})"
+            MessageKind::ErrorReply(reply) => self.warnings.push(Warning::new(
+                WarningCode::HtraceInspectorError,
+                format!(
+                    "record {record} at byte {offset}: the ArkTS inspector answered with an error ({reply})"
+                ),
             )),
             MessageKind::Other => {}
         }

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::model::aggregate::Aggregate;
 use crate::model::cpu::{Profile, ProfileTimes};
 use crate::model::heap::HeapSnapshot;
+use crate::warning::{Warning, WarningCode};
 pub use error::{InputError, Problem, Result};
 use htrace::Htrace;
 use json::JsonReader;
@@ -366,7 +367,7 @@ pub struct Capture {
     /// The capture has a CPU profile that could not be read (a warning says why).
     pub cpu_unreadable: bool,
     /// Problems met while opening, worded for the user (the path included).
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 }
 
 enum HeapKind {
@@ -427,11 +428,11 @@ impl Capture {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
                 let trace = trace_event::read(reader).map_err(json)?;
                 for w in &trace.warnings {
-                    capture.warnings.push(format!("{}: {w}", path.display()));
+                    capture.warnings.push(w.prefixed(path.display()));
                 }
                 let (chosen, note) = trace.pick(pick).map_err(&fail)?;
                 if let Some(note) = note {
-                    capture.warnings.push(format!("{}: {note}", path.display()));
+                    capture.warnings.push(note.prefixed(path.display()));
                 }
                 let label = chosen.key();
                 let profile = chosen
@@ -460,7 +461,7 @@ impl Capture {
             profile
                 .warnings
                 .iter()
-                .map(|w| format!("{path}: CPU profile: {w}")),
+                .map(|w| w.prefixed(format_args!("{path}: CPU profile"))),
         );
         self.cpu = Some(CpuCapture {
             data: CpuData::Profile(profile),
@@ -482,7 +483,7 @@ impl Capture {
         let mut index = Htrace::index(PosReader::new(&file), len)
             .map_err(|e| InputError::new(&path, Problem::Htrace(e)).in_format("htrace"))?;
         for w in &index.warnings {
-            self.warnings.push(format!("{}: {w}", path.display()));
+            self.warnings.push(w.prefixed(path.display()));
         }
         if let Some(text) = index.cpu_profile.take() {
             let (record, offset) = index.cpu_profile_at.unwrap_or_default();
@@ -495,9 +496,12 @@ impl Capture {
                 // profile was needed.
                 Err(e) => {
                     self.cpu_unreadable = true;
-                    self.warnings.push(format!(
-                    "{}: htrace: the CPU profile in record {record} (at byte {offset}) is unreadable, so it is left out: in the message text {e}",
-                    path.display()
+                    self.warnings.push(Warning::new(
+                        WarningCode::HtraceCpuUnreadable,
+                        format!(
+                            "{}: htrace: the CPU profile in record {record} (at byte {offset}) is unreadable, so it is left out: in the message text {e}",
+                            path.display()
+                        ),
                     ));
                 }
             }
@@ -565,7 +569,7 @@ impl Capture {
     }
 
     /// Problems met while opening, worded for the user.
-    pub fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<Warning> {
         self.warnings.clone()
     }
 
@@ -628,7 +632,7 @@ impl Capture {
         snap.warnings = snap
             .warnings
             .iter()
-            .map(|w| format!("{path}: snapshot {i}: {w}"))
+            .map(|w| w.prefixed(format_args!("{path}: snapshot {i}")))
             .collect();
         Ok(snap)
     }

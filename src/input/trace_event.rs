@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::cpuprofile::{Micros, Node, serde_error};
 use super::json::{JsonError, JsonErrorKind, JsonReader};
 use crate::model::cpu::{FrameKind, RawNode, RawProfile};
+use crate::warning::{Warning, WarningCode};
 
 /// One event's text is never longer than this.
 const MAX_EVENT_LEN: usize = 256 << 20;
@@ -26,7 +27,7 @@ pub struct TraceProfiles {
     pub profiles: Vec<TraceProfile>,
     /// Events read.
     pub events: usize,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// One `(pid, id)` profile.
@@ -168,7 +169,7 @@ struct Reader {
     profiles: Vec<TraceProfile>,
     by_key: HashMap<(u64, String), usize>,
     events: usize,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     buf: Vec<u8>,
 }
 
@@ -196,9 +197,12 @@ impl Reader {
                     kind: JsonErrorKind::Unexpected { found: None, .. },
                     ..
                 }) => {
-                    self.warnings.push(format!(
-                        "the text is cut inside event {} (at byte {start}); the events before it are used",
-                        self.events + 1
+                    self.warnings.push(Warning::new(
+                        WarningCode::TraceCut,
+                        format!(
+                            "the text is cut inside event {} (at byte {start}); the events before it are used",
+                            self.events + 1
+                        ),
                     ));
                     return Ok(false);
                 }
@@ -230,8 +234,11 @@ impl Reader {
 
     fn ended_early(&mut self, offset: u64, array_form: bool) -> bool {
         if !array_form {
-            self.warnings.push(format!(
-                "the text ends at byte {offset}, inside the traceEvents array; the events before it are used"
+            self.warnings.push(Warning::new(
+                WarningCode::TraceCut,
+                format!(
+                    "the text ends at byte {offset}, inside the traceEvents array; the events before it are used"
+                ),
             ));
         }
         false
@@ -323,7 +330,7 @@ const LISTED: usize = 10;
 impl TraceProfiles {
     /// Takes the picked profile, by default the one with the most non-idle samples. The
     /// note says which was used and which others exist, when there is a choice.
-    pub fn pick(mut self, pick: &ProfilePick) -> Result<(TraceProfile, Option<String>), String> {
+    pub fn pick(mut self, pick: &ProfilePick) -> Result<(TraceProfile, Option<Warning>), String> {
         let busy: Vec<usize> = self
             .profiles
             .iter()
@@ -392,11 +399,14 @@ impl TraceProfiles {
             } else {
                 "the one with the most non-idle samples"
             };
-            format!(
-                "holds {} CPU profiles: {}; using {}, {why} (choose with --profile PID:ID or --pid PID)",
-                self.profiles.len(),
-                listing(&self.profiles),
-                self.profiles[chosen].key()
+            Warning::new(
+                WarningCode::TraceProfiles,
+                format!(
+                    "holds {} CPU profiles: {}; using {}, {why} (choose with --profile PID:ID or --pid PID)",
+                    self.profiles.len(),
+                    listing(&self.profiles),
+                    self.profiles[chosen].key()
+                ),
             )
         });
         Ok((self.profiles.swap_remove(chosen), note))
@@ -431,7 +441,11 @@ mod tests {
             assert!(t.warnings.is_empty(), "{:?}", t.warnings);
             let (p, note) = t.pick(&ProfilePick::default()).unwrap();
             assert_eq!(p.key(), "7:0x1");
-            assert!(note.unwrap().contains("8:0x1 (0 samples, 0 not idle)"));
+            assert!(
+                note.unwrap()
+                    .message
+                    .contains("8:0x1 (0 samples, 0 not idle)")
+            );
             let raw = p.into_raw();
             assert_eq!(raw.timestamps, vec![1010, 1030, 1060, 1065]);
             assert_eq!(raw.end_time, Some(1100));
@@ -445,7 +459,8 @@ mod tests {
         let text = format!("[{PROFILE},{CHUNK},{}", &END[..40]);
         let t = read_str(&text);
         assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
-        assert!(t.warnings[0].contains("event 3"));
+        assert!(t.warnings[0].message.contains("event 3"));
+        assert_eq!(t.warnings[0].code, WarningCode::TraceCut);
         assert_eq!(t.profiles[0].sample_count(), 3);
     }
 
@@ -485,7 +500,7 @@ mod tests {
         let events: Vec<String> = (1..=25).map(chunk).collect();
         let text = format!("[{}]", events.join(","));
         let (_, note) = read_str(&text).pick(&ProfilePick::default()).unwrap();
-        let note = note.unwrap();
+        let note = note.unwrap().message;
         assert!(note.starts_with("holds 25 CPU profiles: "), "{note}");
         assert_eq!(note.matches(" samples, ").count(), 10, "{note}");
         assert!(note.contains(" and 15 more; using "), "{note}");
@@ -499,6 +514,8 @@ mod tests {
         let (p, note) = read_str(&text).pick(&ProfilePick::default()).unwrap();
         assert_eq!(p.key(), "7:0x1");
         let note = note.unwrap();
+        assert_eq!(note.code, WarningCode::TraceProfiles);
+        let note = note.message;
         assert!(
             note.contains("9:0x1 (5 samples, 0 not idle)")
                 && note.contains("using 7:0x1, the one with the most non-idle samples"),

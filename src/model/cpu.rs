@@ -8,6 +8,8 @@
 
 use hashbrown::HashMap;
 
+use crate::warning::{Warning, WarningCode};
+
 /// A function's identity: `scriptId` is not part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Frame {
@@ -101,7 +103,7 @@ pub struct RawProfile {
     /// Category totals some formats carry (ArkTS `gcTime`, `napiTime`, …), µs.
     pub categories: Vec<(String, u64)>,
     /// What the reader noticed, worded for the user.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 const NO_PARENT: u32 = u32::MAX;
@@ -119,7 +121,7 @@ pub struct Profile {
     sample_us: Vec<u64>,
     pub categories: Vec<(String, u64)>,
     /// Problems found while building, worded for the user.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl RawProfile {
@@ -185,10 +187,13 @@ impl RawProfile {
         let mut unknown = 0usize;
         let count = samples.len().min(timestamps.len());
         if samples.len() != timestamps.len() {
-            warnings.push(format!(
-                "{} samples but {} time deltas; only the first {count} samples are used",
-                samples.len(),
-                timestamps.len()
+            warnings.push(Warning::new(
+                WarningCode::CpuSampleCount,
+                format!(
+                    "{} samples but {} time deltas; only the first {count} samples are used",
+                    samples.len(),
+                    timestamps.len()
+                ),
             ));
         }
         for i in 0..count {
@@ -206,8 +211,11 @@ impl RawProfile {
             sample_us.push(u64::try_from(time).unwrap_or(0));
         }
         if unknown > 0 {
-            warnings.push(format!(
-                "{unknown} samples name a node that is not among the nodes; they are left out"
+            warnings.push(Warning::new(
+                WarningCode::CpuUnknownNode,
+                format!(
+                    "{unknown} samples name a node that is not among the nodes; they are left out"
+                ),
             ));
         }
         Ok(Profile {

@@ -3,6 +3,7 @@
 
 use super::column::Column;
 use super::graph::HeapGraph;
+use crate::warning::Warning;
 
 /// Index into [`HeapSnapshot::class_names`].
 pub type ClassId = u32;
@@ -32,7 +33,7 @@ pub struct HeapSnapshot {
     /// The object graph, when edges were asked for and are consistent with the nodes.
     pub graph: Option<HeapGraph>,
     /// Problems that did not stop the parse.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Count and total self size of a set of nodes.

@@ -109,7 +109,7 @@ fn gate(out: &mut String, report: &Report) {
     if !report.warnings.is_empty() {
         out.push_str("<ul class=\"warnings\">\n");
         for w in &report.warnings {
-            let _ = writeln!(out, "<li>{}</li>", esc(w));
+            let _ = writeln!(out, "<li>{}</li>", esc(&w.message));
         }
         out.push_str("</ul>\n");
     }

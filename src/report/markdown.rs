@@ -413,7 +413,7 @@ impl Render for Markdown {
         if !report.warnings.is_empty() {
             writeln!(out, "\n#### Warnings\n")?;
             for w in &report.warnings {
-                let line = w.replace(['\n', '\r'], " ").replace('<', "&lt;");
+                let line = w.message.replace(['\n', '\r'], " ").replace('<', "&lt;");
                 writeln!(out, "- {line}")?;
             }
         }

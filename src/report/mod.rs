@@ -20,9 +20,11 @@ use crate::diff::flame::Flame;
 use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Metric, Status, Unit, Verdict};
 use crate::model::change::Change;
+use crate::warning::Warning;
 
-/// Bumped whenever a key of the JSON report is renamed or removed.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped whenever a key of the JSON report is renamed or removed, or a value changes
+/// shape (2: each warning became a `{code, message}` object).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything arkdiff reports, in the shape of the JSON format.
 #[derive(Debug, Clone, Serialize)]
@@ -31,7 +33,8 @@ pub struct Report {
     pub tool: Tool,
     pub base: Side,
     pub head: Side,
-    pub warnings: Vec<String>,
+    /// What the run noticed but could go on with: `{"code", "message"}` each.
+    pub warnings: Vec<Warning>,
     pub heap: Option<HeapSection>,
     pub cpu: Option<CpuSection>,
     pub gate: GateSection,
