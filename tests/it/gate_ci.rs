@@ -1,7 +1,7 @@
 //! The CI gate end to end: thresholds files, every output format, baselines, and the
 //! GitHub Actions integration.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -49,10 +49,11 @@ pub fn versionless(text: &str) -> String {
     )
 }
 
-/// insta snapshots live in the top-level `snapshots/` folder.
+/// insta snapshots live in the top-level `snapshots/` folder (the path is relative to
+/// the test source file, in `tests/it/`).
 pub fn snapshot_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../snapshots");
+    s.set_snapshot_path("../../snapshots");
     s.set_prepend_module_to_snapshot(false);
     s
 }

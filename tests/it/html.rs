@@ -1,7 +1,7 @@
 //! `--format html`: the page holds the JSON report's data, is the same bytes for the same
 //! inputs, fetches nothing, and escapes what the captures name.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::cli::{

@@ -1,6 +1,6 @@
 //! Binary-level tests: exit code, stdout and stderr of real runs on real captures.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

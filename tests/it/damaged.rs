@@ -6,7 +6,7 @@
 //! files take seconds; `damaged_inputs_through_the_binary` checks a sample through the
 //! real binary too.
 
-mod support;
+use crate::support;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The GitHub Action's scripts (`scripts/action/`), run as the runner runs them: bash,
 //! with the `INPUT_*` variables that action.yml sets and fake `GITHUB_*` files.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
