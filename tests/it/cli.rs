@@ -496,7 +496,7 @@ fn output_file_is_written_whole_or_not_at_all() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
-    let written: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let written = support::cli::report_file(&report);
     assert_eq!(class_row(&written, "LeakedRecord")["count_delta"], 6000);
 
     // A failing run leaves the earlier report as it was, and no temporary file behind.

@@ -223,8 +223,10 @@ impl Run {
             "arkdiff {} exited {}; stderr:\n{}",
             self.what, self.code, self.stderr
         );
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("arkdiff {}: stdout is not JSON ({e})", self.what))
+        let report = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("arkdiff {}: stdout is not JSON ({e})", self.what));
+        support::schema::check_report(&report);
+        report
     }
 
     /// Asserts exit 0 with no warnings at all.

@@ -16,6 +16,7 @@ pub mod cpu_recount;
 pub mod graph;
 pub mod htrace;
 pub mod recount;
+pub mod schema;
 pub mod synth;
 
 /// The class row called `name` in a JSON report's heap section.
