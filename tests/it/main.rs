@@ -16,4 +16,5 @@ mod html;
 mod htrace_cases;
 mod leaks;
 mod regressions;
+mod schema;
 mod support_selftest;
