@@ -17,10 +17,10 @@ use std::io::{BufReader, BufWriter, Write};
 use std::process::ExitCode;
 
 #[allow(dead_code, clippy::pedantic)]
-#[path = "../tests/support/htrace.rs"]
+#[path = "../tests/it/support/htrace.rs"]
 mod htrace;
 #[allow(dead_code, clippy::pedantic)]
-#[path = "../tests/support/synth.rs"]
+#[path = "../tests/it/support/synth.rs"]
 mod synth;
 
 const CHUNK: usize = 100 * 1024;

@@ -1,7 +1,7 @@
 //! The GitHub Action's scripts (`scripts/action/`), run as the runner runs them: bash,
 //! with the `INPUT_*` variables that action.yml sets and fake `GITHUB_*` files.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -93,8 +93,7 @@ fn a_failing_gate_annotates_summarizes_and_exits_1() {
         runner.file("tmp/arkdiff/report.html")
     );
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("LeakedRecord"));
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
+    let report = support::cli::report_file(&report_path);
     // The quoted --class and --ignore reached arkdiff as one word each: LeakedRecord is
     // the only class gated.
     let subjects: Vec<&str> = report["gate"]["violations"]
@@ -390,6 +389,7 @@ fn the_readme_shows_the_linted_example_workflow_and_a_valid_thresholds_file() {
         .unwrap();
     let report: serde_json::Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    support::schema::check_report(&report);
     assert_eq!(report["gate"]["config"], "arkdiff.toml");
     // heap.size and class.count/size: 2 levels each; suspects and CPU are not checked.
     assert_eq!(report["gate"]["thresholds"], 6);

@@ -6,7 +6,7 @@
 //! files take seconds; `damaged_inputs_through_the_binary` checks a sample through the
 //! real binary too.
 
-mod support;
+use crate::support;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -39,8 +39,11 @@ fn run(
     match outcome {
         Ok(status) => {
             let json = (status == ExitStatus::Success).then(|| {
-                serde_json::from_slice(&std::fs::read(&report).expect("a report on exit 0"))
-                    .expect("the report is JSON")
+                let json =
+                    serde_json::from_slice(&std::fs::read(&report).expect("a report on exit 0"))
+                        .expect("the report is JSON");
+                support::schema::check_report(&json);
+                json
             });
             Ok((status, json))
         }
@@ -449,6 +452,7 @@ fn a_very_deep_retainer_path_is_shown_by_its_ends() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    support::schema::check_report(&report);
     let path = report["heap"]["explain"][0]["retainer_path"]
         .as_array()
         .unwrap();

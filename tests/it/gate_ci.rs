@@ -1,7 +1,7 @@
 //! The CI gate end to end: thresholds files, every output format, baselines, and the
 //! GitHub Actions integration.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 
@@ -471,7 +471,7 @@ fn several_formats_in_one_run() {
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("arkdiff_cpu,side=base "));
-    let report: Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    let report = support::cli::report_file(&js);
     assert_eq!(report["gate"]["status"], "fail");
     assert!(
         std::fs::read_to_string(&md)

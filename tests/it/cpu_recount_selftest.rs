@@ -1,6 +1,6 @@
-mod support;
+use crate::support;
 
-// Checks of the CPU-profile recount (`tests/support/cpu_recount.rs`) on small profiles
+// Checks of the CPU-profile recount (`tests/it/support/cpu_recount.rs`) on small profiles
 // whose numbers are worked out by hand below, and on the real profiles in `tests/data/`.
 
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Binary-level tests: exit code, stdout and stderr of real runs on real captures.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
@@ -497,7 +497,7 @@ fn output_file_is_written_whole_or_not_at_all() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
-    let written: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let written = support::cli::report_file(&report);
     assert_eq!(class_row(&written, "LeakedRecord")["count_delta"], 6000);
 
     // A failing run leaves the earlier report as it was, and no temporary file behind.

@@ -36,9 +36,21 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
 }
 
-/// The JSON report on stdout.
+/// The JSON on stdout: a report, which is checked against the report's schema, or a
+/// baseline or benchmark JSON, which are not.
 pub fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+    let value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)));
+    super::schema::check_if_report(&value);
+    value
+}
+
+/// The JSON report written to `path`, checked against the report's schema.
+pub fn report_file(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let report =
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    super::schema::check_report(&report);
+    report
 }
 
 /// A JSON report with the tool's version replaced, so that snapshots outlive releases.
@@ -49,10 +61,11 @@ pub fn versionless(text: &str) -> String {
     )
 }
 
-/// insta snapshots live in the top-level `snapshots/` folder.
+/// insta snapshots live in the top-level `snapshots/` folder (the path is relative to
+/// the test source file, in `tests/it/`).
 pub fn snapshot_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../snapshots");
+    s.set_snapshot_path("../../snapshots");
     s.set_prepend_module_to_snapshot(false);
     s
 }

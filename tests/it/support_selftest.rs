@@ -1,7 +1,7 @@
 #![allow(clippy::cast_possible_wrap)]
-//! Checks of the test support code itself (`tests/support/`) against known facts.
+//! Checks of the test support code itself (`tests/it/support/`) against known facts.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

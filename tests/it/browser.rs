@@ -10,7 +10,7 @@
 //! failure. `CHROMIUM` names the browser to use; otherwise `chromium`, `chromium-browser`
 //! or `google-chrome` is looked up on PATH.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! intact input of each kind: the exit is 0 or 2, never a panic, and each known case ends
 //! as it should.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! `--format html`: the page holds the JSON report's data, is the same bytes for the same
 //! inputs, fetches nothing, and escapes what the captures name.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::cli::{
@@ -33,7 +33,9 @@ fn embedded(page: &str) -> Value {
         "<script type=\"application/json\" id=\"report-data\">",
         "</script>",
     );
-    serde_json::from_str(json).expect("the embedded data is JSON")
+    let report = serde_json::from_str(json).expect("the embedded data is JSON");
+    support::schema::check_report(&report);
+    report
 }
 
 /// The page with the minified script and style (and the script's hash) left out, and the
@@ -53,6 +55,7 @@ fn the_page_carries_the_json_report() {
     for args in [&LEAK_SERIES_GATE[..], &CPU_PAIR_GATE[..]] {
         let page = stdout(&run(args, "html"));
         let json: Value = serde_json::from_slice(&run(args, "json").stdout).unwrap();
+        support::schema::check_report(&json);
         assert_eq!(embedded(&page), json);
     }
 }

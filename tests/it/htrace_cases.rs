@@ -3,7 +3,7 @@
 //! directory, and read by the real `arkdiff` binary. The expected heap numbers come from
 //! `support::recount`, an independent recount of the same snapshot texts.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -52,7 +52,7 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The text of `leak-i.heapsnapshot` (gunzipped once per test binary).
+/// The text of `leak-i.heapsnapshot` (gunzipped once per test run).
 fn leak(i: usize) -> &'static [u8] {
     static TEXTS: [OnceLock<Vec<u8>>; 4] = [const { OnceLock::new() }; 4];
     TEXTS[i].get_or_init(|| {
@@ -223,8 +223,10 @@ impl Run {
             "arkdiff {} exited {}; stderr:\n{}",
             self.what, self.code, self.stderr
         );
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("arkdiff {}: stdout is not JSON ({e})", self.what))
+        let report = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("arkdiff {}: stdout is not JSON ({e})", self.what));
+        support::schema::check_report(&report);
+        report
     }
 
     /// Asserts exit 0 with no warnings at all.

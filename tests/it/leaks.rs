@@ -1,7 +1,7 @@
 //! Leak hunting over a series of snapshots: the trend, leak suspects, retained sizes and
 //! retainer paths, on the real leak and stable series (tests/data/README.md).
 
-mod support;
+use crate::support;
 
 use std::io::Read;
 

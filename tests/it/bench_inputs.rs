@@ -3,7 +3,7 @@
 //! files that give the same rows as the files. Also a smoke run of the large-input paths
 //! (the graph, the streamed htrace) on inputs made here, with no timing.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -2,7 +2,7 @@
 //! checked against `support::cpu_recount` (an independent recount with plain JSON
 //! parsing), the gate, the reports, and damaged input.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
     clippy::cast_possible_wrap,
     clippy::format_push_string
 )]
-//! Test support shared by the integration tests (`mod support;`).
+//! Test support shared by the integration tests (`crate::support` in `tests/it`).
 //!
 //! Everything here is an independent implementation written from the specs in
 //! `shared/spec/` (heap recount, htrace writer); it uses no code of the arkdiff crate,
@@ -16,6 +16,7 @@ pub mod cpu_recount;
 pub mod graph;
 pub mod htrace;
 pub mod recount;
+pub mod schema;
 pub mod synth;
 
 /// The class row called `name` in a JSON report's heap section.

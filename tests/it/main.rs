@@ -1,0 +1,20 @@
+//! The integration tests, built as one test binary (`cargo test --test it`): one module
+//! per area, and the shared test support in `support/`. Filter by module path, e.g.
+//! `cargo test --test it cpu::` or `cargo test --test it browser`.
+
+mod support;
+
+mod action;
+mod bench_inputs;
+mod browser;
+mod cli;
+mod cpu;
+mod cpu_recount_selftest;
+mod damaged;
+mod gate_ci;
+mod html;
+mod htrace_cases;
+mod leaks;
+mod regressions;
+mod schema;
+mod support_selftest;
