@@ -167,12 +167,11 @@ impl RawProfile {
                 set_parent(&mut node_parent, c as usize, i as u32, *child)?;
             }
             if let Some(parent) = n.parent {
-                match index.get(&parent) {
-                    Some(&p) => set_parent(&mut node_parent, i, p, n.id)?,
-                    None => {
-                        orphans.push(i as u32);
-                        first_missing.get_or_insert((n.id, parent));
-                    }
+                if let Some(&p) = index.get(&parent) {
+                    set_parent(&mut node_parent, i, p, n.id)?;
+                } else {
+                    orphans.push(i as u32);
+                    first_missing.get_or_insert((n.id, parent));
                 }
             }
             let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
