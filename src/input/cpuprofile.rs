@@ -387,13 +387,14 @@ mod tests {
     /// A profile in the older `head` layout: `depth` nested calls of `f`, a sample at the
     /// innermost and one at the root, with Node 10's extra closing timestamp.
     fn head_tree(depth: usize) -> String {
-        let mut tree: String = (2..depth + 2)
-            .map(|id| {
-                format!(
-                    r#"{{"functionName":"f","url":"/a.js","lineNumber":7,"columnNumber":3,"id":{id},"hitCount":0,"children":["#
-                )
-            })
-            .collect();
+        use std::fmt::Write as _;
+        let mut tree = String::new();
+        for id in 2..depth + 2 {
+            let _ = write!(
+                tree,
+                r#"{{"functionName":"f","url":"/a.js","lineNumber":7,"columnNumber":3,"id":{id},"hitCount":0,"children":["#
+            );
+        }
         tree.push_str(&"]}".repeat(depth));
         format!(
             r#"{{"head":{{"functionName":"(root)","url":"","lineNumber":0,"id":1,"children":[{tree}]}},"startTime":163140,"endTime":163140,"samples":[{},1],"timestamps":[163140000100,163140000400,163140000450]}}"#,
