@@ -86,6 +86,9 @@ warning_codes! {
     CpuSampleCount => "cpu-sample-count",
     /// Samples name a node that is not in the call tree; they are left out.
     CpuUnknownNode => "cpu-unknown-node",
+    /// Nodes name a parent (or a child) that is not in the call tree, as in a trace cut
+    /// down by hand: such a node hangs under the root instead.
+    CpuOrphanNodes => "cpu-orphan-nodes",
 
     // Trace Event reader.
     /// The trace ends inside an event or the event array; the events before are used.

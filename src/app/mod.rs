@@ -110,7 +110,11 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     };
     if let Err(e) = checked {
         bar.finish_and_clear();
-        print_warnings(config, &warnings);
+        // Which profile of a trace was picked means nothing when none is compared.
+        if !compare_cpu {
+            warnings.retain(|w| w.code != WarningCode::TraceProfiles);
+        }
+        print_warnings(config, &distinct(warnings));
         return Err(e);
     }
 
@@ -166,7 +170,7 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         },
         base: side(first, base_index, compare_cpu),
         head: side(last, head_index, compare_cpu),
-        warnings,
+        warnings: distinct(warnings),
         heap: heap.as_ref().map(HeapSection::from_result),
         cpu: cpu
             .as_ref()
@@ -182,6 +186,16 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         Status::Fail if !config.exit_zero => ExitStatus::Failure,
         _ => ExitStatus::Success,
     })
+}
+
+/// The warnings without repeats, in the order first met: one file given as both sides,
+/// or as several inputs of a series, warns once.
+fn distinct(warnings: Vec<Warning>) -> Vec<Warning> {
+    let mut seen = hashbrown::HashSet::with_capacity(warnings.len());
+    warnings
+        .into_iter()
+        .filter(|w| seen.insert((w.code, w.message.clone())))
+        .collect()
 }
 
 fn print_warnings(config: &Config, warnings: &[Warning]) {
@@ -337,12 +351,23 @@ fn check_inputs(
 /// The error for inputs that share no kind of data.
 fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error {
     if one_file {
+        // A trace with several CPU profiles still gives one per input.
+        let holds = if first.snapshot_count() == 0 && first.cpu_profiles > 1 {
+            format!(
+                "{} CPU profiles, and arkdiff compares the CPU profile of one input with that of another",
+                first.cpu_profiles
+            )
+        } else {
+            format!(
+                "{}, so there is nothing to compare inside it",
+                first.contents().replacen("a ", "a single ", 1)
+            )
+        };
         return Error::input(
             &first.path,
             format!(
-                "{} holds {}, so there is nothing to compare inside it; give a second input to compare against",
+                "{} holds {holds}; give a second input to compare against",
                 first.detected.describe(),
-                first.contents().replacen("a ", "a single ", 1)
             ),
         );
     }

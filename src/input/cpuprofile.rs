@@ -202,10 +202,102 @@ impl RawProfile {
     }
 }
 
-/// Reads a `.cpuprofile` document.
+/// Reads a `.cpuprofile` document: today's layout (`nodes`, `timeDeltas`), or the older
+/// one of Node up to 10 and Chrome up to 57 (a nested `head` tree, absolute `timestamps`).
 pub fn parse(text: &[u8]) -> Result<RawProfile, JsonError> {
+    if super::top_level_keys(text).iter().any(|k| k == "head") {
+        return parse_head_tree(text);
+    }
     let doc: Document = serde_json::from_slice(text).map_err(|e| serde_error(text, &e))?;
     Ok(doc.into_raw())
+}
+
+/// A node of the older layout: the call frame's fields on the node itself, lines and
+/// columns 1-based, and the children nested inside it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadNode {
+    id: u64,
+    #[serde(default)]
+    function_name: String,
+    #[serde(default)]
+    url: String,
+    line_number: Option<Micros>,
+    column_number: Option<Micros>,
+    #[serde(default)]
+    children: Vec<HeadNode>,
+}
+
+/// The older layout: times in seconds, and one absolute timestamp (µs) per sample.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadDocument {
+    head: HeadNode,
+    start_time: Option<f64>,
+    end_time: Option<f64>,
+    #[serde(default)]
+    samples: Vec<u64>,
+    #[serde(default)]
+    timestamps: Vec<Micros>,
+}
+
+fn parse_head_tree(text: &[u8]) -> Result<RawProfile, JsonError> {
+    // The tree nests one level per call: deeper than serde_json's default limit in real
+    // profiles, so the stack grows as needed instead.
+    let mut de = serde_json::Deserializer::from_slice(text);
+    de.disable_recursion_limit();
+    let doc = HeadDocument::deserialize(serde_stacker::Deserializer::new(&mut de))
+        .map_err(|e| serde_error(text, &e))?;
+    // Flattened without recursion; each node is dropped with its children taken out, so
+    // dropping a deep tree does not recurse either.
+    let mut nodes = Vec::new();
+    let mut stack = vec![(doc.head, None)];
+    while let Some((mut node, parent)) = stack.pop() {
+        let one_based = |v: Option<Micros>| v.map(|v| v.whole() - 1);
+        nodes.push(RawNode {
+            id: node.id,
+            frame: std::sync::Arc::new(Frame::zero_based(
+                &node.function_name,
+                &node.url,
+                one_based(node.line_number),
+                one_based(node.column_number),
+            )),
+            parent,
+            children: Vec::new(),
+        });
+        let id = node.id;
+        stack.extend(
+            std::mem::take(&mut node.children)
+                .into_iter()
+                .map(|c| (c, Some(id))),
+        );
+    }
+    let mut raw = RawProfile {
+        nodes,
+        ..RawProfile::default()
+    };
+    // One timestamp more than samples (as Node 10 writes) is when the last sample ended:
+    // it is more precise than `endTime`, which Node writes in whole seconds.
+    let mut timestamps = doc.timestamps;
+    let mut end = doc.end_time.map(|s| Micros(s * 1e6));
+    if timestamps.len() == doc.samples.len() + 1 {
+        end = timestamps.pop();
+    }
+    // Absolute timestamps become deltas from the start, which the shared code sums back.
+    let seconds = |s: f64| Micros(s * 1e6);
+    let start = doc.start_time.map(seconds);
+    let mut last = start.map_or(timestamps.first().map_or(0.0, |t| t.0), |s| s.0);
+    let deltas: Vec<Micros> = timestamps
+        .iter()
+        .map(|t| {
+            let d = t.0 - last;
+            last = t.0;
+            Micros(d)
+        })
+        .collect();
+    let start = start.or(timestamps.first().copied());
+    raw.set_times(start, end, &deltas, doc.samples);
+    Ok(raw)
 }
 
 /// Reads the profile out of an ArkTS `{"id":3,"result":{"profile":{…}}}` message. Only
@@ -291,6 +383,45 @@ fn line_column_offset(text: &[u8], line: usize, column: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A profile in the older `head` layout: `depth` nested calls of `f`, a sample at the
+    /// innermost and one at the root, with Node 10's extra closing timestamp.
+    fn head_tree(depth: usize) -> String {
+        use std::fmt::Write as _;
+        let mut tree = String::new();
+        for id in 2..depth + 2 {
+            let _ = write!(
+                tree,
+                r#"{{"functionName":"f","url":"/a.js","lineNumber":7,"columnNumber":3,"id":{id},"hitCount":0,"children":["#
+            );
+        }
+        tree.push_str(&"]}".repeat(depth));
+        format!(
+            r#"{{"head":{{"functionName":"(root)","url":"","lineNumber":0,"id":1,"children":[{tree}]}},"startTime":163140,"endTime":163140,"samples":[{},1],"timestamps":[163140000100,163140000400,163140000450]}}"#,
+            depth + 1
+        )
+    }
+
+    #[test]
+    fn the_older_head_tree_layout_is_read() {
+        let profile = parse(head_tree(3).as_bytes()).unwrap().build().unwrap();
+        assert!(profile.warnings.is_empty(), "{:?}", profile.warnings);
+        let t = profile.times();
+        // Lines and columns are 1-based in this layout, as arkdiff shows them.
+        let f = t.functions[&Frame::one_based("f", "/a.js", 7, 3)];
+        // The innermost call ran 300 µs; the root's sample ran to the extra timestamp.
+        assert_eq!((f.self_us, f.total_us, t.duration_us), (300, 300, 350));
+    }
+
+    #[test]
+    fn a_head_tree_deeper_than_the_json_nesting_limit_is_read() {
+        let profile = parse(head_tree(5000).as_bytes()).unwrap().build().unwrap();
+        let t = profile.times();
+        assert_eq!(
+            t.functions[&Frame::one_based("f", "/a.js", 7, 3)].self_us,
+            300
+        );
+    }
 
     #[test]
     fn arkts_message_with_the_re_export_ending_is_read() {

@@ -256,7 +256,7 @@ fn sniff(prefix: &[u8]) -> std::result::Result<Format, String> {
 }
 
 /// The top-level keys of a JSON object, as far as `prefix` reaches.
-fn top_level_keys(prefix: &[u8]) -> Vec<String> {
+pub(crate) fn top_level_keys(prefix: &[u8]) -> Vec<String> {
     let mut json = JsonReader::with_capacity(prefix, prefix.len());
     let mut keys = Vec::new();
     let mut key = Vec::new();
@@ -366,6 +366,8 @@ pub struct Capture {
     pub cpu: Option<CpuCapture>,
     /// The capture has a CPU profile that could not be read (a warning says why).
     pub cpu_unreadable: bool,
+    /// How many CPU profiles the file holds (a trace can hold several; one is read).
+    pub cpu_profiles: usize,
     /// Problems met while opening, worded for the user (the path included).
     warnings: Vec<Warning>,
 }
@@ -393,6 +395,7 @@ impl Capture {
             heap: HeapKind::None,
             cpu: None,
             cpu_unreadable: false,
+            cpu_profiles: 0,
             warnings: Vec::new(),
         };
         let describe = capture.detected.describe();
@@ -430,6 +433,7 @@ impl Capture {
                 for w in &trace.warnings {
                     capture.warnings.push(w.prefixed(path.display()));
                 }
+                capture.cpu_profiles = trace.profiles.len();
                 let (chosen, note) = trace.pick(pick).map_err(&fail)?;
                 if let Some(note) = note {
                     capture.warnings.push(note.prefixed(path.display()));

@@ -1,10 +1,13 @@
-//! Chrome Trace Event JSON: the CPU profiles carried by `Profile` / `ProfileChunk` events.
+//! Chrome Trace Event JSON: the CPU profiles carried by `Profile` / `ProfileChunk` events,
+//! and by the whole-profile `CpuProfile` event of older Chrome (65, 66).
 //!
 //! A trace can be large (every event of every process), so it is streamed: each event's
 //! text is captured on its own, and only those that can be profile events are handed to
 //! serde. Profiles are put together per `(pid, id)`: the `Profile` event gives the start
 //! time; each `ProfileChunk` adds nodes (with `parent`), samples and the `timeDeltas`
-//! beside them, and the last may carry `endTime`. Both the object form
+//! beside them, and the last may carry `endTime`. A `CpuProfile` event holds a whole
+//! profile in the `.cpuprofile` shape (nodes with `children`, and its own `timeDeltas`);
+//! it has no id, so its thread id stands for one (`PID:TID`). Both the object form
 //! (`{"traceEvents":[…]}`) and the array form are read; the array form may lack its
 //! closing `]`, as the format allows.
 
@@ -95,6 +98,7 @@ struct Event {
     #[serde(default)]
     name: String,
     pid: Option<u64>,
+    tid: Option<u64>,
     id: Option<serde_json::Value>,
     args: Option<Args>,
 }
@@ -115,11 +119,17 @@ struct Data {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct ChunkProfile {
     #[serde(default)]
     nodes: Vec<Node>,
     #[serde(default)]
     samples: Vec<u64>,
+    /// A whole profile (`CpuProfile` event) has its times inside it.
+    start_time: Option<Micros>,
+    end_time: Option<Micros>,
+    #[serde(default)]
+    time_deltas: Vec<Micros>,
 }
 
 /// Reads every CPU profile of a trace.
@@ -245,7 +255,9 @@ impl Reader {
     }
 
     fn event(&mut self, text: &[u8], start: u64) -> Result<(), JsonError> {
-        if memchr::memmem::find(text, b"\"Profile").is_none() {
+        if memchr::memmem::find(text, b"\"Profile").is_none()
+            && memchr::memmem::find(text, b"\"CpuProfile\"").is_none()
+        {
             return Ok(());
         }
         let event: Event = serde_json::from_slice(text).map_err(|e| {
@@ -256,6 +268,7 @@ impl Reader {
         let chunk = match event.name.as_str() {
             "Profile" => false,
             "ProfileChunk" => true,
+            "CpuProfile" => return self.whole_profile(event, start),
             _ => return Ok(()),
         };
         let at = |msg: &str| JsonError::invalid_at(start, format!("event {}: {msg}", self.events));
@@ -305,6 +318,41 @@ impl Reader {
             profile.samples.extend(cpu.samples);
             profile.deltas.extend(data.time_deltas);
         }
+        Ok(())
+    }
+
+    /// A `CpuProfile` event: a whole profile in one event, keyed by its thread.
+    fn whole_profile(&mut self, event: Event, start: u64) -> Result<(), JsonError> {
+        let at = |msg: &str| JsonError::invalid_at(start, format!("event {}: {msg}", self.events));
+        let pid = event
+            .pid
+            .ok_or_else(|| at("a CpuProfile event without pid"))?;
+        let Some(cpu) = event.args.and_then(|a| a.data).and_then(|d| d.cpu_profile) else {
+            return Ok(());
+        };
+        if cpu.samples.len() != cpu.time_deltas.len() {
+            return Err(at(&format!(
+                "a CpuProfile with {} samples but {} timeDeltas",
+                cpu.samples.len(),
+                cpu.time_deltas.len()
+            )));
+        }
+        let id = event.tid.unwrap_or(0).to_string();
+        if self.by_key.contains_key(&(pid, id.clone())) {
+            return Err(at(&format!(
+                "a second CpuProfile event for thread {pid}:{id}"
+            )));
+        }
+        self.by_key.insert((pid, id.clone()), self.profiles.len());
+        self.profiles.push(TraceProfile {
+            pid,
+            id,
+            start_time: cpu.start_time,
+            end_time: cpu.end_time,
+            nodes: cpu.nodes.into_iter().map(Node::into_raw).collect(),
+            samples: cpu.samples,
+            deltas: cpu.time_deltas,
+        });
         Ok(())
     }
 
@@ -362,7 +410,7 @@ impl TraceProfiles {
                 None => String::new(),
             };
             return Err(format!(
-                "a trace of {} events with no CPU profile (no Profile/ProfileChunk events; record with the disabled-by-default-v8.cpu_profiler category){damage}",
+                "a trace of {} events with no CPU profile (no Profile/ProfileChunk or CpuProfile events; record with the disabled-by-default-v8.cpu_profiler category){damage}",
                 self.events
             ));
         }
@@ -425,6 +473,24 @@ mod tests {
 
     fn read_str(text: &str) -> TraceProfiles {
         read(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_whole_profile_event_of_older_chrome_is_read_by_thread() {
+        let text = r#"[{"name":"TracingStartedInPage","ph":"I","pid":7,"tid":5,"ts":1},
+{"name":"CpuProfile","ph":"I","pid":7,"tid":5,"ts":9,"cat":"disabled-by-default-devtools.timeline","args":{"data":{"cpuProfile":{
+ "nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},
+          {"id":2,"callFrame":{"functionName":"work","scriptId":"3","url":"a.js","lineNumber":4,"columnNumber":2}}],
+ "startTime":1000,"endTime":1350,"samples":[2,2,1],"timeDeltas":[10,200,40]}}}}]"#;
+        let trace = read_str(text);
+        assert_eq!(trace.profiles.len(), 1);
+        let (profile, note) = trace.pick(&ProfilePick::default()).unwrap();
+        assert_eq!((profile.key(), note), ("7:5".to_owned(), None));
+        let t = profile.into_raw().build().unwrap().times();
+        // Samples at 1010, 1210 and 1250; the profile ends at 1350.
+        assert_eq!(t.duration_us, 340);
+        let work = t.functions[&crate::model::cpu::Frame::one_based("work", "a.js", 5, 3)];
+        assert_eq!(work.self_us, 240);
     }
 
     #[test]

@@ -149,24 +149,30 @@ impl RawProfile {
         let mut node_frame = Vec::with_capacity(nodes.len());
         let mut node_parent = vec![NO_PARENT; nodes.len()];
         let ids: Vec<u64> = nodes.iter().map(|n| n.id).collect();
+        // The root the orphans hang under: the first `(root)` that names no parent.
+        let root = nodes
+            .iter()
+            .position(|n| n.parent.is_none() && n.frame.kind() == FrameKind::Root)
+            .map(|r| r as u32);
+        let mut orphans: Vec<u32> = Vec::new();
+        let mut missing_children = 0usize;
+        let mut first_missing: Option<(u64, u64)> = None;
         for (i, n) in nodes.into_iter().enumerate() {
             for child in &n.children {
-                let &c = index.get(child).ok_or_else(|| {
-                    format!(
-                        "node {} lists child {child}, which is not among the nodes",
-                        n.id
-                    )
-                })?;
+                let Some(&c) = index.get(child) else {
+                    missing_children += 1;
+                    first_missing.get_or_insert((n.id, *child));
+                    continue;
+                };
                 set_parent(&mut node_parent, c as usize, i as u32, *child)?;
             }
             if let Some(parent) = n.parent {
-                let &p = index.get(&parent).ok_or_else(|| {
-                    format!(
-                        "node {} names parent {parent}, which is not among the nodes",
-                        n.id
-                    )
-                })?;
-                set_parent(&mut node_parent, i, p, n.id)?;
+                if let Some(&p) = index.get(&parent) {
+                    set_parent(&mut node_parent, i, p, n.id)?;
+                } else {
+                    orphans.push(i as u32);
+                    first_missing.get_or_insert((n.id, parent));
+                }
             }
             let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
             let f = *frame_index.entry(n.frame).or_insert_with_key(|frame| {
@@ -174,6 +180,35 @@ impl RawProfile {
                 next
             });
             node_frame.push(f);
+        }
+        // A trace cut down by hand leaves nodes whose parent is gone: read up to the
+        // damage, hanging each under the root so that its samples still count.
+        if !orphans.is_empty() || missing_children > 0 {
+            for &o in &orphans {
+                if node_parent[o as usize] == NO_PARENT && Some(o) != root {
+                    node_parent[o as usize] = root.unwrap_or(NO_PARENT);
+                }
+            }
+            let (node, other) = first_missing.unwrap_or_default();
+            let mut parts = Vec::new();
+            if !orphans.is_empty() {
+                parts.push(format!(
+                    "{} nodes name a parent that is not among the nodes, so they hang under (root)",
+                    orphans.len()
+                ));
+            }
+            if missing_children > 0 {
+                parts.push(format!(
+                    "{missing_children} children that nodes list are not among the nodes, so they are left out"
+                ));
+            }
+            warnings.push(Warning::new(
+                WarningCode::CpuOrphanNodes,
+                format!(
+                    "{} (node {node} names {other}, the first)",
+                    parts.join("; ")
+                ),
+            ));
         }
         check_acyclic(&node_parent).map_err(|at| {
             format!(
@@ -186,6 +221,10 @@ impl RawProfile {
         let mut sample_us = Vec::with_capacity(samples.len());
         let mut unknown = 0usize;
         let count = samples.len().min(timestamps.len());
+        // Samples out of order (a negative time delta, as real Chrome traces have) are
+        // put in timestamp order first, as DevTools does, so that each sample runs to the
+        // next one in time rather than lending the rewind to its neighbour.
+        let (samples, timestamps) = in_time_order(samples, timestamps, count);
         if samples.len() != timestamps.len() {
             warnings.push(Warning::new(
                 WarningCode::CpuSampleCount,
@@ -228,6 +267,22 @@ impl RawProfile {
             warnings,
         })
     }
+}
+
+/// The first `count` samples and their timestamps, in timestamp order (stable: samples at
+/// the same time keep their order). Already ordered profiles, the usual case, are kept as
+/// they are.
+fn in_time_order(samples: Vec<u64>, timestamps: Vec<i64>, count: usize) -> (Vec<u64>, Vec<i64>) {
+    if timestamps[..count].is_sorted() {
+        return (samples, timestamps);
+    }
+    let mut pairs: Vec<(i64, u64)> = timestamps[..count]
+        .iter()
+        .copied()
+        .zip(samples[..count].iter().copied())
+        .collect();
+    pairs.sort_by_key(|&(t, _)| t);
+    pairs.into_iter().map(|(t, s)| (s, t)).unzip()
 }
 
 fn set_parent(parents: &mut [u32], node: usize, parent: u32, id: u64) -> Result<(), String> {
@@ -506,23 +561,74 @@ mod tests {
                 node(5, "(idle)", Some(1)),
                 node(6, "(garbage collector)", Some(1)),
             ],
-            // times: 10, 20, 30, 40 (to end), with a negative step giving 0
+            // The last two samples are out of order (a negative delta): in time order they
+            // are 4@0, 3@10, 5@30, 2@50, 6@60, and the last runs to the end at 100.
             samples: vec![4, 3, 5, 6, 2],
             timestamps: vec![0, 10, 30, 60, 50],
             end_time: Some(100),
             ..RawProfile::default()
         };
         let t = raw.build().unwrap().times();
-        // sample times: 10, 20, 30, 0 (negative), 50 (to end)
-        assert_eq!(time(&t, "a"), (10 + 50, 10 + 20 + 50));
+        // sample times: 4: 10, 3: 20, 5 (idle): 20, 2: 10, 6 (GC): 40
+        assert_eq!(time(&t, "a"), (10 + 10, 10 + 20 + 10));
         assert_eq!(time(&t, "b"), (20, 10 + 20));
-        assert_eq!(time(&t, "(garbage collector)"), (0, 0));
-        assert_eq!((t.idle_us, t.duration_us, t.gc_us), (30, 80, 0));
+        assert_eq!(time(&t, "(garbage collector)"), (40, 40));
+        assert_eq!((t.idle_us, t.duration_us, t.gc_us), (20, 80, 40));
         assert!(
             !t.functions
                 .keys()
                 .any(|f| f.name == "(root)" || f.name == "(idle)")
         );
+    }
+
+    #[test]
+    fn samples_out_of_order_are_timed_in_timestamp_order() {
+        // a@0, b@100, a@40 (rewound 60 µs), end at 200. In time order: a 0..40, a 40..100,
+        // b 100..200. Counting the rewind as nothing would give a 100 + 160 and b 0.
+        let raw = RawProfile {
+            nodes: vec![
+                node(1, "(root)", None),
+                node(2, "a", Some(1)),
+                node(3, "b", Some(1)),
+            ],
+            samples: vec![2, 3, 2],
+            timestamps: vec![0, 100, 40],
+            end_time: Some(200),
+            ..RawProfile::default()
+        };
+        let t = raw.build().unwrap().times();
+        assert_eq!((time(&t, "a"), time(&t, "b")), ((100, 100), (100, 100)));
+        assert_eq!(t.duration_us, 200);
+    }
+
+    #[test]
+    fn nodes_whose_parent_is_gone_hang_under_the_root_with_a_warning() {
+        // 4 names parent 9, which was cut out of the trace; 3 lists child 8, also gone.
+        let mut lists = node(3, "c", Some(1));
+        lists.children = vec![8];
+        let raw = RawProfile {
+            nodes: vec![
+                node(1, "(root)", None),
+                node(2, "a", Some(1)),
+                lists,
+                node(4, "orphan", Some(9)),
+            ],
+            samples: vec![2, 4],
+            timestamps: vec![0, 10],
+            end_time: Some(30),
+            ..RawProfile::default()
+        };
+        let profile = raw.build().expect("read up to the damage");
+        let w: Vec<&Warning> = profile.warnings.iter().collect();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].code, WarningCode::CpuOrphanNodes);
+        assert_eq!(
+            w[0].message,
+            "1 nodes name a parent that is not among the nodes, so they hang under (root); 1 children that nodes list are not among the nodes, so they are left out (node 3 names 8, the first)"
+        );
+        let t = profile.times();
+        assert_eq!(time(&t, "orphan"), (20, 20));
+        assert_eq!(t.duration_us, 30);
     }
 
     #[test]
@@ -581,8 +687,10 @@ mod tests {
             end_time: Some(i64::MIN),
             ..RawProfile::default()
         };
+        // In time order: MIN, MIN + 1 (a real microsecond), then intervals that overflow
+        // and give nothing.
         let t = raw.build().unwrap().times();
-        assert_eq!((t.duration_us, time(&t, "a")), (0, (0, 0)));
+        assert_eq!((t.duration_us, time(&t, "a")), (1, (1, 1)));
         let raw = RawProfile {
             nodes: vec![node(1, "(root)", None), node(2, "a", Some(1))],
             samples: vec![2, 2, 2],
@@ -608,11 +716,13 @@ mod tests {
             ..RawProfile::default()
         };
         assert!(self_parent.build().unwrap_err().contains("cycle"));
+        // A parent that is not there is damage to read past, not an error.
         let unknown = RawProfile {
             nodes: vec![node(1, "a", Some(9))],
             ..RawProfile::default()
         };
-        assert!(unknown.build().unwrap_err().contains("parent 9"));
+        let built = unknown.build().expect("an orphan is not an error");
+        assert_eq!(built.warnings[0].code, WarningCode::CpuOrphanNodes);
         let twice = RawProfile {
             nodes: vec![node(1, "a", None), node(1, "b", None)],
             ..RawProfile::default()

@@ -78,8 +78,8 @@ fn cpuprofile_by_hand() {
     // startTime 1000; sample, delta -> timestamp:
     //   s0 5  +10 1010   s1 6 +5 1015   s2 7 +20 1035   s3 10 +10 1045   s4 8 +7 1052
     //   s5 3  +8  1060   s6 2 +30 1090  s7 4 -5  1085   s8 7 +15 1100    endTime 1112
-    // Sample times: s0 5, s1 20, s2 10, s3 7, s4 8, s5 30 (idle), s6 1085-1090 < 0 -> 0,
-    //   s7 15, s8 1112-1100 = 12.
+    // In time order s7 (1085) comes before s6 (1090). Sample times: s0 5, s1 20, s2 10,
+    //   s3 7, s4 8, s5 25 (idle, to s7), s7 5 (to s6), s6 10 (to s8), s8 1112-1100 = 12.
     let doc = json!({
         "nodes": [
             {"id": 1, "callFrame": {"functionName": "(root)", "scriptId": "0", "url": "",
@@ -112,11 +112,11 @@ fn cpuprofile_by_hand() {
     let rec = recount_cpuprofile(&doc);
     check_invariants(&rec);
     assert_eq!(rec.samples, 9);
-    // Everything but s5: 5 + 20 + 10 + 7 + 8 + 0 + 15 + 12 = 77.
+    // Everything but s5: 5 + 20 + 10 + 7 + 8 + 10 + 5 + 12 = 77.
     assert_eq!(rec.duration_us, 77);
-    assert_eq!(rec.idle_us, 30);
-    assert_eq!(rec.gc_us, 15);
-    assert_eq!(rec.program_us, 0);
+    assert_eq!(rec.idle_us, 25);
+    assert_eq!(rec.gc_us, 5);
+    assert_eq!(rec.program_us, 10);
     // main: self s0 = 5; total s0..s4 and s8 = 5 + 20 + 10 + 7 + 8 + 12 = 62.
     assert_eq!(row(&rec, "main", "a.js", 1, 1), (5, 62));
     // fib: self s1 + s2 + s8 = 20 + 10 + 12 = 42; total s1..s4 and s8, each once even where
@@ -124,9 +124,8 @@ fn cpuprofile_by_hand() {
     assert_eq!(row(&rec, "fib", "a.js", 5, 13), (42, 57));
     assert_eq!(row(&rec, "helper", "a.js", 0, 0), (7, 7));
     assert_eq!(row(&rec, "(anonymous)", "a.js", 10, 3), (8, 8));
-    assert_eq!(row(&rec, "(garbage collector)", "", 0, 0), (15, 15));
-    // (program) was sampled once, for 0 µs: it still has a row.
-    assert_eq!(row(&rec, "(program)", "", 0, 0), (0, 0));
+    assert_eq!(row(&rec, "(garbage collector)", "", 0, 0), (5, 5));
+    assert_eq!(row(&rec, "(program)", "", 0, 0), (10, 10));
     // No (root), (idle) or never-sampled `unused`.
     assert_eq!(rec.functions.len(), 6, "{:?}", rec.functions);
 }
@@ -250,18 +249,18 @@ fn trace_events_by_hand_chunks() {
 
         // (7, 0x1): startTime 5000. Chunks joined: samples [3, 3, 4, 5, 2], deltas
         // [100, 50, 30, -10, 40] -> timestamps 5100, 5150, 5180, 5170, 5210; endTime 5300
-        // (second chunk). Times: 50, 30, 5170-5180 < 0 -> 0, 40, 5300-5210 = 90.
-        //   s0 run 50, s1 run 30, s2 run>run 0, s3 run>run>gc 40, s4 (program) 90.
+        // (second chunk). In time order s3 (5170) comes before s2 (5180):
+        //   s0 run 50, s1 run 20, s3 run>run>gc 10, s2 run>run 30, s4 (program) 90.
         let rec = recount_trace_events(&doc, 7, "0x1");
         check_invariants(&rec);
         assert_eq!(rec.samples, 5);
-        assert_eq!(rec.duration_us, 50 + 30 + 40 + 90);
+        assert_eq!(rec.duration_us, 50 + 20 + 10 + 30 + 90);
         assert_eq!(rec.idle_us, 0);
-        assert_eq!(rec.gc_us, 40);
+        assert_eq!(rec.gc_us, 10);
         assert_eq!(rec.program_us, 90);
-        // run (lineNumber 2, columnNumber 4 -> 3, 5): self 50 + 30 + 0, total + 40.
-        assert_eq!(row(&rec, "run", "https://x/app.js", 3, 5), (80, 120));
-        assert_eq!(row(&rec, "(garbage collector)", "", 0, 0), (40, 40));
+        // run (lineNumber 2, columnNumber 4 -> 3, 5): self 50 + 20 + 30, total + 10.
+        assert_eq!(row(&rec, "run", "https://x/app.js", 3, 5), (100, 110));
+        assert_eq!(row(&rec, "(garbage collector)", "", 0, 0), (10, 10));
         assert_eq!(row(&rec, "(program)", "", 0, 0), (90, 90));
         assert_eq!(rec.functions.len(), 3);
 
@@ -292,7 +291,8 @@ fn selfprof_by_hand() {
     //   s2 11.0004 stack 3  11000     s3 12.5   (none)   12500
     //   s4 16      stack 0  16000     s5 15.5   stack 4  15500
     //   s6 17.25   stack 4  17250
-    // Times: s0 250, s1 750, s2 1500, s3 3500 (idle), s4 -500 -> 0, s5 1750, s6 0 (last).
+    // In time order s5 (15500) comes before s4 (16000). Times: s0 250, s1 750, s2 1500,
+    //   s3 3000 (idle, to s5), s5 500, s4 1250, s6 0 (last).
     let doc = json!({
         "frames": [
             {"name": "main", "resourceId": 0, "line": 1, "column": 1},
@@ -321,19 +321,19 @@ fn selfprof_by_hand() {
     let rec = recount_selfprof(&doc);
     check_invariants(&rec);
     assert_eq!(rec.samples, 7);
-    // 250 + 750 + 1500 + 0 + 1750 + 0
+    // 250 + 750 + 1500 + 500 + 1250 + 0
     assert_eq!(rec.duration_us, 4250);
-    assert_eq!(rec.idle_us, 3500);
+    assert_eq!(rec.idle_us, 3000);
     assert_eq!((rec.gc_us, rec.program_us), (0, 0));
-    // main: self s4 = 0; total every stacked sample = 4250.
-    assert_eq!(row(&rec, "main", "https://a/x.js", 1, 1), (0, 4250));
+    // main: self s4 = 1250; total every stacked sample = 4250.
+    assert_eq!(row(&rec, "main", "https://a/x.js", 1, 1), (1250, 4250));
     // loop: self s0 + s1 = 1000; total s0 + s1 + s2 = 2500 (s1, s2 recurse: counted once).
     assert_eq!(row(&rec, "loop", "https://a/x.js", 5, 3), (1000, 2500));
     assert_eq!(
         row(&rec, "(anonymous)", "https://a/y.js", 2, 9),
         (1500, 1500)
     );
-    assert_eq!(row(&rec, "setTimeout", "", 0, 0), (1750, 1750));
+    assert_eq!(row(&rec, "setTimeout", "", 0, 0), (500, 500));
     assert_eq!(rec.functions.len(), 4);
 }
 

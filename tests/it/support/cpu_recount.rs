@@ -8,9 +8,9 @@
 //!   empty name becomes `(anonymous)`, a missing url is `""`, and an ArkTS call frame with
 //!   a non-empty `moduleName` gets the url `moduleName|url`. Lines and columns are 1-based,
 //!   0 meaning unknown.
-//! - Every sample gets a timestamp in integer µs. Sample i lasts `t[i+1] - t[i]` (0 if
-//!   negative); the last one lasts `endTime - t[last]` (0 if negative), or 0 when the
-//!   format has no end time.
+//! - Every sample gets a timestamp in integer µs. Taken in timestamp order (samples with
+//!   equal timestamps in file order), a sample lasts until the next one; the last one
+//!   lasts `endTime - t[last]` (0 if negative), or 0 when the format has no end time.
 //! - Self time of a function = time of the samples whose leaf is that function. Total time
 //!   = time of the samples with that function anywhere on the stack, counted once per
 //!   sample however often it recurs.
@@ -388,17 +388,20 @@ fn timestamps(start: i64, deltas: &[i64]) -> Vec<i64> {
         .collect()
 }
 
-/// The time of each sample from the sample timestamps and the end time, if any.
+/// The time of each sample (in the samples' order) from the sample timestamps and the end
+/// time, if any: each lasts until the next sample in time.
 fn sample_times(stamps: &[i64], end: Option<i64>) -> Vec<u64> {
-    (0..stamps.len())
-        .map(|i| {
-            let time = match stamps.get(i + 1) {
-                Some(next) => next - stamps[i],
-                None => end.map_or(0, |e| e - stamps[i]),
-            };
-            time.max(0) as u64
-        })
-        .collect()
+    let mut order: Vec<usize> = (0..stamps.len()).collect();
+    order.sort_by_key(|&i| (stamps[i], i));
+    let mut times = vec![0; stamps.len()];
+    for (k, &i) in order.iter().enumerate() {
+        let time = match order.get(k + 1) {
+            Some(&next) => stamps[next] - stamps[i],
+            None => end.map_or(0, |e| e - stamps[i]),
+        };
+        times[i] = time.max(0) as u64;
+    }
+    times
 }
 
 /// Count the samples (leaf node id, or `None` for a stack-less idle sample) of `tree`.
