@@ -41,11 +41,16 @@ pub fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
-/// A JSON report with the tool's version replaced, so that snapshots outlive releases.
+/// A JSON report (or line protocol's `agent_ver`) with the tool's version replaced, so
+/// that snapshots outlive releases.
 pub fn versionless(text: &str) -> String {
     text.replace(
         &format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION")),
         "\"version\": \"[version]\"",
+    )
+    .replace(
+        &format!("agent_ver=\"{}\"", env!("CARGO_PKG_VERSION")),
+        "agent_ver=\"[version]\"",
     )
 }
 
