@@ -8,7 +8,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::app::error::{Error, Result};
 use crate::app::options::{
-    Config, CpuOptions, FlagThresholds, HeapOptions, OutputFormat, OutputTarget,
+    Config, CpuOptions, FlagThresholds, HeapOptions, OutputFormat, OutputTarget, PointOptions,
 };
 use crate::app::output::write_output;
 use crate::app::summarize::Summarize;
@@ -17,7 +17,8 @@ use crate::app::{self, ExitStatus, Request};
 use crate::diff::trend::SuspectFloor;
 use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Metric, Rule, Source, Thresholds};
 use crate::input::trace_event::ProfilePick;
-use crate::units::{parse_duration, parse_share, parse_size};
+use crate::report::line_protocol::check_tag;
+use crate::units::{parse_duration, parse_share, parse_size, parse_timestamp};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -177,6 +178,18 @@ pub struct Cli {
     /// Rows per table section.
     #[arg(long, value_name = "N", default_value_t = 20, help_heading = OUTPUT)]
     pub top: usize,
+
+    /// Add the tag KEY=VALUE to every line-protocol point, e.g. --tag commit=abc123
+    /// --tag service=shop (repeatable; over the thresholds file's [tags]).
+    #[arg(long = "tag", value_name = "KEY=VALUE", help_heading = OUTPUT)]
+    pub tags: Vec<String>,
+
+    /// The time of every line-protocol point: nanoseconds since the Unix epoch, or RFC
+    /// 3339 such as 2026-11-24T05:00:00Z (in CI, the commit's: "$(git log -1
+    /// --format=%cI)"). Default: each capture's own time where it has one on a wall
+    /// clock (htrace), else the time of the run.
+    #[arg(long, value_name = "TIME", help_heading = OUTPUT)]
+    pub timestamp: Option<String>,
 
     /// Report violations but exit 0.
     #[arg(long, help_heading = OUTPUT)]
@@ -524,6 +537,14 @@ impl Cli {
             );
         }
         let profile_pick = self.profile.pick()?;
+        let points = PointOptions {
+            tags: tags(&self.tags, file.tags)?,
+            timestamp_ns: self
+                .timestamp
+                .as_deref()
+                .map(|t| parse_timestamp(t).map_err(|e| Error::Usage(format!("--timestamp: {e}"))))
+                .transpose()?,
+        };
         let floor = SuspectFloor::default();
         let given = &self.thresholds;
         let flag_thresholds = FlagThresholds {
@@ -565,10 +586,29 @@ impl Cli {
                     )?,
                 },
             },
+            points,
             exit_zero: self.exit_zero,
             quiet: self.quiet,
         })
     }
+}
+
+/// The points' tags: the file's, with each `--tag KEY=VALUE` over the file's value of
+/// KEY (and over an earlier `--tag` of the same KEY).
+fn tags(
+    given: &[String],
+    mut from_file: std::collections::BTreeMap<String, String>,
+) -> Result<Vec<(String, String)>> {
+    for tag in given {
+        let (key, value) = tag.split_once('=').ok_or_else(|| {
+            Error::Usage(format!(
+                "--tag '{tag}': expected KEY=VALUE, e.g. --tag commit=abc123"
+            ))
+        })?;
+        check_tag(key, value).map_err(|e| Error::Usage(format!("--tag '{tag}': {e}")))?;
+        from_file.insert(key.to_owned(), value.to_owned());
+    }
+    Ok(from_file.into_iter().collect())
 }
 
 /// The command line's list if it has one, else the file's.

@@ -204,6 +204,125 @@ pub fn format_us_delta(delta: i64) -> String {
     }
 }
 
+/// Whole-number timestamps below this many nanoseconds (early 1973) are refused: they are
+/// seconds, milliseconds or microseconds written where nanoseconds were meant.
+const MIN_NS_TIMESTAMP: u64 = 100_000_000_000_000_000;
+
+/// Parses a point in time into nanoseconds since the Unix epoch: a whole number of
+/// nanoseconds (`1795496400000000000`), or an RFC 3339 date and time
+/// (`2026-11-24T05:00:00Z`, `2026-11-24T13:00:00.25+08:00`); from 1973 (see
+/// [`MIN_NS_TIMESTAMP`]) to 2262, the last year a signed 64-bit count of nanoseconds
+/// reaches.
+pub fn parse_timestamp(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let ns = t
+            .parse::<u64>()
+            .ok()
+            .filter(|&ns| i64::try_from(ns).is_ok())
+            .ok_or_else(|| format!("'{text}' is out of range (at most {} ns)", i64::MAX))?;
+        if ns < MIN_NS_TIMESTAMP {
+            return Err(format!(
+                "'{text}' is not in nanoseconds (it would be before 1973); give nanoseconds since the Unix epoch, e.g. $(date +%s%N), or an RFC 3339 time"
+            ));
+        }
+        return Ok(ns);
+    }
+    let ns = rfc3339_ns(t).ok_or_else(|| {
+        format!(
+            "'{text}' is neither nanoseconds since the Unix epoch nor an RFC 3339 time (e.g. 2026-11-24T05:00:00Z or 2026-11-24T13:00:00+08:00)"
+        )
+    })?;
+    u64::try_from(ns)
+        .ok()
+        .filter(|&ns| ns >= MIN_NS_TIMESTAMP)
+        .ok_or_else(|| format!("'{text}' is before 1973"))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)` (`T` or a space between date and
+/// time; digits past nanoseconds dropped) as nanoseconds since the Unix epoch; None when
+/// malformed, out of range or not a real date.
+fn rfc3339_ns(t: &str) -> Option<i64> {
+    let b = t.as_bytes();
+    let field = |at: usize, len: usize| -> Option<i64> {
+        let s = b.get(at..at + len)?;
+        s.iter().try_fold(0i64, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
+    };
+    let separators = [(4, b'-'), (7, b'-'), (13, b':'), (16, b':')];
+    if b.len() < 20
+        || separators.iter().any(|&(at, c)| b[at] != c)
+        || !matches!(b[10], b'T' | b't' | b' ')
+    {
+        return None;
+    }
+    let (year, month, day) = (field(0, 4)?, field(5, 2)?, field(8, 2)?);
+    let (hour, minute, second) = (field(11, 2)?, field(14, 2)?, field(17, 2)?);
+    let mut rest = &t[19..];
+    let mut nanos = 0i64;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let kept = &fraction.as_bytes()[..digits.min(9)];
+        nanos = kept.iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0'))
+            * 10i64.pow(9 - kept.len() as u32);
+        rest = &fraction[digits..];
+    }
+    let offset_s = match rest.as_bytes() {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (h, m) = (field(t.len() - 5, 2)?, field(t.len() - 2, 2)?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let offset = h * 3600 + m * 60;
+            if *sign == b'-' { -offset } else { offset }
+        }
+        _ => return None,
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    // A leap second (:60) is counted as the first second of the next minute, as POSIX time
+    // has no leap seconds.
+    let days_in_month = usize::try_from(month - 1)
+        .ok()
+        .and_then(|m| month_days.get(m))?;
+    if day < 1 || day > *days_in_month || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let seconds =
+        days_since_epoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar: whole 400-year
+/// eras of 146,097 days, then the days of the era counted from March 1 (so that the leap
+/// day ends a year).
+fn days_since_epoch(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
 #[cfg(test)]
 #[allow(clippy::float_cmp)]
 mod tests {
@@ -279,5 +398,87 @@ mod tests {
         assert_eq!(format_count(999), "999");
         assert_eq!(format_count_delta(6000), "+6,000");
         assert_eq!(format_count_delta(-1_234_567), "-1,234,567");
+    }
+
+    #[test]
+    fn timestamps_parse_as_nanoseconds_or_rfc_3339() {
+        // `date -u -d 2026-11-24T05:00:00Z +%s` says 1795496400.
+        let t = 1_795_496_400_000_000_000;
+        assert_eq!(parse_timestamp("1795496400000000000"), Ok(t));
+        assert_eq!(parse_timestamp("2026-11-24T05:00:00Z"), Ok(t));
+        assert_eq!(parse_timestamp(" 2026-11-24t05:00:00z "), Ok(t));
+        assert_eq!(parse_timestamp("2026-11-24 05:00:00Z"), Ok(t));
+        // `git log --format=%cI` writes the committer's offset.
+        assert_eq!(parse_timestamp("2026-11-24T13:00:00+08:00"), Ok(t));
+        assert_eq!(parse_timestamp("2026-11-23T23:30:00-05:30"), Ok(t));
+        assert_eq!(
+            parse_timestamp("2026-11-24T05:00:00.5Z"),
+            Ok(t + 500_000_000)
+        );
+        assert_eq!(
+            parse_timestamp("2026-11-24T05:00:00.1234567891Z"),
+            Ok(t + 123_456_789)
+        );
+        // Leap days, and the ends of the range.
+        assert_eq!(
+            parse_timestamp("2024-02-29T00:00:00Z"),
+            Ok(1_709_164_800_000_000_000)
+        );
+        assert_eq!(
+            parse_timestamp("2000-03-01T00:00:00Z"),
+            Ok(951_868_800_000_000_000)
+        );
+        assert_eq!(
+            parse_timestamp("2262-04-11T23:47:16.854775807Z"),
+            Ok(i64::MAX as u64)
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2026-11-24",
+            "2026-11-24T05:00Z",
+            "2026-11-24T05:00:00",
+            "2026-11-24T05:00:00+0800",
+            "2026-11-24T05:00:00.Z",
+            "2026-13-01T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2100-02-29T00:00:00Z",
+            "2026-11-31T00:00:00Z",
+            "2026-11-24T24:00:00Z",
+            "2026-11-24T05:00:00+24:00",
+            "2026-1-24T05:00:00Z",
+            "+026-11-24T05:00:00Z",
+            "-1795496400000000000",
+            "1.5e18",
+        ] {
+            let e = parse_timestamp(bad).unwrap_err();
+            assert!(e.contains("RFC 3339"), "{bad}: {e}");
+        }
+        assert!(
+            parse_timestamp("2262-04-11T23:47:16.854775808Z")
+                .unwrap_err()
+                .contains("RFC 3339")
+        );
+        assert!(
+            parse_timestamp("9223372036854775808")
+                .unwrap_err()
+                .contains("out of range")
+        );
+        // Seconds where nanoseconds were meant, and times before 1973.
+        assert!(
+            parse_timestamp("1795496400")
+                .unwrap_err()
+                .contains("not in nanoseconds")
+        );
+        assert!(
+            parse_timestamp("1970-01-01T00:00:00Z")
+                .unwrap_err()
+                .contains("before 1973")
+        );
+        assert!(
+            parse_timestamp("1969-12-31T23:59:59Z")
+                .unwrap_err()
+                .contains("before 1973")
+        );
     }
 }

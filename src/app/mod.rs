@@ -17,7 +17,9 @@ use crate::diff::flame::Flame;
 use crate::gate::{self, Metric, Status};
 use crate::input::Capture;
 use crate::input::trace_event::ProfilePick;
-use crate::report::{self, CpuSection, GateSection, HeapSection, Report, Side, Tool};
+use crate::report::{
+    self, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side, Tool,
+};
 use crate::warning::{Warning, WarningCode};
 use error::{Error, Result};
 use options::Config;
@@ -126,20 +128,23 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     if let Some(h) = &mut heap {
         warnings.append(&mut h.warnings);
     }
-    let (cpu, flame): (Option<CpuDiff>, Option<Flame>) = match (&first.cpu, &last.cpu) {
-        (Some(b), Some(h)) if compare_cpu => {
-            let strip = config.cpu.strip_url_query;
-            let ((base_times, base_profile), (head_times, head_profile)) =
-                (b.read(strip), h.read(strip));
-            let d = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
-            // The merged call trees need stacks, which a baseline does not keep.
-            let flame = base_profile
-                .zip(head_profile)
-                .map(|(b, h)| crate::diff::flame::flame(&b, &h, d.scale));
-            (Some(d), flame)
-        }
-        _ => (None, None),
-    };
+    // The profiles' sampled spans, idle included, as read (for the line protocol).
+    let (cpu, flame, spans): (Option<CpuDiff>, Option<Flame>, Option<(u64, u64)>) =
+        match (&first.cpu, &last.cpu) {
+            (Some(b), Some(h)) if compare_cpu => {
+                let strip = config.cpu.strip_url_query;
+                let ((base_times, base_profile), (head_times, head_profile)) =
+                    (b.read(strip), h.read(strip));
+                let d = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
+                // The merged call trees need stacks, which a baseline does not keep.
+                let flame = base_profile
+                    .zip(head_profile)
+                    .map(|(b, h)| crate::diff::flame::flame(&b, &h, d.scale));
+                let span = |t: &crate::model::cpu::ProfileTimes| t.duration_us + t.idle_us;
+                (Some(d), flame, Some((span(&base_times), span(&head_times))))
+            }
+            _ => (None, None, None),
+        };
     if let Some(c) = &cpu
         && config.cpu.normalize
         && c.scale.is_none()
@@ -168,8 +173,8 @@ fn compare(config: &Config) -> Result<ExitStatus> {
             name: "arkdiff",
             version: env!("CARGO_PKG_VERSION"),
         },
-        base: side(first, base_index, compare_cpu),
-        head: side(last, head_index, compare_cpu),
+        base: side(first, base_index, spans.map(|s| s.0)),
+        head: side(last, head_index, spans.map(|s| s.1)),
         warnings: distinct(warnings),
         heap: heap.as_ref().map(HeapSection::from_result),
         cpu: cpu
@@ -382,10 +387,26 @@ fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error 
     ))
 }
 
-fn side(capture: &Capture, snapshot: Option<usize>, cpu: bool) -> Side {
+/// One side of the report: `snapshot` is the compared heap snapshot, `profile_span_us`
+/// the compared CPU profile's sampled span (None when CPU times are not compared).
+fn side(capture: &Capture, snapshot: Option<usize>, profile_span_us: Option<u64>) -> Side {
     let info = snapshot
         .map(|i| capture.snapshot_info(i))
         .unwrap_or_default();
+    let cpu = profile_span_us.is_some();
+    let profile = profile_span_us
+        .zip(capture.cpu.as_ref())
+        .map(|(span_us, c)| ProfileOrigin {
+            format: capture.detected.format.name(),
+            source: c.source.clone(),
+            span_us,
+        });
+    let origin = Origin {
+        wall_time_ns: info
+            .start_wall_ns
+            .or_else(|| profile.as_ref().and_then(|p| p.source.wall_time_ns)),
+        profile,
+    };
     Side {
         path: capture.path.display().to_string(),
         format: capture.detected.describe(),
@@ -398,5 +419,6 @@ fn side(capture: &Capture, snapshot: Option<usize>, cpu: bool) -> Side {
         } else {
             None
         },
+        origin,
     }
 }

@@ -85,6 +85,7 @@ pub struct Config {
     pub thresholds: Thresholds,
     pub cpu: CpuOptions,
     pub heap: HeapOptions,
+    pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,
 }
@@ -114,6 +115,16 @@ pub struct CpuOptions {
     pub strip_url_query: bool,
     /// Which profile of a Trace Event file.
     pub profile_pick: ProfilePick,
+}
+
+/// What the line protocol's points carry besides the report's numbers.
+#[derive(Debug, Clone, Default)]
+pub struct PointOptions {
+    /// Tags for every point (`--tag` over the thresholds file's `[tags]`), sorted by key,
+    /// each key once, checked by [`crate::report::line_protocol::check_tag`].
+    pub tags: Vec<(String, String)>,
+    /// `--timestamp`: every point's time, ns since the Unix epoch.
+    pub timestamp_ns: Option<u64>,
 }
 
 /// What the heap analyses are asked to do.

@@ -7,7 +7,7 @@ use super::error::{Error, Result};
 use super::options::{Config, OutputFormat, OutputTarget};
 use crate::report::{self, Render, Report};
 
-fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
+fn renderer(config: &Config, target: &OutputTarget, run_time_ns: u64) -> Box<dyn Render> {
     let top = config.top;
     match target.format {
         OutputFormat::Json => Box::new(report::json::Json),
@@ -19,7 +19,12 @@ fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
         }),
         OutputFormat::Markdown => Box::new(report::markdown::Markdown { top }),
         OutputFormat::Github => Box::new(report::github::Github),
-        OutputFormat::LineProtocol => Box::new(report::line_protocol::LineProtocol { top }),
+        OutputFormat::LineProtocol => Box::new(report::line_protocol::LineProtocol {
+            top,
+            tags: config.points.tags.clone(),
+            timestamp_ns: config.points.timestamp_ns,
+            run_time_ns,
+        }),
         OutputFormat::BenchmarkJson => Box::new(report::benchmark_json::BenchmarkJson { top }),
         OutputFormat::Html => Box::new(report::html::Html),
     }
@@ -28,8 +33,14 @@ fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
 /// Writes every report asked for; with `--format github`, also the files GitHub Actions
 /// names in the environment.
 pub fn write_reports(config: &Config, report: &Report) -> Result<()> {
+    // A clock before 1970 or past 2262 is the clock's problem; the points say 0 or 2262.
+    let run_time_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| {
+            u64::try_from(d.as_nanos()).unwrap_or(i64::MAX as u64)
+        });
     for target in &config.outputs {
-        let renderer = renderer(config, target);
+        let renderer = renderer(config, target, run_time_ns);
         write_output(target.path.as_deref(), |out| renderer.render(report, out))?;
     }
     if config

@@ -2,7 +2,8 @@
 //! and ignore lists. Every error names the file, the line and the key.
 //!
 //! The keys a file may hold come from [`Metric::config_key`] (one table per metric, with
-//! `warn`, `fail`, `absolute_floor` and `relative_floor`) and from [`SETTINGS`].
+//! `warn`, `fail`, `absolute_floor` and `relative_floor`) and from [`SETTINGS`], plus the
+//! `[tags]` table of the line protocol's points, whose keys are the user's.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -13,6 +14,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::error::{Error, Result};
 use crate::gate::{Metric, Rule};
+use crate::report::line_protocol::check_tag;
 use crate::units::{Limit, parse_duration, parse_share, parse_size};
 
 /// The file looked for in the working directory when `--config` is not given.
@@ -33,6 +35,8 @@ pub struct FileSettings {
     pub min_function_self_us: Option<u64>,
     pub suspect_min_growth: Option<u64>,
     pub suspect_min_share: Option<f64>,
+    /// `[tags]`: tags for every line-protocol point, by key.
+    pub tags: BTreeMap<String, String>,
 }
 
 impl FileSettings {
@@ -63,6 +67,9 @@ const SETTINGS: [(&str, Setting); 6] = [
     ("suspects.min_share", Setting::SuspectMinShare),
 ];
 
+/// The table of tags for the line protocol's points.
+const TAGS: &str = "tags";
+
 /// The keys of a metric's rule table.
 const RULE_KEYS: [&str; 4] = ["warn", "fail", "absolute_floor", "relative_floor"];
 
@@ -70,11 +77,16 @@ const RULE_KEYS: [&str; 4] = ["warn", "fail", "absolute_floor", "relative_floor"
 enum Key {
     Rule(Metric),
     Setting(Setting),
+    /// `[tags]`.
+    Tags,
     /// A table on the way to other keys (`class` in `class.count`).
     Section,
 }
 
 fn key_kind(key: &str) -> Option<Key> {
+    if key == TAGS {
+        return Some(Key::Tags);
+    }
     if let Some(m) = Metric::ALL.into_iter().find(|m| m.config_key() == key) {
         return Some(Key::Rule(m));
     }
@@ -109,6 +121,9 @@ fn children(section: &str) -> Vec<&'static str> {
         {
             keys.push(child);
         }
+    }
+    if section.is_empty() {
+        keys.push(TAGS);
     }
     keys
 }
@@ -316,6 +331,7 @@ impl Reader<'_> {
                     out.rules.insert(metric, rule);
                 }
                 Some(Key::Setting(setting)) => self.setting(setting, &key, value, out)?,
+                Some(Key::Tags) => self.tags(value, out)?,
                 Some(Key::Section) => match value.get_ref() {
                     DeValue::Table(inner) => self.table(&key, inner, out)?,
                     other => {
@@ -334,6 +350,33 @@ impl Reader<'_> {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `[tags]`: string values, each key and value as `--tag` takes them.
+    fn tags(&self, v: &Spanned<DeValue<'_>>, out: &mut FileSettings) -> Result<()> {
+        let DeValue::Table(table) = v.get_ref() else {
+            return Err(self.at(
+                TAGS,
+                v.span(),
+                format!("expected a table, found {}", v.get_ref().type_str()),
+            ));
+        };
+        for (name, value) in table {
+            let key = name.get_ref().to_string();
+            let field = format!("{TAGS}.{key}");
+            let DeValue::String(text) = value.get_ref() else {
+                let t = value.get_ref().type_str();
+                let a = if t.starts_with(['a', 'i']) { "an" } else { "a" };
+                return Err(self.at(
+                    &field,
+                    value.span(),
+                    format!("expected a string, found {a} {t}"),
+                ));
+            };
+            check_tag(&key, text).map_err(|e| self.at(&field, name.span(), e))?;
+            out.tags.insert(key, text.to_string());
         }
         Ok(())
     }
@@ -434,6 +477,10 @@ gc = { warn = "5ms" }
 min_growth = "128KiB"
 min_share = "0.5%"
 size = { fail = "1MiB" }
+
+[tags]
+service = "shop app"
+"env" = "ci"
 "#,
         )
         .unwrap();
@@ -470,6 +517,13 @@ size = { fail = "1MiB" }
         assert_eq!(s.min_function_self_us, Some(2_000));
         assert_eq!(s.suspect_min_growth, Some(128 * 1024));
         assert_eq!(s.suspect_min_share, Some(0.5));
+        assert_eq!(
+            s.tags.into_iter().collect::<Vec<_>>(),
+            [
+                ("env".to_owned(), "ci".to_owned()),
+                ("service".to_owned(), "shop app".to_owned())
+            ]
+        );
     }
 
     #[test]
@@ -541,6 +595,31 @@ size = { fail = "1MiB" }
             "arkdiff.toml line 1: ignore: 'a[': unclosed character class; missing ']'"
         );
         assert!(error("[heap.size\nfail = 1\n").starts_with("arkdiff.toml line 1: "));
+        assert_eq!(
+            error("[tags]\nservice = \"shop\"\nbuild = 42\n"),
+            "arkdiff.toml line 3: tags.build: expected a string, found an integer"
+        );
+        assert_eq!(
+            error("tags = [\"a\"]\n"),
+            "arkdiff.toml line 1: tags: expected a table, found array"
+        );
+        assert_eq!(
+            error("[tags]\nside = \"x\"\n"),
+            "arkdiff.toml line 2: tags.side: arkdiff's points set the tag `side` themselves (they set `class`, `column`, `function`, `line`, `side`, `url`)"
+        );
+        assert_eq!(
+            error("[tags]\n\"\" = \"x\"\nenv = \"\"\n"),
+            "arkdiff.toml line 2: tags.: the key is empty"
+        );
+        assert_eq!(
+            error("[tags]\nenv = \"\"\n"),
+            "arkdiff.toml line 2: tags.env: the value of `env` is empty, and line protocol has no empty tags"
+        );
+        assert!(
+            error("[tag]\nenv = \"ci\"\n").ends_with("`suspects`, `tags`"),
+            "{}",
+            error("[tag]\nenv = \"ci\"\n")
+        );
         assert_eq!(
             error("[suspects]\nsize = { fail = \"10%\" }\n"),
             "arkdiff.toml line 2: suspects.size.fail: '10%' is a percentage; a suspect's growth takes a size (e.g. 1MiB)"

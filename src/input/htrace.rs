@@ -79,6 +79,18 @@ pub struct SnapshotSpan {
     pub end_time_ns: Option<u64>,
     /// The final snapshot of a TIMELINE capture.
     pub timeline: bool,
+    /// The wall-clock time of the start (the record `start_time_ns` comes from), ns since
+    /// the Unix epoch, where that record's clock is REALTIME (hiprofiler's default); None
+    /// for another clock or a record without a time.
+    pub start_wall_ns: Option<u64>,
+}
+
+/// A record's time: as the report gives it (`ns`: BOOTTIME where the header has a clock
+/// snapshot, REALTIME otherwise), and on the wall clock where the record says REALTIME.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    ns: u64,
+    wall_ns: Option<u64>,
 }
 
 /// The index of an htrace file: what it holds and where.
@@ -96,6 +108,9 @@ pub struct Htrace {
     pub cpu_profile: Option<Vec<u8>>,
     /// The record number and byte offset of that message.
     pub cpu_profile_at: Option<(usize, u64)>,
+    /// The wall-clock time of that record (REALTIME ns since the Unix epoch), where its
+    /// clock is REALTIME: when the plugin wrote the profile, so about its end.
+    pub cpu_profile_wall_ns: Option<u64>,
     pub records: usize,
     pub arkts_records: usize,
     /// Names of other plugins seen, sorted.
@@ -230,7 +245,7 @@ struct Pending {
     /// Whether the TIMELINE start marker was seen.
     timeline_started: bool,
     /// Time of the TIMELINE start marker, which is the timeline's start time.
-    timeline_start: Option<u64>,
+    timeline_start: Option<Stamp>,
 }
 
 impl Htrace {
@@ -248,6 +263,7 @@ impl Htrace {
             record_ranges: Vec::new(),
             cpu_profile: None,
             cpu_profile_at: None,
+            cpu_profile_wall_ns: None,
             records: 0,
             arkts_records: 0,
             other_plugins: Vec::new(),
@@ -474,12 +490,21 @@ impl Htrace {
                         return;
                     }
                 };
+                // The wall clock only where the record says REALTIME (0 is also what a
+                // record that leaves the field out means).
+                let wall = matches!(
+                    pb::ClockId::try_from(data.clock_id),
+                    Ok(pb::ClockId::ClockidRealtime | pb::ClockId::ClockidRealtimeCoarse)
+                );
                 let time = (data.tv_sec != 0 || data.tv_nsec != 0).then(|| {
-                    self.clocks.to_boottime(
-                        data.tv_sec
-                            .saturating_mul(1_000_000_000)
-                            .saturating_add(data.tv_nsec),
-                    )
+                    let raw = data
+                        .tv_sec
+                        .saturating_mul(1_000_000_000)
+                        .saturating_add(data.tv_nsec);
+                    Stamp {
+                        ns: self.clocks.to_boottime(raw),
+                        wall_ns: wall.then_some(raw),
+                    }
                 });
                 self.message(&result, offset, len, record, time, pending);
             }
@@ -498,7 +523,7 @@ impl Htrace {
         offset: u64,
         len: u64,
         record: usize,
-        time: Option<u64>,
+        time: Option<Stamp>,
         pending: &mut Pending,
     ) {
         match classify(text) {
@@ -509,9 +534,10 @@ impl Htrace {
                     first_record: record,
                     last_record: record,
                     chunks: 0,
-                    start_time_ns: time,
+                    start_time_ns: time.map(|t| t.ns),
                     end_time_ns: None,
                     timeline: false,
+                    start_wall_ns: time.and_then(|t| t.wall_ns),
                 });
                 span.end_offset = offset + 4 + len;
                 span.last_record = record;
@@ -525,10 +551,13 @@ impl Htrace {
                 }
                 match pending.span.take() {
                     Some(mut span) => {
-                        span.end_time_ns = time;
+                        span.end_time_ns = time.map(|t| t.ns);
                         span.timeline = self.mode == HeapMode::Timeline;
-                        if span.timeline && pending.timeline_start.is_some() {
-                            span.start_time_ns = pending.timeline_start.take();
+                        if span.timeline
+                            && let Some(start) = pending.timeline_start.take()
+                        {
+                            span.start_time_ns = Some(start.ns);
+                            span.start_wall_ns = start.wall_ns;
                         }
                         self.snapshots.push(span);
                     }
@@ -551,6 +580,7 @@ impl Htrace {
                 } else {
                     self.cpu_profile = Some(text.to_vec());
                     self.cpu_profile_at = Some((record, offset));
+                    self.cpu_profile_wall_ns = time.and_then(|t| t.wall_ns);
                 }
             }
             MessageKind::ErrorReply(reply) => self.warnings.push(Warning::new(
@@ -759,5 +789,61 @@ mod tests {
         };
         assert_eq!(c.to_boottime(10_500), 1_500);
         assert_eq!(Clocks::default().to_boottime(10_500), 10_500);
+    }
+
+    /// One section with the header's clock snapshot and `records` as ArkTS data records:
+    /// (REALTIME ns, clock id, message).
+    fn capture(records: &[(u64, pb::ClockId, &str)]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for (time, clock, text) in records {
+            let data = pb::ProfilerPluginData {
+                name: ARKTS_PLUGIN.to_owned(),
+                data: pb::ArkTsResult {
+                    result: text.as_bytes().to_vec(),
+                }
+                .encode_to_vec(),
+                clock_id: *clock as i32,
+                tv_sec: time / 1_000_000_000,
+                tv_nsec: time % 1_000_000_000,
+                ..Default::default()
+            }
+            .encode_to_vec();
+            body.extend_from_slice(&u32::try_from(data.len()).unwrap().to_le_bytes());
+            body.extend_from_slice(&data);
+        }
+        let mut file = vec![0u8; 1024];
+        file[..8].copy_from_slice(MAGIC);
+        file[8..16].copy_from_slice(&(1024 + body.len() as u64).to_le_bytes());
+        file[60..68].copy_from_slice(&5_000_000_000u64.to_le_bytes());
+        file[68..76].copy_from_slice(&1_700_000_000_000_000_000u64.to_le_bytes());
+        file.extend_from_slice(&body);
+        file
+    }
+
+    #[test]
+    fn wall_clock_times_are_kept_only_from_realtime_records() {
+        const CHUNK: &str =
+            r#"{"method":"HeapProfiler.addHeapSnapshotChunk","params":{"chunk":"{}"}}"#;
+        const END: &str = r#"{"id":1,"result":{}}"#;
+        const PROFILE: &str = r#"{"id":3,"result":{"profile":{"nodes":[]}}}"#;
+        let t0 = 1_700_000_001_000_000_123;
+        let file = capture(&[
+            (t0, pb::ClockId::ClockidRealtime, CHUNK),
+            (t0 + 5, pb::ClockId::ClockidRealtime, END),
+            (t0 + 10, pb::ClockId::ClockidBoottime, CHUNK),
+            (t0 + 15, pb::ClockId::ClockidBoottime, END),
+            (t0 + 20, pb::ClockId::ClockidRealtimeCoarse, PROFILE),
+        ]);
+        let len = file.len() as u64;
+        let h = Htrace::index(std::io::Cursor::new(file), len).unwrap();
+        assert_eq!(h.snapshots.len(), 2, "{:?}", h.warnings);
+        // The report's time is BOOTTIME; the wall-clock time is the record's own.
+        assert_eq!(
+            h.snapshots[0].start_time_ns,
+            Some(1_000_000_123 + 5_000_000_000)
+        );
+        assert_eq!(h.snapshots[0].start_wall_ns, Some(t0));
+        assert_eq!(h.snapshots[1].start_wall_ns, None);
+        assert_eq!(h.cpu_profile_wall_ns, Some(t0 + 20));
     }
 }

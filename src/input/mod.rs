@@ -314,6 +314,9 @@ impl Seek for PosReader<'_> {
 pub struct SnapshotInfo {
     pub start_time_ns: Option<u64>,
     pub end_time_ns: Option<u64>,
+    /// When it was taken on the wall clock, ns since the Unix epoch (htrace records on
+    /// the REALTIME clock; see [`htrace::SnapshotSpan::start_wall_ns`]).
+    pub start_wall_ns: Option<u64>,
 }
 
 /// A CPU profile read from a capture.
@@ -322,6 +325,50 @@ pub struct CpuCapture {
     pub data: CpuData,
     /// Which profile of the file this is, when a file can hold several (`PID:ID`).
     pub label: Option<String>,
+    /// What the input says of where the profile comes from.
+    pub source: ProfileSource,
+}
+
+/// The engine that wrote a CPU profile, as far as the input tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// V8 (Chrome, Node.js): a `.cpuprofile`, Trace Event or JS Self-Profiling file.
+    V8,
+    /// The ArkTS runtime (ArkCompiler): an htrace's profile, or a `.cpuprofile` with
+    /// ArkTS's category totals (`gcTime`, `napiTime`, …).
+    ArkTs,
+}
+
+impl Engine {
+    /// The language its profiles are of.
+    pub fn language(self) -> &'static str {
+        match self {
+            Engine::V8 => "JavaScript",
+            Engine::ArkTs => "ArkTS",
+        }
+    }
+
+    /// The runtime's name.
+    pub fn runtime(self) -> &'static str {
+        match self {
+            Engine::V8 => "V8",
+            Engine::ArkTs => "ArkCompiler",
+        }
+    }
+}
+
+/// Where a CPU profile comes from, as far as the input tells; None where it does not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileSource {
+    /// None for a baseline, which keeps only the function times.
+    pub engine: Option<Engine>,
+    /// The operating system it was taken on: `OpenHarmony` for an htrace.
+    pub os: Option<&'static str>,
+    /// The profiled process: a Trace Event profile's `pid`, an htrace's ArkTS config's.
+    pub pid: Option<u64>,
+    /// When the profile was written, ns since the Unix epoch: an htrace's profile record
+    /// on the REALTIME clock (written when profiling stopped).
+    pub wall_time_ns: Option<u64>,
 }
 
 /// The samples of a profile, or only their per-function sums (a baseline).
@@ -329,6 +376,16 @@ pub struct CpuCapture {
 pub enum CpuData {
     Profile(Profile),
     Times(ProfileTimes),
+}
+
+impl ProfileSource {
+    /// A profile of `engine`, with nothing else known.
+    pub fn of(engine: Engine) -> ProfileSource {
+        ProfileSource {
+            engine: Some(engine),
+            ..ProfileSource::default()
+        }
+    }
 }
 
 impl CpuCapture {
@@ -414,18 +471,31 @@ impl Capture {
                     capture.cpu = Some(CpuCapture {
                         data: CpuData::Times(t),
                         label: None,
+                        source: ProfileSource::default(),
                     });
                 }
             }
             Format::CpuProfile => {
                 let text = capture.read_all()?;
                 let raw = cpuprofile::parse(&text).map_err(json)?;
-                capture.set_cpu(raw.build().map_err(fail)?, None);
+                let profile = raw.build().map_err(fail)?;
+                // Only ArkTS writes category totals.
+                let engine = if profile.categories.is_empty() {
+                    Engine::V8
+                } else {
+                    Engine::ArkTs
+                };
+                capture.set_cpu(profile, None, ProfileSource::of(engine));
             }
             Format::SelfProfile => {
                 let text = capture.read_all()?;
                 let raw = selfprof::parse(&text).map_err(fail)?;
-                capture.set_cpu(raw.build().map_err(fail)?, None);
+                // Only Chromium implements JS Self-Profiling.
+                capture.set_cpu(
+                    raw.build().map_err(fail)?,
+                    None,
+                    ProfileSource::of(Engine::V8),
+                );
             }
             Format::TraceEvent => {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
@@ -439,11 +509,15 @@ impl Capture {
                     capture.warnings.push(note.prefixed(path.display()));
                 }
                 let label = chosen.key();
+                let source = ProfileSource {
+                    pid: Some(chosen.pid),
+                    ..ProfileSource::of(Engine::V8)
+                };
                 let profile = chosen
                     .into_raw()
                     .build()
                     .map_err(|e| fail(e).in_part(format!("CPU profile {label}")))?;
-                capture.set_cpu(profile, Some(label));
+                capture.set_cpu(profile, Some(label), source);
             }
         }
         Ok(capture)
@@ -459,7 +533,7 @@ impl Capture {
         Ok(text)
     }
 
-    fn set_cpu(&mut self, profile: Profile, label: Option<String>) {
+    fn set_cpu(&mut self, profile: Profile, label: Option<String>, source: ProfileSource) {
         let path = self.path.display();
         self.warnings.extend(
             profile
@@ -470,6 +544,7 @@ impl Capture {
         self.cpu = Some(CpuCapture {
             data: CpuData::Profile(profile),
             label,
+            source,
         });
     }
 
@@ -495,7 +570,19 @@ impl Capture {
                 .map_err(|e| e.to_string())
                 .and_then(crate::model::cpu::RawProfile::build);
             match built {
-                Ok(profile) => self.set_cpu(profile, None),
+                Ok(profile) => {
+                    let source = ProfileSource {
+                        os: Some("OpenHarmony"),
+                        pid: index
+                            .config
+                            .as_ref()
+                            .and_then(|c| u64::try_from(c.pid).ok())
+                            .filter(|&pid| pid != 0),
+                        wall_time_ns: index.cpu_profile_wall_ns,
+                        ..ProfileSource::of(Engine::ArkTs)
+                    };
+                    self.set_cpu(profile, None, source);
+                }
                 // The heap snapshots may still be usable; the run decides whether the
                 // profile was needed.
                 Err(e) => {
@@ -555,6 +642,7 @@ impl Capture {
             HeapKind::Htrace { index, .. } => SnapshotInfo {
                 start_time_ns: index.snapshots[i].start_time_ns,
                 end_time_ns: index.snapshots[i].end_time_ns,
+                start_wall_ns: index.snapshots[i].start_wall_ns,
             },
         }
     }

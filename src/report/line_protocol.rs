@@ -4,9 +4,14 @@
 //!
 //! One line per measured subject and side (`side=base`, `side=head`): the heap totals
 //! (`arkdiff_heap`), each class (`arkdiff_class`), the CPU totals (`arkdiff_cpu`), each
-//! function (`arkdiff_function`), and last the gate (`arkdiff_gate`). Counts, sizes and
-//! times are integers (`i`); there are no timestamps, so the server stamps the points and
-//! the output is the same for the same inputs.
+//! CPU profile in Datakit's profiling shape (`arkdiff_profile`), each function
+//! (`arkdiff_function`), and last the gate (`arkdiff_gate`). Counts, sizes and times are
+//! integers (`i`).
+//!
+//! Every point ends in a timestamp in nanoseconds: `--timestamp` where given, else the
+//! side's capture time where the input has one on a wall clock, else the time of the run
+//! (the gate's point takes HEAD's). Tags given by the user (`--tag`, `[tags]`) are added
+//! to every point.
 //!
 //! Names are escaped as line protocol requires (`,`, `=` and space in tag keys, tag
 //! values and field keys; `"` and `\` in string values); control characters, which line
@@ -17,12 +22,45 @@
 
 use std::io::{self, Write};
 
-use super::{Render, Report};
+use super::{Render, Report, Side};
 use crate::gate::Level;
+
+/// The tag keys the points set themselves, which `--tag` and `[tags]` may not set.
+pub const OWN_TAGS: [&str; 6] = ["class", "column", "function", "line", "side", "url"];
 
 pub struct LineProtocol {
     /// Classes and functions written.
     pub top: usize,
+    /// Tags added to every point (`--tag`, `[tags]`); a key the point also sets (the
+    /// profile point's `language`, `runtime`, …) takes this value.
+    pub tags: Vec<(String, String)>,
+    /// `--timestamp`: every point's time, ns since the Unix epoch.
+    pub timestamp_ns: Option<u64>,
+    /// When the run made the report, ns since the Unix epoch: the time of a side whose
+    /// input tells none.
+    pub run_time_ns: u64,
+}
+
+/// Checks a tag given for every point (`--tag`, `[tags]`): a key that is not empty, not
+/// one of [`OWN_TAGS`] and not `time` (which `InfluxDB` refuses), and a value that is not
+/// empty (line protocol has no empty tag values).
+pub fn check_tag(key: &str, value: &str) -> Result<(), String> {
+    if key.is_empty() {
+        Err("the key is empty".into())
+    } else if OWN_TAGS.contains(&key) {
+        Err(format!(
+            "arkdiff's points set the tag `{key}` themselves (they set {})",
+            OWN_TAGS.map(|k| format!("`{k}`")).join(", ")
+        ))
+    } else if key == "time" {
+        Err("InfluxDB refuses a tag called `time`".into())
+    } else if value.is_empty() {
+        Err(format!(
+            "the value of `{key}` is empty, and line protocol has no empty tags"
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 /// A field value.
@@ -81,13 +119,26 @@ fn push_int(out: &mut String, v: u64) {
     out.push('i');
 }
 
-/// One line: the measurement, the tags with a value sorted by key, the fields, `\n`.
-fn line(measurement: &str, tags: &[(&str, &str)], fields: &[(&str, Field)]) -> String {
+/// One line: the measurement, the tags with a value sorted by key (`common` over `tags`
+/// where both have a key), the fields, the timestamp, `\n`.
+fn line(
+    measurement: &str,
+    tags: &[(&str, &str)],
+    common: &[(String, String)],
+    fields: &[(&str, Field)],
+    time_ns: u64,
+) -> String {
     let mut out = String::new();
     push_measurement(&mut out, measurement);
-    let mut tags: Vec<&(&str, &str)> = tags.iter().filter(|(_, v)| !v.is_empty()).collect();
-    tags.sort_by_key(|(k, _)| *k);
-    for (key, value) in tags {
+    let mut all: Vec<(&str, &str)> = tags
+        .iter()
+        .filter(|(k, _)| !common.iter().any(|(c, _)| c == k))
+        .copied()
+        .chain(common.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    all.sort_by_key(|(k, _)| *k);
+    for (key, value) in all {
         out.push(',');
         push_key(&mut out, key);
         out.push('=');
@@ -102,6 +153,8 @@ fn line(measurement: &str, tags: &[(&str, &str)], fields: &[(&str, Field)]) -> S
             Field::Str(s) => push_string(&mut out, s),
         }
     }
+    out.push(' ');
+    out.push_str(&time_ns.to_string());
     out.push('\n');
     out
 }
@@ -111,20 +164,94 @@ fn position(v: u32) -> String {
     if v == 0 { String::new() } else { v.to_string() }
 }
 
+/// 64-bit FNV-1a: a hash that stays the same from one build to the next.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in part.iter().chain(&[0xff]) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+impl LineProtocol {
+    /// The time of `side`'s points.
+    fn time(&self, side: &Side) -> u64 {
+        self.timestamp_ns
+            .or(side.origin.wall_time_ns)
+            .unwrap_or(self.run_time_ns)
+    }
+
+    /// One line, with the user's tags.
+    fn line(
+        &self,
+        measurement: &str,
+        tags: &[(&str, &str)],
+        fields: &[(&str, Field)],
+        time_ns: u64,
+    ) -> String {
+        line(measurement, tags, &self.tags, fields, time_ns)
+    }
+
+    /// The `arkdiff_profile` point of one side, in Datakit's profiling shape: `start` is
+    /// the point's time and `end` is `start + duration`, since a profile's own clock is
+    /// not a wall clock.
+    fn profile(&self, report: &Report, name: &str, side: &Side) -> String {
+        use Field::{Int, Str};
+        let Some(p) = &side.origin.profile else {
+            return String::new();
+        };
+        let time = self.time(side);
+        let id = format!(
+            "{:016x}",
+            fnv1a(&[
+                name.as_bytes(),
+                side.path.as_bytes(),
+                side.profile.as_deref().unwrap_or("").as_bytes(),
+                &time.to_le_bytes(),
+            ])
+        );
+        let engine = p.source.engine;
+        let tags = [
+            ("language", engine.map_or("", |e| e.language())),
+            ("runtime", engine.map_or("", |e| e.runtime())),
+            ("runtime_os", p.source.os.unwrap_or("")),
+            ("side", name),
+        ];
+        let start = time / 1000;
+        let mut fields = vec![
+            ("profile_id", Str(&id)),
+            ("agent_ver", Str(report.tool.version)),
+            ("start", Int(start)),
+            ("end", Int(start.saturating_add(p.span_us))),
+            ("duration", Int(p.span_us)),
+        ];
+        if let Some(pid) = p.source.pid {
+            fields.push(("pid", Int(pid)));
+        }
+        fields.push(("format", Str(p.format)));
+        self.line("arkdiff_profile", &tags, &fields, time)
+    }
+}
+
 impl Render for LineProtocol {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         use Field::{Int, Str};
         let mut text = String::new();
+        let (base_time, head_time) = (self.time(&report.base), self.time(&report.head));
         if let Some(heap) = &report.heap {
             let t = &heap.totals;
-            for (side, count, size) in [
-                ("base", t.count.base, t.size.base),
-                ("head", t.count.head, t.size.head),
+            for (side, count, size, time) in [
+                ("base", t.count.base, t.size.base, base_time),
+                ("head", t.count.head, t.size.head, head_time),
             ] {
-                text += &line(
+                text += &self.line(
                     "arkdiff_heap",
                     &[("side", side)],
                     &[("count", Int(count)), ("size", Int(size))],
+                    time,
                 );
             }
             for c in heap.classes.iter().take(self.top) {
@@ -132,10 +259,11 @@ impl Render for LineProtocol {
                 if let Some(r) = c.retained.base() {
                     base.push(("retained", Int(r)));
                 }
-                text += &line(
+                text += &self.line(
                     "arkdiff_class",
                     &[("class", &c.name), ("side", "base")],
                     &base,
+                    base_time,
                 );
                 let mut head = vec![("count", Int(c.count.head)), ("size", Int(c.size.head))];
                 if let Some(r) = c.retained.head() {
@@ -147,15 +275,16 @@ impl Render for LineProtocol {
                 if let Some(n) = c.deleted_count {
                     head.push(("deleted", Int(n)));
                 }
-                text += &line(
+                text += &self.line(
                     "arkdiff_class",
                     &[("class", &c.name), ("side", "head")],
                     &head,
+                    head_time,
                 );
             }
         }
         if let Some(cpu) = &report.cpu {
-            for (side, duration, idle, gc, program, samples) in [
+            for (side, duration, idle, gc, program, samples, time) in [
                 (
                     "base",
                     cpu.duration_us.base,
@@ -163,6 +292,7 @@ impl Render for LineProtocol {
                     cpu.gc_us.base,
                     cpu.program_us.base,
                     cpu.samples.base,
+                    base_time,
                 ),
                 (
                     "head",
@@ -171,9 +301,10 @@ impl Render for LineProtocol {
                     cpu.gc_us.head,
                     cpu.program_us.head,
                     cpu.samples.head,
+                    head_time,
                 ),
             ] {
-                text += &line(
+                text += &self.line(
                     "arkdiff_cpu",
                     &[("side", side)],
                     &[
@@ -183,16 +314,19 @@ impl Render for LineProtocol {
                         ("program_us", Int(program)),
                         ("samples", Int(samples)),
                     ],
+                    time,
                 );
             }
+            text += &self.profile(report, "base", &report.base);
+            text += &self.profile(report, "head", &report.head);
             for f in cpu.functions.iter().take(self.top) {
                 let line_no = position(f.line);
                 let column = position(f.column);
-                for (side, self_us, total_us) in [
-                    ("base", f.self_us.base, f.total_us.base),
-                    ("head", f.self_us.head, f.total_us.head),
+                for (side, self_us, total_us, time) in [
+                    ("base", f.self_us.base, f.total_us.base, base_time),
+                    ("head", f.self_us.head, f.total_us.head, head_time),
                 ] {
-                    text += &line(
+                    text += &self.line(
                         "arkdiff_function",
                         &[
                             ("column", &column),
@@ -202,13 +336,14 @@ impl Render for LineProtocol {
                             ("url", &f.url),
                         ],
                         &[("self_us", Int(self_us)), ("total_us", Int(total_us))],
+                        time,
                     );
                 }
             }
         }
         let gate = &report.gate;
         let count = |level: Level| gate.count(level) as u64;
-        text += &line(
+        text += &self.line(
             "arkdiff_gate",
             &[],
             &[
@@ -217,6 +352,7 @@ impl Render for LineProtocol {
                 ("fail", Int(count(Level::Fail))),
                 ("warn", Int(count(Level::Warn))),
             ],
+            head_time,
         );
         out.write_all(text.as_bytes())
     }
@@ -226,11 +362,15 @@ impl Render for LineProtocol {
 pub(super) mod fixture {
     use crate::diff::heap::IdMatching;
     use crate::gate::{Level, Metric, Status};
+    use crate::input::{Engine, ProfileSource};
     use crate::model::change::Change;
     use crate::report::{
         BaseHead, ClassJson, Compared, CpuSection, FunctionJson, GateSection, HeapSection,
-        MaybeCompared, Report, Side, Tool, TotalsJson, ViolationJson,
+        MaybeCompared, Origin, ProfileOrigin, Report, Side, Tool, TotalsJson, ViolationJson,
     };
+
+    /// When HEAD was captured, on the wall clock.
+    pub const HEAD_WALL_NS: u64 = 1_795_000_000_123_456_789;
 
     fn side(path: &str) -> Side {
         Side {
@@ -241,6 +381,7 @@ pub(super) mod fixture {
             start_time_ns: None,
             end_time_ns: None,
             profile: None,
+            origin: Origin::default(),
         }
     }
 
@@ -281,8 +422,29 @@ pub(super) mod fixture {
 
     /// A report with awkward names: a class `a,b=c d`, one with a newline, a `"` and a
     /// trailing backslash, one past `top` = 2; a function with a URL with a space and a
-    /// comma, one without a URL or line, one past `top`.
+    /// comma, one without a URL or line, one past `top`. BASE's profile is a V8 one
+    /// without a time; HEAD's an htrace's, taken at `HEAD_WALL_NS` by process 4242.
     pub fn report() -> Report {
+        let mut base = side("base.heapsnapshot");
+        base.origin.profile = Some(ProfileOrigin {
+            format: "cpuprofile",
+            source: ProfileSource::of(Engine::V8),
+            span_us: 900_050,
+        });
+        let mut head = side("head.htrace");
+        head.origin = Origin {
+            wall_time_ns: Some(HEAD_WALL_NS),
+            profile: Some(ProfileOrigin {
+                format: "htrace",
+                source: ProfileSource {
+                    os: Some("OpenHarmony"),
+                    pid: Some(4242),
+                    wall_time_ns: Some(HEAD_WALL_NS),
+                    ..ProfileSource::of(Engine::ArkTs)
+                },
+                span_us: 1_200_060,
+            }),
+        };
         let mut leak = class("a,b=c d", (10, 40), (1000, 4000));
         leak.new_count = Some(35);
         leak.deleted_count = Some(5);
@@ -293,8 +455,8 @@ pub(super) mod fixture {
                 name: "arkdiff",
                 version: "0.1.0",
             },
-            base: side("base.heapsnapshot"),
-            head: side("head.heapsnapshot"),
+            base,
+            head,
             warnings: Vec::new(),
             heap: Some(HeapSection {
                 id_matching: IdMatching::SameProcess,
@@ -346,32 +508,133 @@ mod tests {
     use super::*;
     use crate::gate::Status;
 
-    fn render(report: &Report, top: usize) -> String {
+    /// `--timestamp` in the tests.
+    const T: u64 = 1_795_496_400_000_000_000;
+    /// The time of the run in the tests.
+    const RUN: u64 = 1_795_600_000_000_000_000;
+
+    fn render_with(
+        report: &Report,
+        top: usize,
+        tags: &[(&str, &str)],
+        timestamp: Option<u64>,
+    ) -> String {
+        let renderer = LineProtocol {
+            top,
+            tags: tags
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            timestamp_ns: timestamp,
+            run_time_ns: RUN,
+        };
         let mut out = Vec::new();
-        LineProtocol { top }.render(report, &mut out).unwrap();
+        renderer.render(report, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    fn render(report: &Report, top: usize) -> String {
+        render_with(report, top, &[], Some(T))
     }
 
     #[test]
     fn writes_one_line_per_subject_and_side() {
         let text = render(&fixture::report(), 2);
         let expected = [
-            "arkdiff_heap,side=base count=100i,size=10000i",
-            "arkdiff_heap,side=head count=130i,size=13000i",
-            r"arkdiff_class,class=a\,b\=c\ d,side=base count=10i,size=1000i,retained=1500i",
-            r"arkdiff_class,class=a\,b\=c\ d,side=head count=40i,size=4000i,retained=6000i,new=35i,deleted=5i",
-            r#"arkdiff_class,class=x\ y"z/,side=base count=3i,size=300i"#,
-            r#"arkdiff_class,class=x\ y"z/,side=head count=1i,size=100i"#,
-            "arkdiff_cpu,side=base duration_us=900000i,idle_us=50i,gc_us=2000i,program_us=700i,samples=1000i",
-            "arkdiff_cpu,side=head duration_us=1200000i,idle_us=60i,gc_us=5000i,program_us=800i,samples=1300i",
-            r"arkdiff_function,column=22,function=render,line=4,side=base,url=file:///my\ app/a\,b.js self_us=1000i,total_us=2000i",
-            r"arkdiff_function,column=22,function=render,line=4,side=head,url=file:///my\ app/a\,b.js self_us=9000i,total_us=18000i",
-            "arkdiff_function,function=(program),side=base self_us=700i,total_us=1400i",
-            "arkdiff_function,function=(program),side=head self_us=800i,total_us=1600i",
-            r#"arkdiff_gate status="fail",violations=3i,fail=2i,warn=1i"#,
+            "arkdiff_heap,side=base count=100i,size=10000i 1795496400000000000",
+            "arkdiff_heap,side=head count=130i,size=13000i 1795496400000000000",
+            r"arkdiff_class,class=a\,b\=c\ d,side=base count=10i,size=1000i,retained=1500i 1795496400000000000",
+            r"arkdiff_class,class=a\,b\=c\ d,side=head count=40i,size=4000i,retained=6000i,new=35i,deleted=5i 1795496400000000000",
+            r#"arkdiff_class,class=x\ y"z/,side=base count=3i,size=300i 1795496400000000000"#,
+            r#"arkdiff_class,class=x\ y"z/,side=head count=1i,size=100i 1795496400000000000"#,
+            "arkdiff_cpu,side=base duration_us=900000i,idle_us=50i,gc_us=2000i,program_us=700i,samples=1000i 1795496400000000000",
+            "arkdiff_cpu,side=head duration_us=1200000i,idle_us=60i,gc_us=5000i,program_us=800i,samples=1300i 1795496400000000000",
+            r#"arkdiff_profile,language=JavaScript,runtime=V8,side=base profile_id="1ae1e253ab4bc006",agent_ver="0.1.0",start=1795496400000000i,end=1795496400900050i,duration=900050i,format="cpuprofile" 1795496400000000000"#,
+            r#"arkdiff_profile,language=ArkTS,runtime=ArkCompiler,runtime_os=OpenHarmony,side=head profile_id="82b04d7b16ffc15d",agent_ver="0.1.0",start=1795496400000000i,end=1795496401200060i,duration=1200060i,pid=4242i,format="htrace" 1795496400000000000"#,
+            r"arkdiff_function,column=22,function=render,line=4,side=base,url=file:///my\ app/a\,b.js self_us=1000i,total_us=2000i 1795496400000000000",
+            r"arkdiff_function,column=22,function=render,line=4,side=head,url=file:///my\ app/a\,b.js self_us=9000i,total_us=18000i 1795496400000000000",
+            "arkdiff_function,function=(program),side=base self_us=700i,total_us=1400i 1795496400000000000",
+            "arkdiff_function,function=(program),side=head self_us=800i,total_us=1600i 1795496400000000000",
+            r#"arkdiff_gate status="fail",violations=3i,fail=2i,warn=1i 1795496400000000000"#,
         ];
         assert_eq!(text.lines().collect::<Vec<_>>(), expected);
         assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn points_take_the_capture_time_else_the_run_time() {
+        let text = render_with(&fixture::report(), 0, &[], None);
+        let times: Vec<(&str, &str)> = text
+            .lines()
+            .map(|l| {
+                (
+                    l.split([',', ' ']).next().unwrap(),
+                    l.rsplit(' ').next().unwrap(),
+                )
+            })
+            .collect();
+        let (run, head) = (RUN.to_string(), fixture::HEAD_WALL_NS.to_string());
+        assert_eq!(
+            times,
+            [
+                ("arkdiff_heap", run.as_str()),
+                ("arkdiff_heap", head.as_str()),
+                ("arkdiff_cpu", run.as_str()),
+                ("arkdiff_cpu", head.as_str()),
+                ("arkdiff_profile", run.as_str()),
+                ("arkdiff_profile", head.as_str()),
+                ("arkdiff_gate", head.as_str()),
+            ]
+        );
+        // The profile runs from the point's time for its sampled span.
+        assert!(
+            text.contains(",start=1795000000123456i,end=1795000001323516i,duration=1200060i,"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn tags_go_on_every_point_and_override_the_profile_tags() {
+        let tags = [
+            ("commit", "abc 123"),
+            ("host", "ci,1"),
+            ("runtime_arch", "arm64"),
+            ("runtime", "ark=js"),
+        ];
+        let text = render_with(&fixture::report(), 1, &tags, Some(T));
+        for l in text.lines() {
+            assert!(
+                l.contains(r",commit=abc\ 123,") && l.contains(r",host=ci\,1,"),
+                "{l}"
+            );
+        }
+        assert!(
+            text.contains(r"arkdiff_gate,commit=abc\ 123,host=ci\,1,runtime=ark\=js,runtime_arch=arm64 status="),
+            "{text}"
+        );
+        assert!(
+            text.contains(r"arkdiff_profile,commit=abc\ 123,host=ci\,1,language=ArkTS,runtime=ark\=js,runtime_arch=arm64,runtime_os=OpenHarmony,side=head "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_profile_id_is_stable_and_differs_by_side_input_and_time() {
+        let report = fixture::report();
+        let id = |text: &str, side: &str| -> String {
+            let l = text
+                .lines()
+                .find(|l| l.starts_with("arkdiff_profile") && l.contains(side))
+                .unwrap();
+            l.split("profile_id=\"").nth(1).unwrap()[..16].to_owned()
+        };
+        let text = render(&report, 0);
+        assert_eq!(text, render(&report, 0));
+        assert_ne!(id(&text, "side=base"), id(&text, "side=head"));
+        assert_ne!(
+            id(&text, "side=head"),
+            id(&render_with(&report, 0, &[], Some(T + 1)), "side=head")
+        );
     }
 
     #[test]
@@ -388,10 +651,12 @@ mod tests {
                 "arkdiff_heap",
                 "arkdiff_cpu",
                 "arkdiff_cpu",
+                "arkdiff_profile",
+                "arkdiff_profile",
                 "arkdiff_gate"
             ]
         );
-        assert_eq!(render(&fixture::report(), 3).lines().count(), 17);
+        assert_eq!(render(&fixture::report(), 3).lines().count(), 19);
     }
 
     #[test]
@@ -403,7 +668,7 @@ mod tests {
         report.gate.violations.clear();
         assert_eq!(
             render(&report, 10),
-            "arkdiff_gate status=\"pass\",violations=0i,fail=0i,warn=0i\n"
+            "arkdiff_gate status=\"pass\",violations=0i,fail=0i,warn=0i 1795496400000000000\n"
         );
     }
 
@@ -435,13 +700,19 @@ mod tests {
 
     #[test]
     fn empty_tags_are_left_out_and_tags_sorted() {
+        let common = [
+            ("c".to_owned(), "3".to_owned()),
+            ("z".to_owned(), "9".to_owned()),
+        ];
         assert_eq!(
             line(
                 "m",
                 &[("z", "1"), ("a", ""), ("b", "2")],
-                &[("v", Field::Int(1))]
+                &common,
+                &[("v", Field::Int(1))],
+                7
             ),
-            "m,b=2,z=1 v=1i\n"
+            "m,b=2,c=3,z=9 v=1i 7\n"
         );
     }
 }

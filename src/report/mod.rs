@@ -19,6 +19,7 @@ use crate::diff::explain::ClassDetail;
 use crate::diff::flame::Flame;
 use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Metric, Status, Unit, Verdict};
+use crate::input::ProfileSource;
 use crate::model::change::Change;
 use crate::warning::Warning;
 
@@ -63,6 +64,35 @@ pub struct Side {
     /// Which of the file's CPU profiles was compared (`PID:ID` in a Trace Event file);
     /// null when the file holds one or none.
     pub profile: Option<String>,
+    /// What the line protocol's points say of this side beyond the keys above; not
+    /// written in the JSON report.
+    #[serde(skip)]
+    pub origin: Origin,
+}
+
+/// Where one side's data comes from, for the line protocol's timestamps and profile
+/// points.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// When the compared data was captured, ns since the Unix epoch, where the input
+    /// tells on a wall clock: an htrace's compared heap snapshot (or, when no heap is
+    /// compared, its CPU profile) recorded on the REALTIME clock. `start_time_ns` is no
+    /// such time: it is on BOOTTIME where the capture has a clock snapshot.
+    pub wall_time_ns: Option<u64>,
+    /// The compared CPU profile; None when CPU times are not compared.
+    pub profile: Option<ProfileOrigin>,
+}
+
+/// One side's compared CPU profile.
+#[derive(Debug, Clone)]
+pub struct ProfileOrigin {
+    /// The input's format, without its compression: `cpuprofile`, `trace-event`,
+    /// `js-self-profile`, `htrace` or `baseline`.
+    pub format: &'static str,
+    pub source: ProfileSource,
+    /// The profile's sampled time, idle included, µs (as read: `--normalize` does not
+    /// scale it).
+    pub span_us: u64,
 }
 
 impl Side {

@@ -371,6 +371,7 @@ fn the_readme_shows_the_linted_example_workflow_and_a_valid_thresholds_file() {
         "[function]",
         "[cpu]",
         "[suspects]",
+        "[tags]",
     ] {
         assert!(toml.contains(table), "{table}");
     }

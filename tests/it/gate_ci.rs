@@ -604,7 +604,7 @@ fn github_annotations_escape_names() {
         &["base.json", "head.json", "--format", "line-protocol"],
     ));
     assert!(
-        lp.contains("arkdiff_class,class=100%\\ done:\\ a\\,\\ b,side=head count=30i,size=3000i\n"),
+        lp.contains("arkdiff_class,class=100%\\ done:\\ a\\,\\ b,side=head count=30i,size=3000i "),
         "{lp}"
     );
     assert!(
@@ -698,6 +698,10 @@ fn format_snapshots() {
     for (name, args, format) in cases {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--format", format]);
+        if format == "line-protocol" {
+            // Points are stamped with the time of the run unless told otherwise.
+            all.extend(["--timestamp", "2026-11-24T05:00:00Z"]);
+        }
         let out = arkdiff(&all);
         assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
         let text = versionless(&stdout(&out));

@@ -11,6 +11,7 @@ mod cli;
 mod cpu;
 mod cpu_recount_selftest;
 mod damaged;
+mod dashboards;
 mod gate_ci;
 mod html;
 mod htrace_cases;

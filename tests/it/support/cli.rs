@@ -53,11 +53,16 @@ pub fn report_file(path: &Path) -> Value {
     report
 }
 
-/// A JSON report with the tool's version replaced, so that snapshots outlive releases.
+/// A JSON report (or line protocol's `agent_ver`) with the tool's version replaced, so
+/// that snapshots outlive releases.
 pub fn versionless(text: &str) -> String {
     text.replace(
         &format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION")),
         "\"version\": \"[version]\"",
+    )
+    .replace(
+        &format!("agent_ver=\"{}\"", env!("CARGO_PKG_VERSION")),
+        "agent_ver=\"[version]\"",
     )
 }
 
