@@ -614,3 +614,127 @@ fn the_sample_htrace_gives_the_rows_of_its_snapshot_files() {
         );
     }
 }
+
+#[test]
+fn a_dash_is_stdout_for_o_and_for_a_format_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = [
+        path_str(&data("leak-0.heapsnapshot.gz")),
+        path_str(&data("leak-3.heapsnapshot.gz")),
+    ];
+    for extra in [
+        &["--format", "json", "-o", "-"][..],
+        &["--format", "json=-"][..],
+        &["--format", "json=-", "--format", "markdown=report.md"][..],
+    ] {
+        let mut args = vec![pair[0].as_str(), pair[1].as_str(), "--no-retained"];
+        args.extend(extra);
+        let out = support::cli::arkdiff_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        let report = json(&out);
+        assert_eq!(report["schema_version"], 2, "{extra:?}");
+        assert!(
+            !dir.path().join("-").exists(),
+            "{extra:?} wrote a file named -"
+        );
+    }
+    assert!(dir.path().join("report.md").is_file());
+    // Two reports cannot both go to stdout, whichever way it is named.
+    let out = support::cli::arkdiff_in(
+        dir.path(),
+        &[
+            &pair[0], &pair[1], "--format", "json=-", "--format", "table",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("only one report can go to stdout"));
+}
+
+#[test]
+fn short_and_long_help_completions_and_the_man_page() {
+    let short = stdout(&arkdiff(&["-h"]));
+    let long = stdout(&arkdiff(&["--help"]));
+    for heading in [
+        "Inputs and selection:",
+        "Heap thresholds:",
+        "CPU thresholds:",
+        "Leak hunting:",
+        "Output:",
+    ] {
+        assert!(
+            short.contains(heading) && long.contains(heading),
+            "{heading}"
+        );
+    }
+    // Every metric's option is listed, under its heading.
+    let section = |text: &str, heading: &str| -> String {
+        let start = text.find(heading).unwrap();
+        let rest = &text[start + heading.len()..];
+        rest[..rest.find("\n\n").unwrap_or(rest.len())].to_owned()
+    };
+    assert!(section(&short, "Heap thresholds:").contains("--max-class-count-growth <N>"));
+    assert!(section(&short, "CPU thresholds:").contains("--max-gc-time-growth <LIMIT>"));
+    assert!(section(&short, "Leak hunting:").contains("--fail-on-suspects [<MIN>]"));
+    assert!(!short.contains("Examples:") && long.contains("Examples:"));
+    assert!(short.len() < long.len());
+
+    for (shell, marker) in [
+        ("bash", "_arkdiff()"),
+        ("zsh", "#compdef arkdiff"),
+        ("fish", "complete -c arkdiff"),
+    ] {
+        let out = arkdiff(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = stdout(&out);
+        assert!(
+            script.contains(marker) && script.contains("max-heap-growth"),
+            "{shell}"
+        );
+    }
+    let out = arkdiff(&["man"]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = stdout(&out);
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH arkdiff 1"),
+        "{page}"
+    );
+    assert!(page.contains("fail\\-on\\-suspects"));
+    let out = arkdiff(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_file_given_as_both_sides_warns_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two profiles in one trace: the note on the choice is one warning, not one per side.
+    let fast: serde_json::Value = serde_json::from_slice(&support::recount::maybe_gunzip(
+        std::fs::read(data("web/trace-fast.json.gz")).unwrap(),
+    ))
+    .unwrap();
+    let trace = dir.path().join("two.json");
+    std::fs::write(&trace, serde_json::to_vec(&fast).unwrap()).unwrap();
+    let out = arkdiff(&[&path_str(&trace), &path_str(&trace), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out).matches("holds 2 CPU profiles").count(), 1);
+    let report = json(&out);
+    let notes = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "trace-profiles")
+        .count();
+    assert_eq!(notes, 1);
+    // Alone, it says that each input gives one profile, and does not name one it used.
+    let out = arkdiff(&[&path_str(&trace)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("holds 2 CPU profiles, and arkdiff compares the CPU profile of one input with that of another; give a second input"),
+        "{err}"
+    );
+    assert!(!err.contains("using "), "{err}");
+}
+
+fn path_str(p: &Path) -> String {
+    p.to_str().expect("a UTF-8 path").to_owned()
+}
