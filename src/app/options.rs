@@ -27,10 +27,13 @@ pub enum OutputFormat {
     /// One self-contained HTML page: heap growth charts, sortable class and function
     /// tables, retainer paths and a differential flame graph.
     Html,
+    /// Datakit's flame graph JSON: the differential flame graph as nested frames, HEAD's
+    /// total time as each frame's value.
+    FlamegraphJson,
 }
 
 impl OutputFormat {
-    pub const ALL: [OutputFormat; 7] = [
+    pub const ALL: [OutputFormat; 8] = [
         OutputFormat::Table,
         OutputFormat::Json,
         OutputFormat::Markdown,
@@ -38,6 +41,7 @@ impl OutputFormat {
         OutputFormat::LineProtocol,
         OutputFormat::BenchmarkJson,
         OutputFormat::Html,
+        OutputFormat::FlamegraphJson,
     ];
 
     /// The name `--format` takes.
@@ -50,6 +54,7 @@ impl OutputFormat {
             OutputFormat::LineProtocol => "line-protocol",
             OutputFormat::BenchmarkJson => "benchmark-json",
             OutputFormat::Html => "html",
+            OutputFormat::FlamegraphJson => "flamegraph-json",
         }
     }
 

@@ -22,6 +22,7 @@ fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
         OutputFormat::LineProtocol => Box::new(report::line_protocol::LineProtocol { top }),
         OutputFormat::BenchmarkJson => Box::new(report::benchmark_json::BenchmarkJson { top }),
         OutputFormat::Html => Box::new(report::html::Html),
+        OutputFormat::FlamegraphJson => Box::new(report::flamegraph_json::FlameGraphJson),
     }
 }
 

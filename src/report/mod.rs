@@ -2,6 +2,7 @@
 //! output format.
 
 pub mod benchmark_json;
+pub mod flamegraph_json;
 pub mod github;
 pub mod html;
 pub mod json;
