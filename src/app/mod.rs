@@ -177,7 +177,17 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         ),
     };
     print_warnings(config, &report.warnings);
-    output::write_reports(config, &report)?;
+    let sources = report::trace_event::Sources {
+        profiles: [
+            cpu_profile(first, compare_cpu),
+            cpu_profile(last, compare_cpu),
+        ],
+        series: heap
+            .as_ref()
+            .and_then(|h| h.trend.as_ref())
+            .map(|t| t.series.as_slice()),
+    };
+    output::write_reports(config, &report, &sources)?;
     Ok(match verdict.status {
         Status::Fail if !config.exit_zero => ExitStatus::Failure,
         _ => ExitStatus::Success,
@@ -339,6 +349,14 @@ fn check_inputs(
         }
     }
     Ok(())
+}
+
+/// A capture's CPU profile with its samples, when the CPU was compared.
+fn cpu_profile(capture: &Capture, compared: bool) -> Option<&crate::model::cpu::Profile> {
+    match capture.cpu.as_ref().map(|c| &c.data) {
+        Some(CpuData::Profile(p)) if compared => Some(p),
+        _ => None,
+    }
 }
 
 /// Whether `--format flamegraph-json` is asked for.

@@ -30,10 +30,13 @@ pub enum OutputFormat {
     /// Datakit's flame graph JSON: the differential flame graph as nested frames, HEAD's
     /// total time as each frame's value.
     FlamegraphJson,
+    /// One Trace Event JSON trace (catapult's `TraceViewer`, Perfetto, Chrome DevTools): the
+    /// heap series as counters, both CPU profiles, and the verdict.
+    TraceEvent,
 }
 
 impl OutputFormat {
-    pub const ALL: [OutputFormat; 8] = [
+    pub const ALL: [OutputFormat; 9] = [
         OutputFormat::Table,
         OutputFormat::Json,
         OutputFormat::Markdown,
@@ -42,6 +45,7 @@ impl OutputFormat {
         OutputFormat::BenchmarkJson,
         OutputFormat::Html,
         OutputFormat::FlamegraphJson,
+        OutputFormat::TraceEvent,
     ];
 
     /// The name `--format` takes.
@@ -55,6 +59,7 @@ impl OutputFormat {
             OutputFormat::BenchmarkJson => "benchmark-json",
             OutputFormat::Html => "html",
             OutputFormat::FlamegraphJson => "flamegraph-json",
+            OutputFormat::TraceEvent => "trace-event",
         }
     }
 

@@ -7,7 +7,11 @@ use super::error::{Error, Result};
 use super::options::{Config, OutputFormat, OutputTarget};
 use crate::report::{self, Render, Report};
 
-fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
+fn renderer<'a>(
+    config: &Config,
+    target: &OutputTarget,
+    sources: &report::trace_event::Sources<'a>,
+) -> Box<dyn Render + 'a> {
     let top = config.top;
     match target.format {
         OutputFormat::Json => Box::new(report::json::Json),
@@ -23,14 +27,22 @@ fn renderer(config: &Config, target: &OutputTarget) -> Box<dyn Render> {
         OutputFormat::BenchmarkJson => Box::new(report::benchmark_json::BenchmarkJson { top }),
         OutputFormat::Html => Box::new(report::html::Html),
         OutputFormat::FlamegraphJson => Box::new(report::flamegraph_json::FlameGraphJson),
+        OutputFormat::TraceEvent => Box::new(report::trace_event::TraceEvent {
+            top,
+            sources: *sources,
+        }),
     }
 }
 
 /// Writes every report asked for; with `--format github`, also the files GitHub Actions
-/// names in the environment.
-pub fn write_reports(config: &Config, report: &Report) -> Result<()> {
+/// names in the environment. `sources` is what a trace carries beyond the report.
+pub fn write_reports(
+    config: &Config,
+    report: &Report,
+    sources: &report::trace_event::Sources<'_>,
+) -> Result<()> {
     for target in &config.outputs {
-        let renderer = renderer(config, target);
+        let renderer = renderer(config, target, sources);
         write_output(target.path.as_deref(), |out| renderer.render(report, out))?;
     }
     if config

@@ -9,6 +9,7 @@ pub mod json;
 pub mod line_protocol;
 pub mod markdown;
 pub mod table;
+pub mod trace_event;
 
 use std::io::{self, Write};
 
