@@ -76,18 +76,23 @@ struct Event<'a, A: Serialize> {
     args: A,
 }
 
-/// The events, each as its text, with its time.
+/// The events, each as its text, with its time and whether it is metadata.
 #[derive(Default)]
-struct Events(Vec<(u64, String)>);
+struct Events(Vec<(u64, bool, String)>);
 
 impl Events {
     fn push<A: Serialize>(&mut self, event: &Event<'_, A>) {
         let text = serde_json::to_string(event).unwrap_or_default();
-        self.0.push((event.ts, text));
+        self.0.push((event.ts, event.ph != "M", text));
     }
 
     fn last_ts(&self) -> u64 {
         self.0.iter().map(|e| e.0).max().unwrap_or(0)
+    }
+
+    /// In order of time, the metadata first; events at one time keep their order.
+    fn sort(&mut self) {
+        self.0.sort_by_key(|e| (e.0, e.1));
     }
 
     fn metadata(&mut self, pid: u32, process: &str, thread: &str) {
@@ -181,10 +186,9 @@ impl Render for TraceEvent<'_> {
         }
         verdict(report, &mut events);
 
-        // Stable: the metadata stays first, and each profile's chunks in order.
-        events.0.sort_by_key(|e| e.0);
+        events.sort();
         let mut text = String::from("{\"traceEvents\":[\n");
-        for (i, (_, event)) in events.0.iter().enumerate() {
+        for (i, (.., event)) in events.0.iter().enumerate() {
             if i > 0 {
                 text.push_str(",\n");
             }
