@@ -10,14 +10,15 @@
 //! | 1 | `arkdiff gate` | the verdict: a global instant event with the violations in `args` |
 //! | 2 | `heap` | counters at each snapshot: `heap size`, `heap count`, and `CLASS size` and `CLASS count` for the first `--top` classes; an instant event per snapshot |
 //! | 3 | `leak suspects` | `CLASS size` and `CLASS count` of each suspect of a trend |
-//! | 4 | `BASE CPU profile` | BASE's samples as V8 writes them: a `Profile` event and `ProfileChunk` events |
+//! | 4 | `BASE CPU profile` | BASE's samples as Chrome writes them: `Profile` and `ProfileChunk` events between `CpuProfiler::StartProfiling` and `StopProfiling` |
 //! | 5 | `HEAD CPU profile` | HEAD's, likewise |
 //!
 //! Times are µs from 0. A snapshot's counters are at its time since the series' first
 //! snapshot when every snapshot has a time (htrace); otherwise the snapshots are one
 //! second apart, in order. Each CPU profile starts at 0 and keeps the interval of every
 //! sample, so that reading the trace back gives the same function times as the capture;
-//! the verdict comes last. Events are written in order of `ts`, one per line.
+//! the verdict comes last. Events are written in order of `ts` (at one time, the metadata
+//! first), one per line.
 
 use std::io::{self, Write};
 
