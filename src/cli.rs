@@ -163,7 +163,8 @@ pub struct Cli {
     pub no_retained: bool,
 
     /// Output format: table (default), json, markdown, github, line-protocol,
-    /// benchmark-json or html.
+    /// benchmark-json, html, flamegraph-json (Datakit) or trace-event (Perfetto,
+    /// DevTools).
     ///
     /// FMT=FILE writes that format to FILE (FMT=- to stdout); repeat the option to write
     /// several formats in one run (at most one of them to stdout).

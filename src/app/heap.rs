@@ -289,18 +289,18 @@ pub fn compare(
             series.push(aggregate);
         }
         series.push(Aggregate::of(&head_a.snap));
-        Some((trend(&series, options.floor), selection.points()))
+        Some((trend(&series, options.floor), selection.points(), series))
     } else {
         None
     };
 
     let wants_paths =
-        !options.explain.is_empty() || trend.as_ref().is_some_and(|(t, _)| !t.suspects.is_empty());
+        !options.explain.is_empty() || trend.as_ref().is_some_and(|(t, ..)| !t.suspects.is_empty());
     if wants_paths {
         progress("finding retainer paths".into());
     }
     let explainer = Explainer::new(base_ref, &head_a, &diff, wants_paths);
-    let trend = trend.map(|(trend, points)| {
+    let trend = trend.map(|(trend, points, series)| {
         let suspects = trend
             .suspects
             .iter()
@@ -310,6 +310,7 @@ pub fn compare(
             trend,
             points,
             suspects,
+            series,
         }
     });
     let details: Vec<ClassDetail> = options
@@ -374,6 +375,7 @@ pub fn compare_class_level(
             trend,
             points: selection.points(),
             suspects,
+            series: series.clone(),
         }
     });
     let explained: Vec<ClassDetail> = options.explain.iter().map(|n| detail(n)).collect();

@@ -15,8 +15,8 @@ use std::io::IsTerminal;
 use crate::diff::cpu::CpuDiff;
 use crate::diff::flame::Flame;
 use crate::gate::{self, Metric, Status};
-use crate::input::Capture;
 use crate::input::trace_event::ProfilePick;
+use crate::input::{Capture, CpuData};
 use crate::report::{
     self, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side, Tool,
 };
@@ -186,7 +186,17 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         ),
     };
     print_warnings(config, &report.warnings);
-    output::write_reports(config, &report)?;
+    let sources = report::trace_event::Sources {
+        profiles: [
+            cpu_profile(first, compare_cpu),
+            cpu_profile(last, compare_cpu),
+        ],
+        series: heap
+            .as_ref()
+            .and_then(|h| h.trend.as_ref())
+            .map(|t| t.series.as_slice()),
+    };
+    output::write_reports(config, &report, &sources)?;
     Ok(match verdict.status {
         Status::Fail if !config.exit_zero => ExitStatus::Failure,
         _ => ExitStatus::Success,
@@ -266,6 +276,7 @@ fn check_inputs(
             ),
         ));
     }
+    flame_graph_inputs(config, captures, compare_cpu)?;
     let t = &config.thresholds;
     if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
         warnings.push(Warning::new(
@@ -343,12 +354,56 @@ fn check_inputs(
             "CPU profiles on both sides",
             "CPU thresholds are",
         ),
+        (
+            wants_flame_graph(config),
+            compare_cpu,
+            "CPU profiles on both sides",
+            "--format flamegraph-json is",
+        ),
     ] {
         if wanted && !have {
             return Err(Error::Usage(format!(
                 "{asked} given, but the inputs carry no {what} to compare ({holdings})"
             )));
         }
+    }
+    Ok(())
+}
+
+/// A capture's CPU profile with its samples, when the CPU was compared.
+fn cpu_profile(capture: &Capture, compared: bool) -> Option<&crate::model::cpu::Profile> {
+    match capture.cpu.as_ref().map(|c| &c.data) {
+        Some(CpuData::Profile(p)) if compared => Some(p),
+        _ => None,
+    }
+}
+
+/// Whether `--format flamegraph-json` is asked for.
+fn wants_flame_graph(config: &Config) -> bool {
+    config
+        .outputs
+        .iter()
+        .any(|t| t.format == options::OutputFormat::FlamegraphJson)
+}
+
+/// Refuses `--format flamegraph-json` when a compared side is a baseline, which has no
+/// call tree to merge (no CPU profiles at all is refused with the other options that ask
+/// for data the inputs lack).
+fn flame_graph_inputs(config: &Config, captures: &[Capture], compare_cpu: bool) -> Result<()> {
+    if !compare_cpu || !wants_flame_graph(config) {
+        return Ok(());
+    }
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    if let Some(baseline) = [first, last].into_iter().find(|c| {
+        c.cpu
+            .as_ref()
+            .is_some_and(|c| matches!(c.data, CpuData::Times(_)))
+    }) {
+        return Err(Error::Usage(format!(
+            "--format flamegraph-json needs the call stacks of both CPU profiles, but {} is a baseline, which keeps per-function sums only",
+            baseline.path.display()
+        )));
     }
     Ok(())
 }

@@ -27,10 +27,16 @@ pub enum OutputFormat {
     /// One self-contained HTML page: heap growth charts, sortable class and function
     /// tables, retainer paths and a differential flame graph.
     Html,
+    /// Datakit's flame graph JSON: the differential flame graph as nested frames, HEAD's
+    /// total time as each frame's value.
+    FlamegraphJson,
+    /// One Trace Event JSON trace (catapult's `TraceViewer`, Perfetto, Chrome DevTools): the
+    /// heap series as counters, both CPU profiles, and the verdict.
+    TraceEvent,
 }
 
 impl OutputFormat {
-    pub const ALL: [OutputFormat; 7] = [
+    pub const ALL: [OutputFormat; 9] = [
         OutputFormat::Table,
         OutputFormat::Json,
         OutputFormat::Markdown,
@@ -38,6 +44,8 @@ impl OutputFormat {
         OutputFormat::LineProtocol,
         OutputFormat::BenchmarkJson,
         OutputFormat::Html,
+        OutputFormat::FlamegraphJson,
+        OutputFormat::TraceEvent,
     ];
 
     /// The name `--format` takes.
@@ -50,6 +58,8 @@ impl OutputFormat {
             OutputFormat::LineProtocol => "line-protocol",
             OutputFormat::BenchmarkJson => "benchmark-json",
             OutputFormat::Html => "html",
+            OutputFormat::FlamegraphJson => "flamegraph-json",
+            OutputFormat::TraceEvent => "trace-event",
         }
     }
 

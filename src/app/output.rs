@@ -7,7 +7,12 @@ use super::error::{Error, Result};
 use super::options::{Config, OutputFormat, OutputTarget};
 use crate::report::{self, Render, Report};
 
-fn renderer(config: &Config, target: &OutputTarget, run_time_ns: u64) -> Box<dyn Render> {
+fn renderer<'a>(
+    config: &Config,
+    target: &OutputTarget,
+    run_time_ns: u64,
+    sources: &report::trace_event::Sources<'a>,
+) -> Box<dyn Render + 'a> {
     let top = config.top;
     match target.format {
         OutputFormat::Json => Box::new(report::json::Json),
@@ -27,12 +32,21 @@ fn renderer(config: &Config, target: &OutputTarget, run_time_ns: u64) -> Box<dyn
         }),
         OutputFormat::BenchmarkJson => Box::new(report::benchmark_json::BenchmarkJson { top }),
         OutputFormat::Html => Box::new(report::html::Html),
+        OutputFormat::FlamegraphJson => Box::new(report::flamegraph_json::FlameGraphJson),
+        OutputFormat::TraceEvent => Box::new(report::trace_event::TraceEvent {
+            top,
+            sources: *sources,
+        }),
     }
 }
 
 /// Writes every report asked for; with `--format github`, also the files GitHub Actions
-/// names in the environment.
-pub fn write_reports(config: &Config, report: &Report) -> Result<()> {
+/// names in the environment. `sources` is what a trace carries beyond the report.
+pub fn write_reports(
+    config: &Config,
+    report: &Report,
+    sources: &report::trace_event::Sources<'_>,
+) -> Result<()> {
     // A clock before 1970 or past 2262 is the clock's problem; the points say 0 or 2262.
     let run_time_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -40,7 +54,7 @@ pub fn write_reports(config: &Config, report: &Report) -> Result<()> {
             u64::try_from(d.as_nanos()).unwrap_or(i64::MAX as u64)
         });
     for target in &config.outputs {
-        let renderer = renderer(config, target, run_time_ns);
+        let renderer = renderer(config, target, run_time_ns, sources);
         write_output(target.path.as_deref(), |out| renderer.render(report, out))?;
     }
     if config

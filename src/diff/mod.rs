@@ -11,6 +11,7 @@ use explain::ClassDetail;
 use heap::HeapDiff;
 use trend::Trend;
 
+use crate::model::aggregate::Aggregate;
 use crate::warning::Warning;
 
 /// The trend of a series and the detail of its suspects (same order).
@@ -20,6 +21,8 @@ pub struct TrendResult {
     /// Where each snapshot of the series comes from.
     pub points: Vec<SeriesPoint>,
     pub suspects: Vec<ClassDetail>,
+    /// The class totals of each snapshot of the series, in order.
+    pub series: Vec<Aggregate>,
 }
 
 #[derive(Debug, Clone)]

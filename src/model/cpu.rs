@@ -408,6 +408,15 @@ impl Profile {
         (p != NO_PARENT).then_some(p as usize)
     }
 
+    /// The samples in order: each one's node and its time, µs (its interval to the next
+    /// sample; the last one's to the end time).
+    pub fn samples(&self) -> impl ExactSizeIterator<Item = (usize, u64)> + '_ {
+        self.samples
+            .iter()
+            .zip(&self.sample_us)
+            .map(|(&node, &us)| (node as usize, us))
+    }
+
     /// Each node's own time, µs: the time of the samples taken in it, idle ones excepted.
     pub fn node_self_us(&self) -> Vec<u64> {
         let mut weight = vec![0u64; self.node_parent.len()];

@@ -2,12 +2,14 @@
 //! output format.
 
 pub mod benchmark_json;
+pub mod flamegraph_json;
 pub mod github;
 pub mod html;
 pub mod json;
 pub mod line_protocol;
 pub mod markdown;
 pub mod table;
+pub mod trace_event;
 
 use std::io::{self, Write};
 

@@ -506,7 +506,7 @@ fn several_formats_in_one_run() {
         ),
         (
             vec!["--format", "yaml"],
-            "--format 'yaml' is not a format arkdiff writes (table, json, markdown, github, line-protocol, benchmark-json, html)",
+            "--format 'yaml' is not a format arkdiff writes (table, json, markdown, github, line-protocol, benchmark-json, html, flamegraph-json, trace-event)",
         ),
         (
             vec!["--format", "json="],

@@ -17,5 +17,7 @@ mod html;
 mod htrace_cases;
 mod leaks;
 mod regressions;
+mod release;
 mod schema;
 mod support_selftest;
+mod viewers;
