@@ -42,7 +42,9 @@ if ! cargo +nightly --version >/dev/null 2>&1; then
     echo "fuzz: a nightly toolchain is needed (rustup toolchain install nightly)" >&2
     exit 3
 fi
-if ! cargo fuzz --version >/dev/null 2>&1; then
+# Looked up on PATH rather than by running `cargo fuzz`: an unknown cargo subcommand run
+# just before `cargo install` has made the install's rustc probe fail on this machine kind.
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz
 fi
 
