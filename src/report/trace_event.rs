@@ -528,7 +528,8 @@ mod tests {
     use crate::model::cpu::{RawNode, RawProfile};
     use crate::report::line_protocol::fixture;
 
-    /// A forest (two roots, listed child first) sampled 3, 0 (a negative step), 5 and 7 µs.
+    /// A forest (two roots, listed child first) whose samples are out of order: in time
+    /// order (90, 95, 100, 103, ending at 102) they run 5, 5, 3 and 0 µs.
     fn forest() -> Profile {
         let node = |id, name: &str, parent| RawNode {
             id,
@@ -583,7 +584,7 @@ mod tests {
         assert_eq!((a.duration_us, a.samples), (b.duration_us, b.samples));
         assert_eq!(
             back.samples().map(|s| s.1).collect::<Vec<_>>(),
-            [3, 0, 5, 7]
+            [5, 5, 3, 0]
         );
         // The added root comes first and holds both trees.
         assert_eq!(back.frames[back.node_frame(0)].name, "(root)");
