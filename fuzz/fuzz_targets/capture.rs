@@ -5,7 +5,8 @@
 
 use std::io::Write;
 
-use arkdiff::analyze::{HeapOptions, Pick, compare};
+use arkdiff::app::heap::{Pick, Selection, compare};
+use arkdiff::app::options::HeapOptions;
 use arkdiff::diff::trend::SuspectFloor;
 use arkdiff::input::Capture;
 use arkdiff::input::trace_event::ProfilePick;
@@ -37,11 +38,17 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         capture: &capture,
         index,
     };
-    let middle: Vec<Pick<'_>> = (1..n.saturating_sub(1)).map(pick).collect();
+    let selection = Selection {
+        base: pick(0),
+        head: pick(n - 1),
+        middle: (1..n.saturating_sub(1)).map(pick).collect(),
+        trend: n > 1,
+        same_process: true,
+    };
     let options = HeapOptions {
         graph: true,
         explain: vec!["Object".into()],
         floor: SuspectFloor::default(),
     };
-    let _ = compare(pick(0), pick(n - 1), &middle, n > 1, true, &options, &|_| {});
+    let _ = compare(&selection, &options, &|_| {});
 });

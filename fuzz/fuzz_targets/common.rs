@@ -3,10 +3,11 @@
 
 #![allow(dead_code)]
 
-use arkdiff::diff::dominators::dominators;
+use arkdiff::analysis::dominators::dominators;
+use arkdiff::analysis::paths::Distances;
 use arkdiff::diff::heap::{ById, diff_by_id};
-use arkdiff::diff::paths::Distances;
-use arkdiff::diff::trend::{Aggregate, SuspectFloor, trend};
+use arkdiff::diff::trend::{SuspectFloor, trend};
+use arkdiff::model::aggregate::Aggregate;
 use arkdiff::input::heapsnapshot::{ParseOptions, parse_with};
 use arkdiff::model::cpu::RawProfile;
 use arkdiff::model::heap::HeapSnapshot;
