@@ -42,9 +42,7 @@ if ! cargo +nightly --version >/dev/null 2>&1; then
     echo "fuzz: a nightly toolchain is needed (rustup toolchain install nightly)" >&2
     exit 3
 fi
-# Looked up on PATH rather than by running `cargo fuzz`: an unknown cargo subcommand run
-# just before `cargo install` has made the install's rustc probe fail on this machine kind.
-if ! command -v cargo-fuzz >/dev/null 2>&1; then
+if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz
 fi
 

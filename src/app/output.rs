@@ -109,6 +109,8 @@ fn comfy_table_width() -> Option<u16> {
 
 /// Writes through a temporary file in the same directory, renamed over `path` only once
 /// complete: a failed run never leaves a half-written report or clobbers an old one.
+/// A path that is not a plain file (`/dev/null`, a FIFO, a symbolic link) is written
+/// through as it is: renaming over it would replace the device or the link itself.
 fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -117,6 +119,23 @@ fn write_atomically(
         path: path.display().to_string(),
         source,
     };
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        // Only a regular file behind a link is emptied first; a device or FIFO is not.
+        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(regular)
+            .open(path)
+            .map_err(err)?;
+        let mut out = std::io::BufWriter::new(file);
+        return write(&mut out)
+            .and_then(|()| out.flush())
+            .or_else(ignore_broken_pipe)
+            .map_err(err);
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

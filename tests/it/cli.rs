@@ -738,3 +738,40 @@ fn a_file_given_as_both_sides_warns_once() {
 fn path_str(p: &Path) -> String {
     p.to_str().expect("a UTF-8 path").to_owned()
 }
+
+#[test]
+fn a_device_or_a_link_as_the_output_is_written_through_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = [
+        path_str(&data("fast.cpuprofile")),
+        path_str(&data("slow.cpuprofile")),
+    ];
+    // A link keeps being a link; the file it points to gets the report.
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = arkdiff(&[
+        &pair[0],
+        &pair[1],
+        "--format",
+        "json",
+        "-o",
+        &path_str(&link),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&real).unwrap()).unwrap();
+    assert_eq!(report["schema_version"], 2);
+    // /dev/null stays the null device (run as root, a rename would have replaced it).
+    let out = arkdiff(&[&pair[0], &pair[1], "--format", "json", "-o", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    use std::os::unix::fs::FileTypeExt;
+    let null = std::fs::symlink_metadata("/dev/null").unwrap();
+    assert!(null.file_type().is_char_device(), "/dev/null was replaced");
+}
