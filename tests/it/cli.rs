@@ -741,6 +741,7 @@ fn path_str(p: &Path) -> String {
 
 #[test]
 fn a_device_or_a_link_as_the_output_is_written_through_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let pair = [
         path_str(&data("fast.cpuprofile")),
@@ -771,7 +772,6 @@ fn a_device_or_a_link_as_the_output_is_written_through_not_replaced() {
     // /dev/null stays the null device (run as root, a rename would have replaced it).
     let out = arkdiff(&[&pair[0], &pair[1], "--format", "json", "-o", "/dev/null"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    use std::os::unix::fs::FileTypeExt;
     let null = std::fs::symlink_metadata("/dev/null").unwrap();
     assert!(null.file_type().is_char_device(), "/dev/null was replaced");
 }
