@@ -236,7 +236,9 @@ pub fn compare(
     })
     .into_iter()
     .collect::<Result<Vec<Analysed>>>()?;
-    let head_a = loaded.pop().ok_or_else(|| internal("no snapshot loaded"))?;
+    let head_a = loaded
+        .pop()
+        .ok_or_else(|| Error::Internal("no snapshot loaded".into()))?;
     let base_a = loaded.pop();
     let base_ref = base_a.as_ref().unwrap_or(&head_a);
 
@@ -393,8 +395,4 @@ pub fn compare_class_level(
         indexes: (selection.base.index, selection.head.index),
         retained: false,
     })
-}
-
-fn internal(what: &str) -> Error {
-    Error::Usage(format!("internal error: {what}"))
 }

@@ -15,7 +15,7 @@ use toml::de::{DeTable, DeValue};
 use super::error::{Error, Result};
 use crate::gate::{Metric, Rule};
 use crate::report::line_protocol::check_tag;
-use crate::units::{Limit, parse_duration, parse_share, parse_size};
+use crate::units::{Limit, parse_duration, parse_share, parse_size, parse_size_limit};
 
 /// The file looked for in the working directory when `--config` is not given.
 pub const DEFAULT_NAME: &str = "arkdiff.toml";
@@ -266,28 +266,12 @@ impl Reader<'_> {
                     })?);
                 }
                 "relative_floor" => {
-                    let text = self.text(&field, value)?;
-                    rule.relative_floor = Some(match text.trim().strip_suffix('%') {
-                        Some(p) => p
-                            .trim()
-                            .parse::<f64>()
-                            .ok()
-                            .filter(|p| p.is_finite() && *p >= 0.0)
-                            .ok_or_else(|| {
-                                self.at(
-                                    &field,
-                                    value.span(),
-                                    format!("'{text}' is not a percentage (e.g. \"5%\")"),
-                                )
-                            })?,
-                        None => {
-                            return Err(self.at(
-                                &field,
-                                value.span(),
-                                format!("'{text}' is not a percentage (e.g. \"5%\")"),
-                            ));
-                        }
-                    });
+                    // A share of the base value, whatever the metric's unit.
+                    rule.relative_floor =
+                        Some(self.value(&field, value, |t| match parse_size_limit(t) {
+                            Ok(Limit::Percent(p)) => Ok(p),
+                            _ => Err(format!("'{t}' is not a percentage (e.g. \"5%\")")),
+                        })?);
                 }
                 other => return Err(self.at("", name.span(), unknown(other, &RULE_KEYS))),
             }

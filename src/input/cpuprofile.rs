@@ -278,13 +278,13 @@ fn parse_head_tree(text: &[u8]) -> Result<RawProfile, JsonError> {
     };
     // One timestamp more than samples (as Node 10 writes) is when the last sample ended:
     // it is more precise than `endTime`, which Node writes in whole seconds.
+    let seconds = |s: f64| Micros(s * 1e6);
     let mut timestamps = doc.timestamps;
-    let mut end = doc.end_time.map(|s| Micros(s * 1e6));
+    let mut end = doc.end_time.map(seconds);
     if timestamps.len() == doc.samples.len() + 1 {
         end = timestamps.pop();
     }
     // Absolute timestamps become deltas from the start, which the shared code sums back.
-    let seconds = |s: f64| Micros(s * 1e6);
     let start = doc.start_time.map(seconds);
     let mut last = start.map_or(timestamps.first().map_or(0.0, |t| t.0), |s| s.0);
     let deltas: Vec<Micros> = timestamps

@@ -16,9 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use support::cli::{arkdiff_in, data, one_function_profile, stderr};
-use support::htrace::{Encoding, HtraceBuilder};
-use support::recount::maybe_gunzip;
+use support::cli::{arkdiff_in, arkts_capture, data, one_function_profile, stderr};
 
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -68,22 +66,6 @@ fn hostile_profile(samples: usize) -> String {
         "\"><img src=x onerror=console.error(1)>x.js",
         samples,
     )
-}
-
-/// An ArkTS capture of `tests/data` files: one heap snapshot, then a CPU profile, as the
-/// inspector sends them.
-fn arkts_capture(snapshot: &str, profile: &str) -> Vec<u8> {
-    const T: u64 = 1_700_000_000_000_000_000;
-    let read = |name: &str| maybe_gunzip(std::fs::read(data(name)).unwrap());
-    let mut b = HtraceBuilder::new(Encoding::Canonical);
-    b.config(4242, 0, 5, true, 1000);
-    b.snapshot(T, &read(snapshot), 100 * 1024);
-    let compact: Value = serde_json::from_slice(&read(profile)).unwrap();
-    let mut message = br#"{"id":3,"result":{"profile":"#.to_vec();
-    message.extend(serde_json::to_vec(&compact).unwrap());
-    message.extend_from_slice(b"}}");
-    b.message_bytes(T + 9_000_000_000, &message);
-    b.build()
 }
 
 struct Case {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use support::class_row;
-use support::cli::{arkdiff, data, json, snapshot_settings, stderr, stdout, versionless};
+use support::cli::{arkdiff, data, json, path_str, snapshot_settings, stderr, stdout, versionless};
 use support::recount::{self, recount_file};
 
 #[test]
@@ -618,16 +618,17 @@ fn the_sample_htrace_gives_the_rows_of_its_snapshot_files() {
 #[test]
 fn a_dash_is_stdout_for_o_and_for_a_format_file() {
     let dir = tempfile::tempdir().unwrap();
-    let pair = [
-        path_str(&data("leak-0.heapsnapshot.gz")),
-        path_str(&data("leak-3.heapsnapshot.gz")),
-    ];
+    let (base, head) = (
+        data("leak-0.heapsnapshot.gz"),
+        data("leak-3.heapsnapshot.gz"),
+    );
+    let pair = [path_str(&base), path_str(&head)];
     for extra in [
         &["--format", "json", "-o", "-"][..],
         &["--format", "json=-"][..],
         &["--format", "json=-", "--format", "markdown=report.md"][..],
     ] {
-        let mut args = vec![pair[0].as_str(), pair[1].as_str(), "--no-retained"];
+        let mut args = vec![pair[0], pair[1], "--no-retained"];
         args.extend(extra);
         let out = support::cli::arkdiff_in(dir.path(), &args);
         assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
@@ -642,9 +643,7 @@ fn a_dash_is_stdout_for_o_and_for_a_format_file() {
     // Two reports cannot both go to stdout, whichever way it is named.
     let out = support::cli::arkdiff_in(
         dir.path(),
-        &[
-            &pair[0], &pair[1], "--format", "json=-", "--format", "table",
-        ],
+        &[pair[0], pair[1], "--format", "json=-", "--format", "table"],
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("only one report can go to stdout"));
@@ -713,7 +712,7 @@ fn a_file_given_as_both_sides_warns_once() {
     .unwrap();
     let trace = dir.path().join("two.json");
     std::fs::write(&trace, serde_json::to_vec(&fast).unwrap()).unwrap();
-    let out = arkdiff(&[&path_str(&trace), &path_str(&trace), "--format", "json"]);
+    let out = arkdiff(&[path_str(&trace), path_str(&trace), "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out).matches("holds 2 CPU profiles").count(), 1);
     let report = json(&out);
@@ -725,7 +724,7 @@ fn a_file_given_as_both_sides_warns_once() {
         .count();
     assert_eq!(notes, 1);
     // Alone, it says that each input gives one profile, and does not name one it used.
-    let out = arkdiff(&[&path_str(&trace)]);
+    let out = arkdiff(&[path_str(&trace)]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
@@ -735,31 +734,18 @@ fn a_file_given_as_both_sides_warns_once() {
     assert!(!err.contains("using "), "{err}");
 }
 
-fn path_str(p: &Path) -> String {
-    p.to_str().expect("a UTF-8 path").to_owned()
-}
-
 #[test]
 fn a_device_or_a_link_as_the_output_is_written_through_not_replaced() {
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
-    let pair = [
-        path_str(&data("fast.cpuprofile")),
-        path_str(&data("slow.cpuprofile")),
-    ];
+    let (fast, slow) = (data("fast.cpuprofile"), data("slow.cpuprofile"));
+    let pair = [path_str(&fast), path_str(&slow)];
     // A link keeps being a link; the file it points to gets the report.
     let real = dir.path().join("real.json");
     std::fs::write(&real, "old").unwrap();
     let link = dir.path().join("link.json");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let out = arkdiff(&[
-        &pair[0],
-        &pair[1],
-        "--format",
-        "json",
-        "-o",
-        &path_str(&link),
-    ]);
+    let out = arkdiff(&[pair[0], pair[1], "--format", "json", "-o", path_str(&link)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         std::fs::symlink_metadata(&link)
@@ -770,7 +756,7 @@ fn a_device_or_a_link_as_the_output_is_written_through_not_replaced() {
     let report: Value = serde_json::from_slice(&std::fs::read(&real).unwrap()).unwrap();
     assert_eq!(report["schema_version"], 2);
     // /dev/null stays the null device (run as root, a rename would have replaced it).
-    let out = arkdiff(&[&pair[0], &pair[1], "--format", "json", "-o", "/dev/null"]);
+    let out = arkdiff(&[pair[0], pair[1], "--format", "json", "-o", "/dev/null"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let null = std::fs::symlink_metadata("/dev/null").unwrap();
     assert!(null.file_type().is_char_device(), "/dev/null was replaced");

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use influxdb_line_protocol::{FieldValue, parse_lines};
 use serde_json::Value;
 use support::class_row;
-use support::cli::{arkdiff, arkdiff_in, data, json, stderr, stdout};
+use support::cli::{arkdiff, arkdiff_in, data, json, path_str, stderr, stdout};
 use support::htrace::{Encoding, HtraceBuilder};
 
 /// `--timestamp` of the first run, and the same time in nanoseconds (`date -u -d
@@ -452,8 +452,8 @@ fn tags_come_from_the_thresholds_file_and_the_command_line_wins() {
     let out = arkdiff_in(
         dir.path(),
         &[
-            path(&fast),
-            path(&slow),
+            path_str(&fast),
+            path_str(&slow),
             "--format",
             "line-protocol",
             "--tag",
@@ -479,7 +479,12 @@ fn tags_come_from_the_thresholds_file_and_the_command_line_wins() {
     // The file's tags alone, and none with --no-config.
     let out = arkdiff_in(
         dir.path(),
-        &[path(&fast), path(&slow), "--format", "line-protocol"],
+        &[
+            path_str(&fast),
+            path_str(&slow),
+            "--format",
+            "line-protocol",
+        ],
     );
     assert!(
         points_of(&out)
@@ -489,18 +494,14 @@ fn tags_come_from_the_thresholds_file_and_the_command_line_wins() {
     let out = arkdiff_in(
         dir.path(),
         &[
-            path(&fast),
-            path(&slow),
+            path_str(&fast),
+            path_str(&slow),
             "--format",
             "line-protocol",
             "--no-config",
         ],
     );
     assert!(points_of(&out).iter().all(|p| p.tag("service").is_none()));
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
 }
 
 #[test]
@@ -556,7 +557,7 @@ fn malformed_tags_and_timestamps_are_usage_errors() {
     )
     .unwrap();
     let fast = data("fast.cpuprofile");
-    let out = arkdiff_in(dir.path(), &[path(&fast), path(&fast)]);
+    let out = arkdiff_in(dir.path(), &[path_str(&fast), path_str(&fast)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out)

@@ -3,12 +3,10 @@
 
 use crate::support;
 
-use std::path::Path;
-
 use serde_json::Value;
 use support::cli::{
-    CPU_PAIR_GATE, LEAK_SERIES_GATE, arkdiff, arkdiff_in, data, json, snapshot_settings, stderr,
-    stdout, versionless,
+    CPU_PAIR_GATE, LEAK_SERIES_GATE, arkdiff, arkdiff_in, data, json, path_str, snapshot_settings,
+    stderr, stdout, versionless,
 };
 
 /// A scratch directory holding `files`.
@@ -18,10 +16,6 @@ fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
     dir
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 path")
 }
 
 /// The `(level, metric, subject)` of every violation of a JSON report.

@@ -6,9 +6,9 @@ use crate::support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::cli::{CPU_PAIR_GATE, LEAK_SERIES_GATE, arkdiff, arkdiff_in, data, json, stderr};
-use support::htrace::{Encoding, HtraceBuilder};
-use support::recount::maybe_gunzip;
+use support::cli::{
+    CPU_PAIR_GATE, LEAK_SERIES_GATE, arkdiff, arkdiff_in, arkts_capture, data, json, stderr,
+};
 use support::schema::{check_report, definition_errors, is_report, report_errors};
 
 /// The schema's definition that a JSON snapshot holding part of a report is checked
@@ -102,22 +102,6 @@ fn a_cpu_pair_matches_the_schema() {
     assert!(r["heap"].is_null());
     assert!(r["cpu"]["scale"].is_f64());
     assert!(r["cpu"]["flame"]["nodes"].is_array());
-}
-
-/// An ArkTS capture with one heap snapshot (of `tests/data/SNAPSHOT`) and the CPU profile
-/// of `tests/data/PROFILE`, as the profiler's plugin writes them.
-fn arkts_capture(snapshot: &str, profile: &str) -> Vec<u8> {
-    const T: u64 = 1_700_000_000_000_000_000;
-    let read = |name: &str| maybe_gunzip(std::fs::read(data(name)).unwrap());
-    let mut b = HtraceBuilder::new(Encoding::Canonical);
-    b.config(4242, 0, 5, true, 1000);
-    b.snapshot(T, &read(snapshot), 100 * 1024);
-    let compact: Value = serde_json::from_slice(&read(profile)).unwrap();
-    let mut message = br#"{"id":3,"result":{"profile":"#.to_vec();
-    message.extend(serde_json::to_vec(&compact).unwrap());
-    message.extend_from_slice(b"}}");
-    b.message_bytes(T + 9_000_000_000, &message);
-    b.build()
 }
 
 #[test]

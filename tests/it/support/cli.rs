@@ -5,11 +5,18 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use super::htrace::{Encoding, HtraceBuilder};
+
 /// A file of `tests/data`.
 pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(name)
+}
+
+/// A path as an argument (the test data's paths are UTF-8).
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
 }
 
 /// Runs arkdiff in tests/data, so that paths in reports are short and stable.
@@ -118,4 +125,21 @@ pub fn one_function_profile(name: &str, url: &str, samples: usize) -> String {
         "timeDeltas": vec![1000; samples],
     })
     .to_string()
+}
+
+/// An ArkTS capture of `tests/data` files, as the profiler's plugin writes them: one heap
+/// snapshot (of `tests/data/SNAPSHOT`), then the CPU profile of `tests/data/PROFILE` in
+/// the inspector's reply.
+pub fn arkts_capture(snapshot: &str, profile: &str) -> Vec<u8> {
+    const T: u64 = 1_700_000_000_000_000_000;
+    let read = |name: &str| super::recount::maybe_gunzip(std::fs::read(data(name)).unwrap());
+    let mut b = HtraceBuilder::new(Encoding::Canonical);
+    b.config(4242, 0, 5, true, 1000);
+    b.snapshot(T, &read(snapshot), 100 * 1024);
+    let compact: serde_json::Value = serde_json::from_slice(&read(profile)).unwrap();
+    let mut message = br#"{"id":3,"result":{"profile":"#.to_vec();
+    message.extend(serde_json::to_vec(&compact).unwrap());
+    message.extend_from_slice(b"}}");
+    b.message_bytes(T + 9_000_000_000, &message);
+    b.build()
 }
