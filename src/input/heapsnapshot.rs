@@ -82,6 +82,7 @@ struct Layout {
     self_size: usize,
     edge_count: Option<usize>,
     detachedness: Option<usize>,
+    native_size: Option<usize>,
 }
 
 /// Finds the fields a row layout needs in `snapshot.meta.<list>` (at most 64 of them, the
@@ -117,6 +118,7 @@ impl Layout {
             self_size: require("self_size")?,
             edge_count: find("edge_count"),
             detachedness: find("detachedness"),
+            native_size: find("native_size"),
         })
     }
 }
@@ -561,6 +563,9 @@ fn push_node(
     }
     snap.ids.push(row[l.id]);
     snap.self_sizes.push(row[l.self_size]);
+    if let Some(f) = l.native_size {
+        snap.native_sizes.push(row[f]);
+    }
     snap.edge_counts.push(edge_count);
     Ok(())
 }
@@ -750,11 +755,14 @@ mod tests {
         assert_eq!(snap.ids, vec![11, 13]);
         assert_eq!(snap.class_name(snap.classes[0]), "Bar");
         assert_eq!(snap.class_name(snap.classes[1]), "(string)");
+        assert!(!snap.has_native_sizes());
 
         let eight = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness","native_size"],"node_types":[["hidden","array","string","object","code","closure","regexp"]]}},
 "nodes":[3,1,5,40,0,0,0,999, 15,1,7,24,0,0,0,0, 11,2,9,8,0,0,0,0],"strings":["","Baz","s"]}"#;
         let snap = parse_str(eight);
         assert_eq!(snap.self_sizes, vec![40, 24, 8]);
+        assert_eq!(snap.native_sizes, vec![999, 0, 0]);
+        assert!(snap.has_native_sizes());
         let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
         assert_eq!(names, vec!["Baz", "(type 15)", "(type 11)"]);
     }

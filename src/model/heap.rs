@@ -18,6 +18,10 @@ pub struct HeapSnapshot {
     pub ids: Column,
     /// `self_size` of each node, in bytes.
     pub self_sizes: Column,
+    /// `native_size` of each node, in bytes, when the file has that field (ArkTS: the
+    /// memory a native binding holds outside the JS heap); empty when it has not. Use
+    /// [`HeapSnapshot::has_native_sizes`] and [`HeapSnapshot::native_size`].
+    pub native_sizes: Column,
     /// Class (DevTools "Constructor") of each node.
     pub classes: Vec<ClassId>,
     /// Number of outgoing edges of each node, in edge-array order. Empty once the graph is
@@ -46,6 +50,20 @@ pub struct Totals {
 impl HeapSnapshot {
     pub fn node_count(&self) -> usize {
         self.ids.len()
+    }
+
+    /// Whether the snapshot states a native size per node.
+    pub fn has_native_sizes(&self) -> bool {
+        !self.native_sizes.is_empty()
+    }
+
+    /// The native size of a node; 0 when the snapshot has none.
+    pub fn native_size(&self, node: usize) -> u64 {
+        if self.native_sizes.is_empty() {
+            0
+        } else {
+            self.native_sizes.get(node)
+        }
     }
 
     pub fn class_name(&self, class: ClassId) -> &str {
