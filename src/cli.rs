@@ -56,6 +56,12 @@ Examples:
       for two CPU profiles, a differential flame graph (self-contained, no network).
   arkdiff base-trace.json head-trace.json --profile 17026:0x2 --function 'parse*'
       Pick one profile of a Chrome trace, and gate only functions named parse*.
+  arkdiff jsleakwatcher-1-2-3.rawheap --leaklist jsleakwatcher-1-2-3.jsleaklist \\
+          --fail-on-leaklist 64KiB
+      The objects the ArkTS leak watcher listed, with their retained sizes and paths
+      from the GC roots; exit 1 when one retains more than 64 KiB.
+  arkdiff before.heapsnapshot after.heapsnapshot --max-class-native-growth 1MiB
+      ArkTS snapshots with native sizes: gate the native memory a class holds.
 
 Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or input.";
 
@@ -148,6 +154,12 @@ pub struct Cli {
     #[arg(long, value_name = "CLASS", help_heading = LEAKS)]
     pub explain: Vec<String>,
 
+    /// The leak watcher's list (ArkTS jsLeakWatcher `.jsleaklist`) to join with HEAD: each
+    /// listed object with its retained size and path from the GC roots. Default: the
+    /// `.jsleaklist` beside HEAD with the same base name, if there is one.
+    #[arg(long, value_name = "FILE", help_heading = LEAKS)]
+    pub leaklist: Option<PathBuf>,
+
     /// A leak suspect's size must grow by at least SIZE over the series (default 64KiB).
     #[arg(long, value_name = "SIZE", help_heading = LEAKS)]
     pub suspect_min_growth: Option<String>,
@@ -211,7 +223,7 @@ const OUTPUT: &str = "Output";
 fn heading(metric: Metric) -> &'static str {
     match metric.source() {
         Source::Heap => HEAP_THRESHOLDS,
-        Source::Trend => LEAKS,
+        Source::Trend | Source::LeakList => LEAKS,
         Source::Cpu => CPU_THRESHOLDS,
     }
 }
@@ -268,8 +280,9 @@ impl Args for ThresholdArgs {
                 .value_name(metric.value_name())
                 .help(metric.help())
                 .help_heading(heading(metric));
-            if metric == Metric::SuspectSize {
-                // `--fail-on-suspects` alone fails on any suspect.
+            if matches!(metric, Metric::SuspectSize | Metric::LeakList) {
+                // `--fail-on-suspects` alone fails on any suspect (and
+                // `--fail-on-leaklist` on any watched object).
                 arg = arg.num_args(0..=1).default_missing_value("0");
             }
             cmd.arg(arg)
@@ -552,6 +565,7 @@ impl Cli {
             heap: given.any(Source::Heap) || given.any(Source::Trend),
             cpu: given.any(Source::Cpu),
             suspects: given.any(Source::Trend),
+            leaklist: given.any(Source::LeakList),
         };
         Ok(Config {
             inputs: self.inputs,
@@ -570,6 +584,7 @@ impl Cli {
             heap: HeapOptions {
                 graph: !self.no_retained,
                 explain: self.explain,
+                leaklist: self.leaklist,
                 floor: SuspectFloor {
                     min_bytes: setting(
                         "--suspect-min-growth",

@@ -145,6 +145,14 @@ warning_codes! {
     NormalizeCpuTime => "normalize-cpu-time",
     /// `--normalize` scaled nothing: BASE has no non-idle CPU time.
     NormalizeNothing => "normalize-nothing",
+    /// One snapshot states native sizes and the other does not: native memory is not
+    /// compared.
+    NativeOneSide => "native-one-side",
+    /// A `.jsleaklist`'s `snapshot_hash` is not the SHA-256 of the heap file it is joined
+    /// with.
+    LeaklistHashMismatch => "leaklist-hash-mismatch",
+    /// Objects of a `.jsleaklist` have no node with their hash in the heap.
+    LeaklistNotFound => "leaklist-not-found",
 }
 
 impl fmt::Display for WarningCode {

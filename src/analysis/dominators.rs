@@ -25,6 +25,9 @@ pub struct Dominators {
     pub idom: Vec<u32>,
     /// Self size of each node plus that of every node it dominates.
     pub retained: Vec<u64>,
+    /// The same sum over native sizes, where the snapshot states them (ArkTS); empty
+    /// otherwise.
+    pub retained_native: Vec<u64>,
     /// How many nodes the root reaches through essential edges (the root included).
     pub reachable: usize,
 }
@@ -257,10 +260,20 @@ fn from_predecessors(
     let mut retained = snap.self_sizes.to_vec();
     // A dominator is entered before every node it dominates, so reverse preorder adds
     // each subtree into its root before that root is added to its own dominator.
-    for number in (1..order.vertex.len()).rev() {
-        let v = order.vertex[number] as usize;
-        let d = idom[v] as usize;
-        retained[d] = retained[d].saturating_add(retained[v]);
+    let sum_up = |retained: &mut [u64]| {
+        for number in (1..order.vertex.len()).rev() {
+            let v = order.vertex[number] as usize;
+            let d = idom[v] as usize;
+            retained[d] = retained[d].saturating_add(retained[v]);
+        }
+    };
+    sum_up(&mut retained);
+    let mut retained_native = snap.native_sizes.to_vec();
+    if !retained_native.is_empty() {
+        sum_up(&mut retained_native);
+        if n > 0 {
+            retained_native[ROOT as usize] = snap.native_sizes.iter().fold(0, u64::saturating_add);
+        }
     }
     // Unreached nodes dominate nothing, so with them the root retains every node's self
     // size: the whole heap (saturating, like every sum above).
@@ -270,6 +283,7 @@ fn from_predecessors(
     Dominators {
         idom,
         retained,
+        retained_native,
         reachable: order.vertex.len(),
     }
 }
@@ -291,6 +305,18 @@ impl Dominators {
     /// nodes that no counted node of the same class dominates, so that nothing is counted
     /// twice (a linked list's nodes retain each other, but the list counts once).
     pub fn class_retained(&self, snap: &HeapSnapshot) -> Vec<u64> {
+        self.class_sum(snap, &self.retained)
+    }
+
+    /// Retained native size per class, as [`Dominators::class_retained`] sums retained
+    /// sizes; None when the snapshot states no native sizes.
+    pub fn class_retained_native(&self, snap: &HeapSnapshot) -> Option<Vec<u64>> {
+        (!self.retained_native.is_empty()).then(|| self.class_sum(snap, &self.retained_native))
+    }
+
+    /// `per_node` summed per class over the counted nodes that no counted node of the same
+    /// class dominates.
+    fn class_sum(&self, snap: &HeapSnapshot, per_node: &[u64]) -> Vec<u64> {
         let mut per_class = vec![0u64; snap.class_names.len()];
         if self.idom.is_empty() || self.idom.len() >= CLOSE as usize {
             return per_class;
@@ -307,7 +333,7 @@ impl Dominators {
             let v = top as usize;
             let class = snap.classes[v] as usize;
             if snap.is_counted(v) && !open[class] {
-                per_class[class] = per_class[class].saturating_add(self.retained[v]);
+                per_class[class] = per_class[class].saturating_add(per_node[v]);
                 open[class] = true;
                 stack.push(top | CLOSE);
             }

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use hashbrown::HashMap;
 
 use crate::model::graph::{HeapGraph, ROOT};
-use crate::model::heap::{ClassId, HeapSnapshot};
+use crate::model::heap::{ClassId, HeapSnapshot, root_group};
 
 const NONE: u32 = u32::MAX;
 
@@ -115,6 +115,31 @@ impl Distances {
             steps[0].edge_kind = None;
         }
         Some(steps)
+    }
+
+    /// The ArkTS root group (local handles, global handles, VM roots, frame roots, global
+    /// references) that holds `node` on its shortest path from the root: the first
+    /// `handle` node on the path. None for V8 snapshots, and where no such node is on it.
+    pub fn root_group(
+        &self,
+        snap: &HeapSnapshot,
+        g: &HeapGraph,
+        node: u32,
+    ) -> Option<&'static str> {
+        if !self.is_reached(node) {
+            return None;
+        }
+        let mut group = None;
+        let mut v = node;
+        while v != NONE {
+            if snap.class_name(snap.classes[v as usize]) == "(handle)"
+                && let Some(found) = g.node_name(v).and_then(root_group)
+            {
+                group = Some(found);
+            }
+            v = self.parent[v as usize];
+        }
+        group
     }
 
     /// The instance of `class` to explain. Candidates are the instances `prefer` accepts

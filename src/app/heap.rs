@@ -4,6 +4,7 @@
 
 use super::error::{Error, Result};
 use super::options::{Config, HeapOptions};
+use crate::analysis::leaklist::{self, LeakListResult};
 use crate::diff::explain::{Analysed, ClassDetail, Explainer};
 use crate::diff::heap::{self, IdMatching};
 use crate::diff::trend::trend;
@@ -11,6 +12,7 @@ use crate::diff::{HeapResult, SeriesPoint, TrendResult};
 use crate::gate::Metric;
 use crate::input::Capture;
 use crate::input::heapsnapshot::ParseOptions;
+use crate::input::leaklist::{LeakList, file_sha256};
 use crate::model::aggregate::Aggregate;
 use crate::model::heap::HeapSnapshot;
 use crate::warning::{Warning, WarningCode};
@@ -38,6 +40,8 @@ pub struct Selection<'a> {
     pub trend: bool,
     /// Whether every snapshot comes from one capture, so ids are known to match.
     pub same_process: bool,
+    /// The leak watcher's list to join with HEAD, if any.
+    pub leaklist: Option<&'a LeakList>,
 }
 
 impl<'a> Selection<'a> {
@@ -86,6 +90,7 @@ pub fn resolve_index(capture: &Capture, flag: &str, requested: i64) -> Result<us
 pub fn compare_heaps(
     config: &Config,
     captures: &[Capture],
+    leaklist: Option<&LeakList>,
     bar: &indicatif::ProgressBar,
 ) -> Result<HeapResult> {
     let first = &captures[0];
@@ -157,6 +162,7 @@ pub fn compare_heaps(
         middle,
         trend: trend_wanted,
         same_process: one_file,
+        leaklist,
     };
     let progress = |message| bar.set_message(message);
     let mut result = if class_level {
@@ -211,6 +217,7 @@ pub fn compare(
         ref middle,
         trend: trend_wanted,
         same_process,
+        leaklist,
     } = *selection;
     progress(if options.graph {
         "parsing heap snapshots and computing dominators".into()
@@ -220,7 +227,7 @@ pub fn compare(
     let same_snapshot = std::ptr::eq(base.capture, head.capture) && base.index == head.index;
     // Only HEAD's graph is needed after the dominators, and only for retainer paths: for
     // the suspects of a trend or the classes to explain.
-    let paths = trend_wanted || !options.explain.is_empty();
+    let paths = trend_wanted || !options.explain.is_empty() || leaklist.is_some();
     let ends: Vec<(Pick<'_>, bool)> = if same_snapshot {
         vec![(base, paths)]
     } else {
@@ -232,7 +239,8 @@ pub fn compare(
             labels: options.graph && *keep,
             ..ParseOptions::default()
         })
-        .map(|snap| Analysed::new(snap, *keep))
+        // HEAD's dominator tree gives the listed objects' retained sizes.
+        .map(|snap| Analysed::build(snap, *keep, *keep && leaklist.is_some()))
     })
     .into_iter()
     .collect::<Result<Vec<Analysed>>>()?;
@@ -250,12 +258,13 @@ pub fn compare(
         (Some(b), Some(h)) => Some((b.as_slice(), h.as_slice())),
         _ => None,
     };
-    let diff = heap::diff_by_id(
+    let mut diff = heap::diff_by_id(
         (&base_ref.snap, &base_ref.by_id),
         (&head_a.snap, &head_a.by_id),
         same_process,
         retained,
     );
+    native_memory(&mut diff, base_ref, &head_a, &mut warnings);
     if diff.id_matching == IdMatching::Disjoint
         && let Some(c) = diff.id_check
     {
@@ -328,6 +337,7 @@ pub fn compare(
             ));
         }
     }
+    let leaklist = leaklist.map(|list| join_leaklist(list, head.capture, &head_a, &mut warnings));
     Ok(HeapResult {
         diff,
         trend,
@@ -335,6 +345,7 @@ pub fn compare(
         warnings,
         indexes: (base.index, head.index),
         retained: retained.is_some(),
+        leaklist: leaklist.transpose()?,
     })
 }
 
@@ -394,5 +405,86 @@ pub fn compare_class_level(
         warnings,
         indexes: (selection.base.index, selection.head.index),
         retained: false,
+        leaklist: None,
     })
+}
+
+/// Adds the retained native sizes to a diff with native sizes; warns when only one side
+/// states native sizes (so native memory is not compared).
+fn native_memory(
+    diff: &mut heap::HeapDiff,
+    base: &Analysed,
+    head: &Analysed,
+    warnings: &mut Vec<Warning>,
+) {
+    if let (Some(b), Some(h)) = (&base.class_retained_native, &head.class_retained_native) {
+        heap::add_retained_native(diff, (&base.snap, b), (&head.snap, h));
+    }
+    if base.snap.has_native_sizes() != head.snap.has_native_sizes() {
+        let (with, without) = if base.snap.has_native_sizes() {
+            ("BASE", "HEAD")
+        } else {
+            ("HEAD", "BASE")
+        };
+        warnings.push(Warning::new(
+            WarningCode::NativeOneSide,
+            format!(
+                "{with}'s snapshot states native sizes but {without}'s does not, so native memory is not compared"
+            ),
+        ));
+    }
+}
+
+/// Joins the leak watcher's list with HEAD, and checks its `snapshot_hash` against HEAD's
+/// file.
+fn join_leaklist(
+    list: &LeakList,
+    capture: &Capture,
+    head: &Analysed,
+    warnings: &mut Vec<Warning>,
+) -> Result<LeakListResult> {
+    let heap_sha256 = file_sha256(&capture.path)?;
+    let result = LeakListResult {
+        objects: leaklist::join(&head.snap, list, head.tree.as_ref()),
+        list: list.clone(),
+        heap_path: capture.path.display().to_string(),
+        heap_sha256,
+    };
+    if result.hash_matches() == Some(false) {
+        warnings.push(Warning::new(
+            WarningCode::LeaklistHashMismatch,
+            format!(
+                "{} was written with a heap dump whose SHA-256 is {}, but {} has SHA-256 {}: the list may belong to another dump",
+                list.path.display(),
+                list.snapshot_hash.as_deref().unwrap_or_default(),
+                result.heap_path,
+                result.heap_sha256
+            ),
+        ));
+    }
+    let missing: Vec<String> = result
+        .objects
+        .iter()
+        .filter(|w| w.found.is_none())
+        .map(|w| format!("{} #{}", w.object.name, w.object.hash))
+        .collect();
+    if !missing.is_empty() {
+        let why = if head.snap.graph.is_none() {
+            "HEAD's object graph was not read (see the warnings)"
+        } else {
+            "no node has their hash (an ArkInternalHash edge)"
+        };
+        warnings.push(Warning::new(
+            WarningCode::LeaklistNotFound,
+            format!(
+                "{} of the {} objects of {} are not in {}: {why}: {}",
+                missing.len(),
+                result.objects.len(),
+                list.path.display(),
+                result.heap_path,
+                missing.join(", ")
+            ),
+        ));
+    }
+    Ok(result)
 }

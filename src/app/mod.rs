@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod heap;
+mod leaklist;
 pub mod options;
 pub mod output;
 pub mod summarize;
@@ -100,10 +101,17 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     let one_file = captures.len() == 1;
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
 
+    let leaklist = match leaklist::find(config, last) {
+        Ok(l) => l,
+        Err(e) => {
+            bar.finish_and_clear();
+            return Err(e);
+        }
+    };
     let picked_snapshots = config.picks_snapshots();
     let compare_heap = first.snapshot_count() > 0
         && last.snapshot_count() > 0
-        && (!one_file || first.snapshot_count() >= 2 || picked_snapshots);
+        && (!one_file || first.snapshot_count() >= 2 || picked_snapshots || leaklist.is_some());
     let compare_cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
     let checked = if compare_heap || compare_cpu {
         check_inputs(config, &captures, compare_heap, compare_cpu, &mut warnings)
@@ -121,7 +129,7 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     }
 
     let heap = compare_heap
-        .then(|| heap::compare_heaps(config, &captures, &bar))
+        .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), &bar))
         .transpose();
     bar.finish_and_clear();
     let mut heap = heap?;
@@ -155,7 +163,7 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         ));
     }
 
-    let verdict = gate::evaluate(
+    let mut verdict = gate::evaluate(
         heap.as_ref().map(|h| &h.diff),
         heap.as_ref()
             .and_then(|h| h.trend.as_ref())
@@ -163,6 +171,9 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         cpu.as_ref(),
         &config.thresholds,
     );
+    if let Some(list) = heap.as_ref().and_then(|h| h.leaklist.as_ref()) {
+        gate::leaklist::evaluate(list, &config.thresholds, &mut verdict);
+    }
     let (base_index, head_index) = match &heap {
         Some(h) => (Some(h.indexes.0), Some(h.indexes.1)),
         None => (None, None),

@@ -108,12 +108,15 @@ impl Config {
 }
 
 /// Which kinds of threshold the command line sets.
+#[allow(clippy::struct_excessive_bools)] // one per kind of data, as the flags are
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FlagThresholds {
     pub heap: bool,
     pub cpu: bool,
     /// `--fail-on-suspects`.
     pub suspects: bool,
+    /// `--fail-on-leaklist`.
+    pub leaklist: bool,
 }
 
 /// How CPU profiles are picked and compared.
@@ -146,4 +149,7 @@ pub struct HeapOptions {
     pub explain: Vec<String>,
     /// The noise floor of leak suspects.
     pub floor: SuspectFloor,
+    /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
+    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
+    pub leaklist: Option<PathBuf>,
 }

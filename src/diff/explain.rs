@@ -3,7 +3,7 @@
 
 use hashbrown::HashMap;
 
-use crate::analysis::dominators::{dominators, dominators_of_owned};
+use crate::analysis::dominators::{Dominators, dominators, dominators_of_owned};
 use crate::analysis::paths::{Distances, Step};
 use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex};
 use crate::model::change::Change;
@@ -19,6 +19,8 @@ pub struct Explanation {
     /// Edges from the root.
     pub distance: u32,
     pub steps: Vec<Step>,
+    /// ArkTS: the root group that holds the instance (see [`Distances::root_group`]).
+    pub root_group: Option<&'static str>,
 }
 
 /// A class looked at in detail: a suspect or an `--explain` class.
@@ -37,29 +39,40 @@ pub struct Analysed {
     pub snap: HeapSnapshot,
     /// Retained size per class id, when the graph was read.
     pub class_retained: Option<Vec<u64>>,
+    /// Retained native size per class id, when the graph was read and the snapshot
+    /// states native sizes.
+    pub class_retained_native: Option<Vec<u64>>,
     /// The counted objects in id order, for object matching.
     pub by_id: ById,
+    /// The dominator tree, where it was asked to be kept.
+    pub tree: Option<Dominators>,
 }
 
 impl Analysed {
     /// Computes the snapshot's per-class retained sizes, where its graph was read, and
     /// sorts its objects by id. The graph, with what retainer paths show, is kept only
     /// where paths will be looked for (`keep_graph`).
-    pub fn new(mut snap: HeapSnapshot, keep_graph: bool) -> Analysed {
-        let class_retained = if keep_graph {
-            snap.graph
-                .as_ref()
-                .map(|g| dominators(&snap, g).class_retained(&snap))
+    pub fn new(snap: HeapSnapshot, keep_graph: bool) -> Analysed {
+        Analysed::build(snap, keep_graph, false)
+    }
+
+    /// [`Analysed::new`], keeping the dominator tree itself when `keep_tree` (for the
+    /// retained sizes of single objects).
+    pub fn build(mut snap: HeapSnapshot, keep_graph: bool, keep_tree: bool) -> Analysed {
+        let tree = if keep_graph {
+            snap.graph.as_ref().map(|g| dominators(&snap, g))
         } else {
-            snap.graph
-                .take()
-                .map(|g| dominators_of_owned(&snap, g).class_retained(&snap))
+            snap.graph.take().map(|g| dominators_of_owned(&snap, g))
         };
+        let class_retained = tree.as_ref().map(|d| d.class_retained(&snap));
+        let class_retained_native = tree.as_ref().and_then(|d| d.class_retained_native(&snap));
         let by_id = ById::new(&snap);
         Analysed {
             snap,
             class_retained,
+            class_retained_native,
             by_id,
+            tree: tree.filter(|_| keep_tree),
         }
     }
 }
@@ -159,6 +172,7 @@ impl<'a> Explainer<'a> {
             new,
             distance: distances.distance[node as usize],
             steps,
+            root_group: distances.root_group(snap, graph, node),
         })
     }
 

@@ -60,6 +60,19 @@ pub struct ClassDiff {
     /// Retained size on each side (see [`crate::analysis::dominators`]); None when a
     /// side's graph was not read.
     pub retained: Option<Change>,
+    /// Native sizes, where both snapshots state them (ArkTS); None otherwise.
+    pub native: Option<NativeChange>,
+}
+
+/// A class's native memory (ArkTS `native_size`): what its objects hold outside the JS
+/// heap, on each side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NativeChange {
+    /// The native sizes of the class's counted objects.
+    pub size: Change,
+    /// Retained native size (the native sizes of what the class's instances retain, as
+    /// retained sizes sum self sizes); None without both object graphs.
+    pub retained: Option<Change>,
 }
 
 /// Objects that appeared and disappeared between the snapshots.
@@ -80,12 +93,14 @@ impl ClassDiff {
             size: Change::default(),
             objects: None,
             retained: retained.then(Change::default),
+            native: None,
         }
     }
 
     fn unchanged(&self) -> bool {
         self.count.is_unchanged()
             && self.size.is_unchanged()
+            && self.native.is_none_or(|n| n.size.is_unchanged())
             && self
                 .objects
                 .is_none_or(|o| o.new_count == 0 && o.deleted_count == 0)
@@ -102,6 +117,8 @@ pub struct HeapDiff {
     pub count: Change,
     /// Their self size.
     pub size: Change,
+    /// Their native size, where both snapshots state native sizes (ArkTS).
+    pub native: Option<Change>,
     /// Every class that changed, sorted by |size delta|, |count delta|, then name.
     pub classes: Vec<ClassDiff>,
     /// The classes with objects that did not change, and their totals on each side: what
@@ -235,6 +252,27 @@ pub fn diff_by_id(
         row.size.head = row.size.head.saturating_add(t.size);
     }
 
+    let native = base.native_totals().zip(head.native_totals()).map(
+        |((base_classes, base_total), (head_classes, head_total))| {
+            for (class, &size) in base_classes.iter().enumerate() {
+                let n = rows[base_map[class] as usize]
+                    .native
+                    .get_or_insert_default();
+                n.size.base = n.size.base.saturating_add(size);
+            }
+            for (class, &size) in head_classes.iter().enumerate() {
+                let n = rows[head_map[class] as usize]
+                    .native
+                    .get_or_insert_default();
+                n.size.head = n.size.head.saturating_add(size);
+            }
+            for row in &mut rows {
+                row.native.get_or_insert_default();
+            }
+            Change::new(base_total, head_total)
+        },
+    );
+
     let (churn, check) = match_objects(
         &Side {
             snap: base,
@@ -267,9 +305,39 @@ pub fn diff_by_id(
         id_check: (!same_process).then_some(check),
         count: Change::new(base_totals.count, head_totals.count),
         size: Change::new(base_totals.size, head_totals.size),
+        native,
         classes: rows,
         unchanged,
     }
+}
+
+/// Adds each class's retained native size (per class id on each side, as
+/// [`crate::analysis::dominators::Dominators::class_retained_native`] gives them) to a
+/// diff that has native sizes.
+pub fn add_retained_native(
+    diff: &mut HeapDiff,
+    (base, base_retained): (&HeapSnapshot, &[u64]),
+    (head, head_retained): (&HeapSnapshot, &[u64]),
+) {
+    let mut by_name: HashMap<&str, Change> = HashMap::new();
+    for (class, &size) in base_retained.iter().enumerate() {
+        let c = by_name.entry(base.class_name(class_id(class))).or_default();
+        c.base = c.base.saturating_add(size);
+    }
+    for (class, &size) in head_retained.iter().enumerate() {
+        let c = by_name.entry(head.class_name(class_id(class))).or_default();
+        c.head = c.head.saturating_add(size);
+    }
+    for row in &mut diff.classes {
+        if let Some(n) = &mut row.native {
+            n.retained = Some(by_name.get(row.name.as_str()).copied().unwrap_or_default());
+        }
+    }
+}
+
+#[allow(clippy::cast_possible_truncation)] // class counts fit a u32
+fn class_id(index: usize) -> u32 {
+    index as u32
 }
 
 /// Takes out the unchanged classes (returned with their totals, those without objects
@@ -320,6 +388,7 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
                 size: Change::new(b.size, h.size),
                 objects: None,
                 retained: None,
+                native: None,
             }
         })
         .collect();
@@ -333,6 +402,7 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
                 size: Change::new(0, h.size),
                 objects: None,
                 retained: None,
+                native: None,
             }),
     );
     let unchanged = sort_rows(&mut rows);
@@ -341,6 +411,7 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
         id_check: None,
         count: Change::new(base.totals.count, head.totals.count),
         size: Change::new(base.totals.size, head.totals.size),
+        native: None,
         classes: rows,
         unchanged,
     }

@@ -41,4 +41,6 @@ pub struct HeapResult {
     pub indexes: (usize, usize),
     /// Whether both graphs were read, so retained sizes are known.
     pub retained: bool,
+    /// The leak watcher's list joined with HEAD, when one was given or found.
+    pub leaklist: Option<crate::analysis::leaklist::LeakListResult>,
 }

@@ -27,6 +27,12 @@ pub enum Metric {
     GcTime,
     /// Size growth of a leak suspect over the series.
     SuspectSize,
+    /// Growth of the total native size (ArkTS `native_size`) of the counted objects.
+    HeapNative,
+    /// Growth of any one class's native size.
+    ClassNative,
+    /// The retained size of an object the leak watcher's list names.
+    LeakList,
 }
 
 /// What a metric's values count.
@@ -46,11 +52,13 @@ pub enum Source {
     Trend,
     /// A pair of CPU profiles.
     Cpu,
+    /// A leak watcher's list joined with the heap.
+    LeakList,
 }
 
 impl Metric {
     /// Every metric, in the order reports and help list them.
-    pub const ALL: [Metric; 7] = [
+    pub const ALL: [Metric; 10] = [
         Metric::HeapSize,
         Metric::ClassCount,
         Metric::ClassSize,
@@ -58,6 +66,9 @@ impl Metric {
         Metric::CpuTime,
         Metric::GcTime,
         Metric::SuspectSize,
+        Metric::HeapNative,
+        Metric::ClassNative,
+        Metric::LeakList,
     ];
 
     /// The command-line option that sets its fail level, without the dashes.
@@ -70,6 +81,9 @@ impl Metric {
             Metric::FunctionSelf => "max-function-self-growth",
             Metric::CpuTime => "max-cpu-time-growth",
             Metric::GcTime => "max-gc-time-growth",
+            Metric::HeapNative => "max-native-growth",
+            Metric::ClassNative => "max-class-native-growth",
+            Metric::LeakList => "fail-on-leaklist",
         }
     }
 
@@ -83,6 +97,9 @@ impl Metric {
             Metric::FunctionSelf => "function.self",
             Metric::CpuTime => "cpu.total",
             Metric::GcTime => "cpu.gc",
+            Metric::HeapNative => "native.size",
+            Metric::ClassNative => "class.native",
+            Metric::LeakList => "leaklist.retained",
         }
     }
 
@@ -96,12 +113,20 @@ impl Metric {
             Metric::FunctionSelf => "function.self_us_delta",
             Metric::CpuTime => "cpu.duration_us_delta",
             Metric::GcTime => "cpu.gc_us_delta",
+            Metric::HeapNative => "heap.native_size_delta",
+            Metric::ClassNative => "class.native_size_delta",
+            Metric::LeakList => "leaklist.retained_size",
         }
     }
 
     pub fn unit(self) -> Unit {
         match self {
-            Metric::HeapSize | Metric::ClassSize | Metric::SuspectSize => Unit::Bytes,
+            Metric::HeapSize
+            | Metric::ClassSize
+            | Metric::SuspectSize
+            | Metric::HeapNative
+            | Metric::ClassNative
+            | Metric::LeakList => Unit::Bytes,
             Metric::ClassCount => Unit::Count,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Unit::Micros,
         }
@@ -109,7 +134,12 @@ impl Metric {
 
     pub fn source(self) -> Source {
         match self {
-            Metric::HeapSize | Metric::ClassCount | Metric::ClassSize => Source::Heap,
+            Metric::HeapSize
+            | Metric::ClassCount
+            | Metric::ClassSize
+            | Metric::HeapNative
+            | Metric::ClassNative => Source::Heap,
+            Metric::LeakList => Source::LeakList,
             Metric::SuspectSize => Source::Trend,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Source::Cpu,
         }
@@ -137,6 +167,15 @@ impl Metric {
             Metric::GcTime => {
                 "Fail if the garbage collector's time grows by more than LIMIT (e.g. 10ms, 25%)"
             }
+            Metric::HeapNative => {
+                "Fail if the total native size (ArkTS native_size) grows by more than LIMIT (e.g. 4MiB, 10%)"
+            }
+            Metric::ClassNative => {
+                "Fail if any class's native size (ArkTS native_size) grows by more than LIMIT (e.g. 1MiB, 10%)"
+            }
+            Metric::LeakList => {
+                "Fail when the leak watcher's list (--leaklist) names any object; with MIN, only objects that retain more than MIN (e.g. 64KiB)"
+            }
         }
     }
 
@@ -144,7 +183,7 @@ impl Metric {
     pub fn value_name(self) -> &'static str {
         match self {
             Metric::ClassCount => "N",
-            Metric::SuspectSize => "MIN",
+            Metric::SuspectSize | Metric::LeakList => "MIN",
             _ => "LIMIT",
         }
     }
@@ -161,6 +200,9 @@ impl Metric {
         match (self, limit) {
             (Metric::SuspectSize, Limit::Percent(_)) => Err(format!(
                 "'{text}' is a percentage; a suspect's growth takes a size (e.g. 1MiB)"
+            )),
+            (Metric::LeakList, Limit::Percent(_)) => Err(format!(
+                "'{text}' is a percentage; a watched object's retained size takes a size (e.g. 64KiB)"
             )),
             _ => Ok(limit),
         }

@@ -1,6 +1,8 @@
 //! Thresholds → violations → pass or fail, per [`Metric`]. No I/O here.
 
+pub mod leaklist;
 pub mod metric;
+mod native;
 
 use std::fmt;
 
@@ -197,6 +199,8 @@ impl Thresholds {
                 Source::Heap => heap,
                 Source::Trend => trend,
                 Source::Cpu => cpu,
+                // Counted where a list is joined: [`leaklist::evaluate`].
+                Source::LeakList => false,
             })
             .map(|m| self.rule(m).levels())
             .sum()
@@ -319,6 +323,7 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         out.extend(t.check(Metric::ClassCount, &class.name, class.count));
         out.extend(t.check(Metric::ClassSize, &class.name, class.size));
     }
+    native::check(heap, t, out);
 }
 
 /// `name (url:line:column)`, or the bare name of a pseudo-function.
@@ -376,6 +381,7 @@ mod tests {
             size: Change::new(size.0, size.1),
             objects: None,
             retained: None,
+            native: None,
         }
     }
 
@@ -385,6 +391,7 @@ mod tests {
             id_check: None,
             count: Change::new(100, 160),
             size: Change::new(10_000, 13_000),
+            native: None,
             classes: vec![
                 class("Leaky", (0, 50), (0, 2_500)),
                 class("Cache", (100, 110), (10_000, 10_500)),

@@ -575,18 +575,12 @@ fn is_named_type(type_name: Option<&str>) -> bool {
     matches!(type_name, Some("object" | "native"))
 }
 
-/// Whether a node's name is its text content, never needed to label it.
+/// Whether a node's name is its text content, never needed to label it. Numbers are
+/// kept: an ArkTS leak-watcher dump names an object's hash by a number node `Int:<hash>`.
 fn is_text_type(type_name: Option<&str>) -> bool {
     matches!(
         type_name,
-        Some(
-            "string"
-                | "concatenated string"
-                | "sliced string"
-                | "slicedstring"
-                | "number"
-                | "bigint"
-        )
+        Some("string" | "concatenated string" | "sliced string" | "slicedstring" | "bigint")
     )
 }
 

@@ -6,6 +6,7 @@ pub mod error;
 pub mod heapsnapshot;
 pub mod htrace;
 pub mod json;
+pub mod leaklist;
 pub mod selfprof;
 pub mod trace_event;
 

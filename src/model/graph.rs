@@ -28,6 +28,14 @@ pub enum EdgeKind {
     Weak,
     /// A type this version does not know; treated as a strong, named reference.
     Other,
+    /// ArkTS: a reference between the dynamic and the static VM of a hybrid dump; the
+    /// other VM holds its target, so it keeps it alive.
+    Xref,
+    /// ArkTS: a reference through a native binding (a native object holding a JS one, or
+    /// the reverse); it keeps its target alive.
+    Native,
+    /// ArkTS: a native binding's reference to a string; it keeps its target alive.
+    NativeString,
 }
 
 impl EdgeKind {
@@ -40,6 +48,9 @@ impl EdgeKind {
             "hidden" => EdgeKind::Hidden,
             "shortcut" => EdgeKind::Shortcut,
             "weak" => EdgeKind::Weak,
+            "xref" => EdgeKind::Xref,
+            "native" => EdgeKind::Native,
+            "native_string" => EdgeKind::NativeString,
             _ => EdgeKind::Other,
         }
     }
@@ -54,6 +65,9 @@ impl EdgeKind {
             EdgeKind::Shortcut => "shortcut",
             EdgeKind::Weak => "weak",
             EdgeKind::Other => "other",
+            EdgeKind::Xref => "xref",
+            EdgeKind::Native => "native",
+            EdgeKind::NativeString => "native_string",
         }
     }
 

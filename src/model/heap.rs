@@ -88,6 +88,23 @@ impl HeapSnapshot {
         t
     }
 
+    /// Native size of the counted nodes, per class (indexed by [`ClassId`]) and in all;
+    /// None when the snapshot states no native sizes.
+    pub fn native_totals(&self) -> Option<(Vec<u64>, u64)> {
+        if !self.has_native_sizes() {
+            return None;
+        }
+        let mut per_class = vec![0u64; self.class_names.len()];
+        let mut total = 0u64;
+        for node in (0..self.node_count()).filter(|&n| self.is_counted(n)) {
+            let native = self.native_sizes.get(node);
+            let c = &mut per_class[self.classes[node] as usize];
+            *c = c.saturating_add(native);
+            total = total.saturating_add(native);
+        }
+        Some((per_class, total))
+    }
+
     /// Count and self size per class, indexed by [`ClassId`].
     pub fn class_totals(&self) -> Vec<Totals> {
         let mut per_class = vec![Totals::default(); self.class_names.len()];
@@ -142,13 +159,34 @@ impl HeapSnapshot {
             .and_then(|g| g.node_name(node))
             .filter(|n| !n.is_empty() && *n != class);
         match (class, name) {
-            ("(synthetic)" | "(system)" | "(array)" | "(compiled code)", Some(name)) => {
-                name.to_owned()
-            }
+            (
+                "(synthetic)" | "(system)" | "(array)" | "(compiled code)" | "(handle)",
+                Some(name),
+            ) => name.to_owned(),
+            // ArkTS: ArkUI framework objects (names with `_GLOBAL`) and classes.
+            ("(framework)" | "(class)", Some(name)) => format!("{class} {name}"),
             ("Function", Some(name)) => format!("Function {name}"),
             _ => class.to_owned(),
         }
     }
+}
+
+/// The root group an ArkTS handle-root node stands for, from its name: the translator
+/// and the runtime name them `LocalHandleRoot[n]`, `GlobalHandleRoot[n]`, `VMRoot[n]`,
+/// `FrameRoot[n]`, and `GlobalHandleObject[n]` for the global references (napi
+/// references).
+pub fn root_group(name: &str) -> Option<&'static str> {
+    const GROUPS: [(&str, &str); 5] = [
+        ("LocalHandleRoot", "local handles"),
+        ("GlobalHandleRoot", "global handles"),
+        ("VMRoot", "VM roots"),
+        ("FrameRoot", "frame roots"),
+        ("GlobalHandleObject", "global references"),
+    ];
+    GROUPS
+        .iter()
+        .find(|(prefix, _)| name.starts_with(prefix))
+        .map(|&(_, group)| group)
 }
 
 #[cfg(test)]

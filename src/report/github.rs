@@ -32,7 +32,35 @@ pub fn escape_property(text: &str) -> String {
 fn message(v: &ViolationJson) -> String {
     let (value, limit, given) = v.amounts();
     let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
-    format!("{} grew {value}, limit {limit}{given}", v.subject)
+    format!("{} {} {value}, limit {limit}{given}", v.subject, v.verb())
+}
+
+/// A watched object in one line: the watcher's message, its size and what holds it.
+fn watched_message(w: &super::WatchedJson) -> String {
+    use crate::units::format_size;
+    use std::fmt::Write as _;
+    let mut text = if w.msg.is_empty() {
+        w.name.clone()
+    } else {
+        format!("{}: {}", w.name, w.msg)
+    };
+    if !w.found {
+        text.push_str(" (not in the heap)");
+        return text;
+    }
+    if let Some(r) = w.retained_size {
+        let _ = write!(text, "; retains {}", format_size(r));
+    }
+    if let Some(n) = w.native_size.filter(|&n| n > 0) {
+        let _ = write!(text, ", native {}", format_size(n));
+    }
+    if let Some(group) = w.path.root_group {
+        let _ = write!(text, "; held through the {group} root group");
+    }
+    if let Some(steps) = &w.path.retainer_path {
+        let _ = write!(text, "; path: {}", steps.join(" "));
+    }
+    text
 }
 
 impl Render for Github {
@@ -62,6 +90,20 @@ impl Render for Github {
                     ))
                 )?;
             }
+        }
+        // Every object the leak watcher listed, as a notice (a gate on them errors above).
+        let watched = report
+            .heap
+            .as_ref()
+            .and_then(|h| h.leaklist.as_ref())
+            .map_or(&[][..], |l| l.objects.as_slice());
+        for w in watched.iter().take(MAX_ANNOTATIONS) {
+            writeln!(
+                out,
+                "::notice title={}::{}",
+                escape_property(&format!("arkdiff leak list: {} #{}", w.name, w.hash)),
+                escape_data(&watched_message(w))
+            )?;
         }
         let n = gate.violations.len();
         if gate.thresholds == 0 {

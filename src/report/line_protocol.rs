@@ -395,6 +395,8 @@ pub(super) mod fixture {
             alloc_size: None,
             freed_size: None,
             retained: MaybeCompared(None),
+            native_size: None,
+            retained_native: None,
         }
     }
 
@@ -464,6 +466,7 @@ pub(super) mod fixture {
                 totals: TotalsJson {
                     count: Compared(Change::new(100, 130)),
                     size: Compared(Change::new(10_000, 13_000)),
+                    native_size: None,
                 },
                 retained: true,
                 classes: vec![
@@ -473,6 +476,7 @@ pub(super) mod fixture {
                 ],
                 trend: None,
                 explain: Vec::new(),
+                leaklist: None,
             }),
             cpu: Some(CpuSection {
                 flame: None,

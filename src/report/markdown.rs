@@ -5,6 +5,7 @@
 
 use std::io::{self, Write};
 
+use super::arkts;
 use super::table::{CLASS_COLUMNS, location, percent_change};
 use super::{CpuSection, HeapSection, PathJson, Render, Report, Side};
 use crate::diff::heap::IdMatching;
@@ -167,6 +168,18 @@ impl Markdown {
                 percent_change(t.size.base, t.size.delta()),
             ],
         )?;
+        if let Some(n) = t.native_size {
+            row(
+                out,
+                &[
+                    "Native size".into(),
+                    format_size(n.base),
+                    format_size(n.head),
+                    format_size_delta(n.delta()),
+                    percent_change(n.base, n.delta()),
+                ],
+            )?;
+        }
         writeln!(out)?;
         match heap.id_matching {
             IdMatching::Disjoint => writeln!(
@@ -182,22 +195,23 @@ impl Markdown {
         if heap.classes.is_empty() {
             writeln!(out, "No class changed.")?;
         } else if self.top > 0 {
-            header(out, 1, &CLASS_COLUMNS)?;
+            let mut columns = CLASS_COLUMNS.to_vec();
+            columns.extend_from_slice(arkts::native_columns(heap));
+            header(out, 1, &columns)?;
             for c in heap.classes.iter().take(self.top) {
-                row(
-                    out,
-                    &[
-                        code(&c.name),
-                        format_count(c.count.head),
-                        format_count_delta(c.count.delta()),
-                        format_size(c.size.head),
-                        format_size_delta(c.size.delta()),
-                        opt(c.retained.head(), format_size),
-                        opt_delta(c.retained.delta(), format_size_delta),
-                        opt(c.new_count, format_count),
-                        opt(c.deleted_count, format_count),
-                    ],
-                )?;
+                let mut cells = vec![
+                    code(&c.name),
+                    format_count(c.count.head),
+                    format_count_delta(c.count.delta()),
+                    format_size(c.size.head),
+                    format_size_delta(c.size.delta()),
+                    opt(c.retained.head(), format_size),
+                    opt_delta(c.retained.delta(), format_size_delta),
+                    opt(c.new_count, format_count),
+                    opt(c.deleted_count, format_count),
+                ];
+                cells.extend(arkts::native_cells(heap, c));
+                row(out, &cells)?;
             }
         }
         more(
@@ -268,7 +282,47 @@ impl Markdown {
             .iter()
             .map(|e| (e.name.as_str(), &e.path))
             .collect();
-        retainer_paths(out, &explained)
+        retainer_paths(out, &explained)?;
+        if let Some(list) = &heap.leaklist {
+            self.leaklist(list, out)?;
+        }
+        Ok(())
+    }
+
+    /// The leak watcher's list: a row per watched object, then their paths.
+    fn leaklist(&self, list: &super::LeakListJson, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "\n#### Leak watcher's list\n")?;
+        let summary = arkts::leaklist_summary(list);
+        let summary = summary.strip_prefix("leak list: ").unwrap_or(&summary);
+        writeln!(out, "{}\n", summary.replace(&list.path, &code(&list.path)))?;
+        if list.objects.is_empty() || self.top == 0 {
+            return Ok(());
+        }
+        header(out, 3, &arkts::LEAKLIST_COLUMNS)?;
+        for w in list.objects.iter().take(self.top) {
+            let mut cells = arkts::leaklist_cells(w);
+            cells[0] = code(&cells[0]);
+            cells[2] = code(&cells[2]);
+            cells[6] = cells[6]
+                .replace(['\n', '\r'], " ")
+                .replace('|', "\\|")
+                .replace('<', "&lt;");
+            row(out, &cells)?;
+        }
+        more(
+            out,
+            list.objects.len().saturating_sub(self.top),
+            "watched objects",
+        )?;
+        let titles: Vec<String> = list.objects.iter().map(arkts::watched_title).collect();
+        let paths: Vec<(&str, &PathJson)> = list
+            .objects
+            .iter()
+            .zip(&titles)
+            .take(self.top)
+            .map(|(w, t)| (t.as_str(), &w.path))
+            .collect();
+        retainer_paths(out, &paths)
     }
 
     fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
@@ -371,7 +425,11 @@ fn retainer_paths(out: &mut dyn Write, paths: &[(&str, &PathJson)]) -> io::Resul
         } else {
             ""
         };
-        writeln!(out, "{}{new}:\n", code(name))?;
+        let group = p
+            .root_group
+            .map(|g| format!(" (held through the {g} root group)"))
+            .unwrap_or_default();
+        writeln!(out, "{}{new}{group}:\n", code(name))?;
         // A fence longer than any backtick run in the steps.
         let longest = steps
             .iter()

@@ -1,6 +1,7 @@
 //! The report: one data model (the JSON contract of semantics.md §6) and one renderer per
 //! output format.
 
+mod arkts;
 pub mod benchmark_json;
 pub mod flamegraph_json;
 pub mod github;
@@ -129,6 +130,101 @@ pub struct HeapSection {
     pub trend: Option<TrendJson>,
     /// The classes asked about with `--explain`.
     pub explain: Vec<ExplainJson>,
+    /// ArkTS: the leak watcher's list joined with HEAD; left out without a list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaklist: Option<LeakListJson>,
+}
+
+/// The leak watcher's list (`.jsleaklist`) joined with HEAD.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeakListJson {
+    pub path: String,
+    /// The list's `version`; null when it has none.
+    pub version: Option<String>,
+    /// The heap dump's SHA-256 as the list states it; null when it states none.
+    pub snapshot_hash: Option<String>,
+    /// The heap file the list was joined with, and its SHA-256 (upper-case hex).
+    pub heap_path: String,
+    pub heap_sha256: String,
+    /// Whether the two hashes are equal; null when the list states none.
+    pub hash_matches: Option<bool>,
+    /// Every listed object, in the list's order.
+    pub objects: Vec<WatchedJson>,
+}
+
+/// One object of the leak watcher's list and what HEAD says of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchedJson {
+    /// Its hash (`util.getHash`), the watcher's name for it and its message.
+    pub hash: u32,
+    pub name: String,
+    pub msg: String,
+    /// Whether a node of HEAD has its hash; the keys below are null when not.
+    pub found: bool,
+    /// Its class in HEAD.
+    pub class: Option<String>,
+    pub self_size: Option<u64>,
+    /// Null also when retained sizes were not computed.
+    pub retained_size: Option<u64>,
+    /// Null also when the snapshot states no native sizes.
+    pub native_size: Option<u64>,
+    pub retained_native_size: Option<u64>,
+    #[serde(flatten)]
+    pub path: PathJson,
+}
+
+impl LeakListJson {
+    pub fn from_result(r: &crate::analysis::leaklist::LeakListResult) -> LeakListJson {
+        LeakListJson {
+            path: r.list.path.display().to_string(),
+            version: r.list.version.clone(),
+            snapshot_hash: r.list.snapshot_hash.clone(),
+            heap_path: r.heap_path.clone(),
+            heap_sha256: r.heap_sha256.clone(),
+            hash_matches: r.hash_matches(),
+            objects: r
+                .objects
+                .iter()
+                .map(|w| {
+                    let f = w.found.as_ref();
+                    WatchedJson {
+                        hash: w.object.hash,
+                        name: w.object.name.clone(),
+                        msg: w.object.msg.clone(),
+                        found: f.is_some(),
+                        class: f.map(|f| f.class.clone()),
+                        self_size: f.map(|f| f.self_size),
+                        retained_size: f.and_then(|f| f.retained),
+                        native_size: f.and_then(|f| f.native_size),
+                        retained_native_size: f.and_then(|f| f.retained_native),
+                        path: PathJson::from_watched(w),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+impl PathJson {
+    fn from_watched(w: &crate::analysis::leaklist::Watched) -> PathJson {
+        let f = w.found.as_ref();
+        let steps = f.and_then(|f| f.steps.as_ref());
+        let no_path = match (f, steps) {
+            (None, _) => Some("no node of HEAD has this hash".to_owned()),
+            (Some(_), None) => {
+                Some("the GC roots do not reach it, or HEAD's object graph was not read".to_owned())
+            }
+            _ => None,
+        };
+        PathJson {
+            instance_id: f.map(|f| f.id),
+            instance_new: None,
+            retainer_path: steps.map(|s| path_lines(s)),
+            retainer_steps: steps.map(|s| path_steps(s)),
+            retainer_note: no_path,
+            root_group: f.and_then(|f| f.root_group),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -196,6 +292,11 @@ pub struct PathJson {
     pub retainer_steps: Option<Vec<StepJson>>,
     /// Why there is no path, when there is none.
     pub retainer_note: Option<String>,
+    /// ArkTS: the root group that holds the instance on that path (`local handles`,
+    /// `global handles`, `VM roots`, `frame roots`, `global references`); left out
+    /// where no handle root is on it (always for V8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root_group: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -218,6 +319,8 @@ pub struct IdCheckJson {
 serde_with::with_prefix!(count "count_");
 serde_with::with_prefix!(size "size_");
 serde_with::with_prefix!(retained "retained_");
+serde_with::with_prefix!(native_size "native_size_");
+serde_with::with_prefix!(retained_native "retained_native_");
 serde_with::with_prefix!(duration_us "duration_us_");
 serde_with::with_prefix!(idle_us "idle_us_");
 serde_with::with_prefix!(gc_us "gc_us_");
@@ -303,6 +406,10 @@ pub struct TotalsJson {
     /// Self size.
     #[serde(flatten, with = "size")]
     pub size: Compared,
+    /// ArkTS: the native size of the counted objects; left out where the snapshots do
+    /// not both state native sizes.
+    #[serde(flatten, with = "native_size", skip_serializing_if = "Option::is_none")]
+    pub native_size: Option<Compared>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -320,6 +427,18 @@ pub struct ClassJson {
     /// of the same class counted once; null when not computed.
     #[serde(flatten, with = "retained")]
     pub retained: MaybeCompared,
+    /// ArkTS: the native size of the class's objects; left out where the snapshots do
+    /// not both state native sizes.
+    #[serde(flatten, with = "native_size", skip_serializing_if = "Option::is_none")]
+    pub native_size: Option<Compared>,
+    /// ArkTS: the retained native size, as `retained_*` sums self sizes; present with
+    /// `native_size_*`, null when retained sizes were not computed.
+    #[serde(
+        flatten,
+        with = "retained_native",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub retained_native: Option<MaybeCompared>,
 }
 
 /// The CPU diff: times in microseconds (semantics.md §4).
@@ -494,13 +613,28 @@ pub struct ViolationJson {
 }
 
 impl ViolationJson {
+    /// What the value is, in the text reports: `grew` for a growth, `retains` for a
+    /// watched object's retained size.
+    pub fn verb(&self) -> &'static str {
+        if self.metric == Metric::LeakList {
+            "retains"
+        } else {
+            "grew"
+        }
+    }
+
     /// The growth and the resolved limit in the metric's unit, and the limit as it was
     /// given when that says more (`10% of base`, `10%, floor 256 KiB`).
     pub fn amounts(&self) -> (String, String, Option<String>) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let limit = self.limit.max(0.0) as u64;
         let unit: Unit = self.metric.unit();
-        let (value, shown) = (unit.show_delta(self.value), unit.show_amount(limit));
+        let value = if self.metric == Metric::LeakList {
+            unit.show_amount(self.value.unsigned_abs())
+        } else {
+            unit.show_delta(self.value)
+        };
+        let shown = unit.show_amount(limit);
         let given = (self.limit_text.contains('%') || self.limit_text.contains(", floor"))
             .then(|| self.limit_text.replace('%', "% of base"));
         (value, shown, given)
@@ -533,33 +667,39 @@ pub fn shown_steps(steps: &[String]) -> (&[String], usize, &[String]) {
     )
 }
 
+/// A path as text, one line per step: the first node, then `edge → node @id`.
+fn path_lines(steps: &[crate::analysis::paths::Step]) -> Vec<String> {
+    steps
+        .iter()
+        .map(|s| match &s.edge {
+            Some(edge) => format!("{edge} \u{2192} {} @{}", s.node, s.id),
+            None => format!("{} @{}", s.node, s.id),
+        })
+        .collect()
+}
+
+fn path_steps(steps: &[crate::analysis::paths::Step]) -> Vec<StepJson> {
+    steps
+        .iter()
+        .map(|s| StepJson {
+            edge: s.edge.clone(),
+            edge_type: s.edge_kind,
+            node: s.node.clone(),
+            id: s.id,
+        })
+        .collect()
+}
+
 impl PathJson {
     fn from_detail(c: &ClassDetail) -> PathJson {
         let p = c.path.as_ref();
         PathJson {
             instance_id: p.map(|p| p.id),
             instance_new: p.map(|p| p.new),
-            retainer_path: p.map(|p| {
-                p.steps
-                    .iter()
-                    .map(|s| match &s.edge {
-                        Some(edge) => format!("{edge} \u{2192} {} @{}", s.node, s.id),
-                        None => format!("{} @{}", s.node, s.id),
-                    })
-                    .collect()
-            }),
-            retainer_steps: p.map(|p| {
-                p.steps
-                    .iter()
-                    .map(|s| StepJson {
-                        edge: s.edge.clone(),
-                        edge_type: s.edge_kind,
-                        node: s.node.clone(),
-                        id: s.id,
-                    })
-                    .collect()
-            }),
+            retainer_path: p.map(|p| path_lines(&p.steps)),
+            retainer_steps: p.map(|p| path_steps(&p.steps)),
             retainer_note: c.no_path.clone(),
+            root_group: p.and_then(|p| p.root_group),
         }
     }
 }
@@ -613,6 +753,7 @@ impl HeapSection {
             totals: TotalsJson {
                 count: Compared(d.count),
                 size: Compared(d.size),
+                native_size: d.native.map(Compared),
             },
             retained: r.retained,
             classes: d
@@ -627,6 +768,8 @@ impl HeapSection {
                     alloc_size: c.objects.map(|o| o.alloc_size),
                     freed_size: c.objects.map(|o| o.freed_size),
                     retained: MaybeCompared(c.retained),
+                    native_size: c.native.map(|n| Compared(n.size)),
+                    retained_native: c.native.map(|n| MaybeCompared(n.retained)),
                 })
                 .collect(),
             trend,
@@ -639,6 +782,7 @@ impl HeapSection {
                     path: PathJson::from_detail(c),
                 })
                 .collect(),
+            leaklist: r.leaklist.as_ref().map(LeakListJson::from_result),
         }
     }
 }

@@ -6,7 +6,9 @@ use std::io::{self, Write};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::{ClassJson, CpuSection, FunctionJson, HeapSection, PathJson, Render, Report, Side};
+use super::{
+    ClassJson, CpuSection, FunctionJson, HeapSection, PathJson, Render, Report, Side, arkts,
+};
 use crate::diff::heap::IdMatching;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -236,6 +238,9 @@ fn write_path(out: &mut dyn Write, name: &str, p: &PathJson) -> io::Result<()> {
         "{name}{id}{new}: a shortest path of {} from the GC roots",
         steps.len().saturating_sub(1)
     )?;
+    if let Some(group) = p.root_group {
+        writeln!(out, "    (held through the {group} root group)")?;
+    }
     let (head, hidden, tail) = super::shown_steps(steps);
     for step in head {
         writeln!(out, "    {step}")?;
@@ -329,6 +334,38 @@ impl TableRenderer {
     }
 }
 
+impl TableRenderer {
+    /// The leak watcher's list: one row per watched object, then each one's path.
+    fn leaklist(&self, list: &super::LeakListJson, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out)?;
+        writeln!(out, "{}", arkts::leaklist_summary(list))?;
+        if list.objects.is_empty() {
+            return Ok(());
+        }
+        let mut table = new_table(self.width, arkts::LEAKLIST_COLUMNS.to_vec());
+        for col in [2, 5, 6] {
+            if let Some(c) = table.column_mut(col) {
+                c.set_cell_alignment(CellAlignment::Left);
+            }
+        }
+        for w in list.objects.iter().take(self.top) {
+            table.add_row(arkts::leaklist_cells(w));
+        }
+        if self.top > 0 {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = list.objects.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more watched objects (--top to show more)")?;
+        }
+        for w in list.objects.iter().take(self.top.min(SUSPECT_PATHS)) {
+            writeln!(out)?;
+            write_path(out, &arkts::watched_title(w), &w.path)?;
+        }
+        Ok(())
+    }
+}
+
 impl Render for TableRenderer {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{}", side("base", &report.base))?;
@@ -354,13 +391,20 @@ impl Render for TableRenderer {
                 )?,
                 _ => {}
             }
+            if let Some(line) = arkts::native_line(t) {
+                writeln!(out, "{line}")?;
+            }
             writeln!(out)?;
             if heap.classes.is_empty() {
                 writeln!(out, "No class changed.")?;
             } else {
-                let mut table = new_table(self.width, CLASS_COLUMNS.to_vec());
+                let mut columns = CLASS_COLUMNS.to_vec();
+                columns.extend_from_slice(arkts::native_columns(heap));
+                let mut table = new_table(self.width, columns);
                 for c in heap.classes.iter().take(self.top) {
-                    table.add_row(class_row(c));
+                    let mut row = class_row(c);
+                    row.extend(arkts::native_cells(heap, c));
+                    table.add_row(row);
                 }
                 if self.top > 0 {
                     writeln!(out, "{table}")?;
@@ -374,6 +418,9 @@ impl Render for TableRenderer {
             for e in &heap.explain {
                 writeln!(out)?;
                 write_path(out, &e.name, &e.path)?;
+            }
+            if let Some(list) = &heap.leaklist {
+                self.leaklist(list, out)?;
             }
         }
         if let Some(cpu) = &report.cpu {
@@ -402,8 +449,11 @@ impl Render for TableRenderer {
             let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
             writeln!(
                 out,
-                "  {}: {} {} grew {value}, limit {limit}{given}",
-                v.level, v.metric, v.subject
+                "  {}: {} {} {} {value}, limit {limit}{given}",
+                v.level,
+                v.metric,
+                v.subject,
+                v.verb()
             )?;
         }
         Ok(())
