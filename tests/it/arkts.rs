@@ -368,6 +368,8 @@ fn htrace_snapshots_carry_native_sizes_into_the_diff_and_the_gate() {
             "json",
             "--max-class-native-growth",
             "2MiB",
+            "--suspect-min-growth",
+            "100B",
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -393,10 +395,9 @@ fn htrace_snapshots_carry_native_sizes_into_the_diff_and_the_gate() {
     );
     // The pixel maps grow in every interval: a suspect, with its path and root group.
     let suspects = heap(&r)["trend"]["suspects"].as_array().unwrap();
-    let s = suspects.iter().find(|s| s["name"] == "PixelMap");
-    if let Some(s) = s {
-        assert_eq!(s["root_group"], "global handles");
-    }
+    let s = suspects.iter().find(|s| s["name"] == "PixelMap").unwrap();
+    assert_eq!(s["root_group"], "global handles");
+    assert_eq!(s["instance_new"], true);
 }
 
 /// A head dump and its leak list (pixel maps 3 and 4, and one hash no object has).
@@ -724,4 +725,28 @@ fn the_test_sha256_is_sha256() {
         sha256_hex(&[b'a'; 1000]),
         "41EDECE42D63E8D9BF515A9BA6932E1C20CBC9F5A5D134645ADB5DB1B9737EA3"
     );
+}
+
+/// Writes the inputs of the guide's examples to `$ARKDIFF_EXAMPLES_DIR` when it is set.
+#[test]
+fn write_examples_for_the_guide() {
+    let Some(dir) = std::env::var_os("ARKDIFF_EXAMPLES_DIR") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let w = Writer::Runtime;
+    std::fs::write(dir.join("before.heapsnapshot"), app_heap(2, w).write(w)).unwrap();
+    std::fs::write(dir.join("after.heapsnapshot"), app_heap(5, w).write(w)).unwrap();
+    write_htrace(&dir, &[1, 2, 3, 4]);
+    let dump = app_heap(5, Writer::Translator).write(Writer::Translator);
+    std::fs::write(
+        dir.join("jsleakwatcher-4242-4242-1700000000000.heapsnapshot"),
+        &dump,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("jsleakwatcher-4242-4242-1700000000000.jsleaklist"),
+        leaklist(&[3, 4], &sha256_hex(&dump)),
+    )
+    .unwrap();
 }

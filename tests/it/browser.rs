@@ -104,6 +104,20 @@ fn reports_work_in_headless_chromium() {
         arkts_capture("leak-3.heapsnapshot.gz", "slow.cpuprofile"),
     )
     .unwrap();
+    // ArkTS snapshots with native sizes, the head a leak-watcher dump with its list.
+    let ark = support::arkts::Writer::Translator;
+    let dump = support::arkts::app_heap(5, ark).write(ark);
+    std::fs::write(
+        work.path().join("ark-base.heapsnapshot"),
+        support::arkts::app_heap(2, ark).write(ark),
+    )
+    .unwrap();
+    std::fs::write(work.path().join("ark-head.heapsnapshot"), &dump).unwrap();
+    std::fs::write(
+        work.path().join("ark-head.jsleaklist"),
+        support::arkts::leaklist(&[3, 4], &support::arkts::sha256_hex(&dump)),
+    )
+    .unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let cases = [
@@ -142,6 +156,21 @@ fn reports_work_in_headless_chromium() {
             args: args(&["before.htrace", "after.htrace", "--max-heap-growth", "1MiB"]),
             expect: "heap,cpu",
             paths: false,
+        },
+        // ArkTS: native columns, a root group and the leak watcher's list.
+        Case {
+            name: "arkts-native-leaklist",
+            dir: work.path().to_owned(),
+            args: args(&[
+                "ark-base.heapsnapshot",
+                "ark-head.heapsnapshot",
+                "--explain",
+                "PixelMap",
+                "--max-class-native-growth",
+                "1MiB",
+            ]),
+            expect: "heap",
+            paths: true,
         },
         Case {
             name: "hostile-names",

@@ -244,7 +244,7 @@
         ["Objects", count(t.count_head), countDelta(t.count_delta) + " from " + count(t.count_base), deltaClass(t.count_delta)],
         ["Classes", count(heap.classes.length), heap.classes.filter((c) => c.count_delta || c.size_delta).length + " changed"],
         ["Objects matched by", heap.id_matching === "same-process" ? "node id" : heap.id_matching === "disjoint" ? "class only" : "class totals", heap.id_matching],
-      ])
+      ].concat(t.native_size_head != null ? [["Native size", size(t.native_size_head), words(sizeDelta(t.native_size_delta), percent(t.native_size_base, t.native_size_delta), "from", size(t.native_size_base)), deltaClass(t.native_size_delta)]] : []))
     );
 
     const chart = h("div", { id: "heap-chart", class: "charts" });
@@ -305,6 +305,16 @@
         { key: "deleted_count", label: "Deleted", title: "objects in BASE whose id is not in HEAD", num: 1, value: (c) => c.deleted_count, show: (c) => count(c.deleted_count) }
       );
     }
+    // ArkTS: native sizes, where the snapshots state them.
+    if (t.native_size_head != null) {
+      cols.push(
+        { key: "native_size_head", label: "Native HEAD", num: 1, value: (c) => c.native_size_head, show: (c) => size(c.native_size_head) },
+        { key: "native_size_delta", label: "Native Δ", num: 1, value: (c) => c.native_size_delta, show: (c) => sizeDelta(c.native_size_delta), cls: (c) => deltaClass(c.native_size_delta) }
+      );
+      if (heap.retained) {
+        cols.push({ key: "retained_native_delta", label: "Retained native Δ", num: 1, value: (c) => c.retained_native_delta, show: (c) => sizeDelta(c.retained_native_delta), cls: (c) => deltaClass(c.retained_native_delta) });
+      }
+    }
     root.append(h("h3", null, "Classes"), dataTable({ id: "class-table", noun: "classes", rows: heap.classes, columns: cols, text: (c) => c.name, limit: 400 }));
 
     const paths = (trend ? trend.suspects.map((sp) => ({ sp, why: "suspect" })) : []).concat(heap.explain.map((sp) => ({ sp, why: "explained" })));
@@ -315,6 +325,28 @@
         ...paths.map(({ sp, why }) => retainerPath(sp, why))
       );
     }
+    if (heap.leaklist) renderLeakList(heap.leaklist, root);
+  }
+
+  // ArkTS: the leak watcher's list joined with HEAD.
+  function renderLeakList(list, root) {
+    const found = list.objects.filter((o) => o.found).length;
+    const hash = list.hash_matches === true ? "its snapshot_hash is HEAD's file's" : list.hash_matches === false ? "its snapshot_hash is NOT HEAD's file's (see the warnings)" : "it states no snapshot_hash";
+    root.append(
+      h("h3", null, "Leak watcher's list"),
+      h("p", { class: "note" }, h("code", null, list.path), ": " + list.objects.length + " watched objects, " + found + " found in HEAD; " + hash + ".")
+    );
+    const cols = [
+      { key: "name", label: "Watched object", value: (o) => o.name, show: (o) => h("span", { class: "name" }, o.name) },
+      { key: "hash", label: "Hash", num: 1, value: (o) => o.hash, show: (o) => String(o.hash) },
+      { key: "class", label: "Class in HEAD", value: (o) => o.class || "", show: (o) => o.class || "(not in the heap)" },
+      { key: "retained_size", label: "Retained", num: 1, value: (o) => o.retained_size, show: (o) => (o.retained_size == null ? "–" : size(o.retained_size)) },
+      { key: "native_size", label: "Native", num: 1, value: (o) => o.native_size, show: (o) => (o.native_size == null ? "–" : size(o.native_size)) },
+      { key: "root_group", label: "Held by", value: (o) => o.root_group || "", show: (o) => o.root_group || "–" },
+      { key: "msg", label: "Message", value: (o) => o.msg, show: (o) => o.msg },
+    ];
+    root.append(dataTable({ id: "leaklist-table", noun: "watched objects", rows: list.objects, columns: cols, text: (o) => o.name + " " + o.msg, limit: 400 }));
+    root.append(...list.objects.map((o) => retainerPath(Object.assign({}, o, { name: o.name + " #" + o.hash, retained_size: o.retained_size }), "watched")));
   }
 
   function retainerPath(sp, why) {
@@ -347,6 +379,7 @@
     }
     box.append(list);
     if (sp.instance_new) box.append(h("p", { class: "note" }, "The instance shown is new since BASE."));
+    if (sp.root_group) box.append(h("p", { class: "note" }, "Held through the " + sp.root_group + " root group."));
     return box;
   }
 
