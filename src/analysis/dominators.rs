@@ -543,4 +543,38 @@ mod tests {
         assert_eq!(d.idom[n as usize - 1], n - 2);
         assert_eq!(d.class_retained(&snap), vec![u64::from(n)]);
     }
+
+    #[test]
+    fn native_sizes_are_retained_like_self_sizes() {
+        // root → a → {b, c}; c → d; a native edge keeps like any strong one, a weak one
+        // does not: e is held weakly only, so it retains itself under the root.
+        let mut snap = snapshot(
+            &[0, 10, 20, 30, 40, 50],
+            &[0, 1, 2, 2, 3, 4],
+            &[
+                (0, 1, EdgeKind::Shortcut),
+                (1, 2, EdgeKind::Property),
+                (1, 3, EdgeKind::Native),
+                (3, 4, EdgeKind::Xref),
+                (1, 5, EdgeKind::Weak),
+            ],
+        );
+        assert!(
+            dominators(&snap, snap.graph.as_ref().unwrap())
+                .retained_native
+                .is_empty()
+        );
+        snap.native_sizes = vec![0, 1, 100, 1000, 10_000, 7].into();
+        let d = dominators(&snap, snap.graph.as_ref().unwrap());
+        assert_eq!(
+            d.retained_native,
+            vec![11_108, 11_101, 100, 11_000, 10_000, 7]
+        );
+        assert_eq!(d.retained, vec![150, 100, 20, 70, 40, 50]);
+        // Class 2 holds b and c (c's subtree with it); the root has no size, so no class.
+        assert_eq!(
+            d.class_retained_native(&snap),
+            Some(vec![0, 11_101, 11_100, 10_000, 7])
+        );
+    }
 }

@@ -600,7 +600,7 @@ service = "shop app"
             "arkdiff.toml line 2: tags.env: the value of `env` is empty, and line protocol has no empty tags"
         );
         assert!(
-            error("[tag]\nenv = \"ci\"\n").ends_with("`suspects`, `tags`"),
+            error("[tag]\nenv = \"ci\"\n").ends_with("`native`, `leaklist`, `tags`"),
             "{}",
             error("[tag]\nenv = \"ci\"\n")
         );

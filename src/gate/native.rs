@@ -36,3 +36,59 @@ pub(super) fn check(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::diff::heap::{ClassDiff, HeapDiff, IdMatching, NativeChange};
+    use crate::gate::{Metric, Rule, Thresholds, evaluate};
+    use crate::model::change::Change;
+    use crate::units::Limit;
+
+    fn diff(native: bool) -> HeapDiff {
+        let class = |name: &str, n: (u64, u64)| ClassDiff {
+            name: name.into(),
+            count: Change::new(1, 1),
+            size: Change::new(10, 10),
+            objects: None,
+            retained: None,
+            native: native.then_some(NativeChange {
+                size: Change::new(n.0, n.1),
+                retained: None,
+            }),
+        };
+        HeapDiff {
+            id_matching: IdMatching::SameProcess,
+            id_check: None,
+            count: Change::new(2, 2),
+            size: Change::new(20, 20),
+            native: native.then_some(Change::new(1_000, 5_000)),
+            classes: vec![
+                class("PixelMap", (0, 3_000)),
+                class("Buffer", (1_000, 2_000)),
+            ],
+            unchanged: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn native_growth_fails_in_total_and_per_class_and_not_without_native_sizes() {
+        let t = Thresholds::default()
+            .with(Metric::HeapNative, Rule::fail(Limit::Absolute(3_500)))
+            .with(Metric::ClassNative, Rule::fail(Limit::Percent(50.0)));
+        let v = evaluate(Some(&diff(true)), None, None, &t);
+        let seen: Vec<(Metric, &str, i64)> = v
+            .violations
+            .iter()
+            .map(|v| (v.metric, v.subject.as_str(), v.value))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Metric::HeapNative, "heap", 4_000),
+                (Metric::ClassNative, "PixelMap", 3_000),
+                (Metric::ClassNative, "Buffer", 1_000)
+            ]
+        );
+        assert_eq!(evaluate(Some(&diff(false)), None, None, &t).violations, []);
+    }
+}

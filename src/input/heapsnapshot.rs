@@ -993,4 +993,52 @@ mod tests {
         assert_eq!(whole.class_names, trickled.class_names);
         assert_eq!(whole.class_name(whole.classes[1]), "Ba\nr\u{1F600}");
     }
+
+    #[test]
+    fn arkts_types_are_decoded_by_name_in_either_order() {
+        // The translator's order and the runtime serializer's: the same nodes and edges by
+        // name, so the same classes and edge kinds.
+        let doc = |node_types: &str, edge_types: &str, kinds: [u32; 4], edge: u32| {
+            format!(
+                r#"{{"snapshot":{{"meta":{{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness","native_size"],"node_types":[[{node_types}]],"edge_fields":["type","name_or_index","to_node"],"edge_types":[[{edge_types}]]}}}},
+"nodes":[9,0,1,0,3,0,0,0, {},1,3,8,0,0,0,512, {},2,5,16,0,0,0,0, {},3,7,24,0,0,0,0],
+"edges":[{edge},4,8, {edge},4,16, {edge},4,24],
+"strings":["","Window_GLOBAL","LocalHandleRoot[1]","Page","ref"]}}"#,
+                kinds[1], kinds[2], kinds[3]
+            )
+        };
+        let base = r#""hidden","array","string","object","code","closure","regexp","number","native","synthetic","concatenated string","slicedstring","symbol","bigint""#;
+        let translator = doc(
+            &format!(r#"{base},"framework","handle","class""#),
+            r#""context","element","property","internal","hidden","shortcut","weak","xref""#,
+            [9, 14, 15, 16],
+            7,
+        );
+        let runtime = doc(
+            &format!(r#"{base},"class","framework","handle""#),
+            r#""context","element","property","internal","hidden","shortcut","weak","native","native_string","xref""#,
+            [9, 15, 16, 14],
+            9,
+        );
+        for text in [translator, runtime] {
+            let snap = parse_with(
+                text.as_bytes(),
+                ParseOptions {
+                    graph: true,
+                    labels: true,
+                    ..ParseOptions::default()
+                },
+            )
+            .unwrap();
+            let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
+            assert_eq!(names, ["(synthetic)", "(framework)", "(handle)", "(class)"]);
+            assert_eq!(snap.native_sizes, vec![0, 512, 0, 0]);
+            let g = snap.graph.as_ref().unwrap();
+            let kinds = &g.labels.as_ref().unwrap().edge_kinds;
+            assert_eq!(kinds, &[crate::model::graph::EdgeKind::Xref; 3]);
+            assert_eq!(g.edge_label(0), "ref (xref)");
+            assert_eq!(snap.node_label(1), "(framework) Window_GLOBAL");
+            assert_eq!(snap.node_label(2), "LocalHandleRoot[1]");
+        }
+    }
 }

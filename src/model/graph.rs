@@ -336,4 +336,12 @@ mod tests {
         assert!(why.contains("4294967296 edges, more than"), "{why}");
         assert!(GraphBuilder::new(vec![u32::MAX, 0], false).is_ok());
     }
+
+    #[test]
+    fn arkts_edge_kinds_are_named_and_keep_their_targets() {
+        for kind in [EdgeKind::Xref, EdgeKind::Native, EdgeKind::NativeString] {
+            assert_eq!(EdgeKind::from_name(kind.name()), kind);
+            assert!(kind.keeps(3, 4) && !kind.keeps(4, 4) && kind.is_named());
+        }
+    }
 }

@@ -246,4 +246,26 @@ mod tests {
             vec![Totals { count: 1, size: 8 }, Totals { count: 2, size: 48 }]
         );
     }
+
+    #[test]
+    fn handle_roots_name_their_group() {
+        assert_eq!(root_group("LocalHandleRoot[12]"), Some("local handles"));
+        assert_eq!(root_group("GlobalHandleRoot[3]"), Some("global handles"));
+        assert_eq!(root_group("VMRoot[40]"), Some("VM roots"));
+        assert_eq!(root_group("FrameRoot[0]"), Some("frame roots"));
+        assert_eq!(
+            root_group("GlobalHandleObject[2]"),
+            Some("global references")
+        );
+        assert_eq!(root_group("(GC roots)"), None);
+        assert_eq!(
+            class_name(Some("framework"), 14, "Foo_GLOBAL", false),
+            "(framework)"
+        );
+        assert_eq!(
+            class_name(Some("handle"), 15, "VMRoot[1]", false),
+            "(handle)"
+        );
+        assert_eq!(class_name(Some("class"), 16, "Page", false), "(class)");
+    }
 }
