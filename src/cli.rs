@@ -566,6 +566,8 @@ impl Cli {
             cpu: given.any(Source::Cpu),
             suspects: given.any(Source::Trend),
             leaklist: given.any(Source::LeakList),
+            native: given.get(Metric::HeapNative).is_some()
+                || given.get(Metric::ClassNative).is_some(),
         };
         Ok(Config {
             inputs: self.inputs,

@@ -3,9 +3,9 @@
 //! layers below it (`input` → `model` → `analysis` → `diff` → `gate` → `report`) do no
 //! planning and no output of their own.
 
+mod arkts;
 pub mod error;
 pub mod heap;
-mod leaklist;
 pub mod options;
 pub mod output;
 pub mod summarize;
@@ -101,7 +101,7 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     let one_file = captures.len() == 1;
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
 
-    let leaklist = match leaklist::find(config, last) {
+    let leaklist = match arkts::find(config, last) {
         Ok(l) => l,
         Err(e) => {
             bar.finish_and_clear();
@@ -135,6 +135,10 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     let mut heap = heap?;
     if let Some(h) = &mut heap {
         warnings.append(&mut h.warnings);
+    }
+    if let Err(e) = arkts::check_thresholds(config, heap.as_ref(), &mut warnings) {
+        print_warnings(config, &distinct(warnings));
+        return Err(e);
     }
     // The profiles' sampled spans, idle included, as read (for the line protocol).
     let (cpu, flame, spans): (Option<CpuDiff>, Option<Flame>, Option<(u64, u64)>) =

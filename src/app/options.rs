@@ -117,6 +117,8 @@ pub struct FlagThresholds {
     pub suspects: bool,
     /// `--fail-on-leaklist`.
     pub leaklist: bool,
+    /// `--max-native-growth` or `--max-class-native-growth`.
+    pub native: bool,
 }
 
 /// How CPU profiles are picked and compared.

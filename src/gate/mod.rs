@@ -292,9 +292,14 @@ pub fn evaluate(
         Some(Level::Warn) => Status::Warn,
         None => Status::Pass,
     };
+    let mut thresholds = t.checked(heap.is_some(), trend.is_some(), cpu.is_some());
+    if heap.is_some_and(|h| h.native.is_none()) {
+        // Native thresholds check nothing on snapshots without native sizes.
+        thresholds -= t.rule(Metric::HeapNative).levels() + t.rule(Metric::ClassNative).levels();
+    }
     Verdict {
         status,
-        thresholds: t.checked(heap.is_some(), trend.is_some(), cpu.is_some()),
+        thresholds,
         violations,
     }
 }

@@ -55,7 +55,7 @@ fn watched_message(w: &super::WatchedJson) -> String {
         let _ = write!(text, ", native {}", format_size(n));
     }
     if let Some(group) = w.path.root_group {
-        let _ = write!(text, "; held through the {group} root group");
+        let _ = write!(text, "; held by the {group}");
     }
     if let Some(steps) = &w.path.retainer_path {
         let _ = write!(text, "; path: {}", steps.join(" "));

@@ -427,7 +427,7 @@ fn retainer_paths(out: &mut dyn Write, paths: &[(&str, &PathJson)]) -> io::Resul
         };
         let group = p
             .root_group
-            .map(|g| format!(" (held through the {g} root group)"))
+            .map(|g| format!(" (held by the {g})"))
             .unwrap_or_default();
         writeln!(out, "{}{new}{group}:\n", code(name))?;
         // A fence longer than any backtick run in the steps.

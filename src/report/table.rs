@@ -239,7 +239,7 @@ fn write_path(out: &mut dyn Write, name: &str, p: &PathJson) -> io::Result<()> {
         steps.len().saturating_sub(1)
     )?;
     if let Some(group) = p.root_group {
-        writeln!(out, "    (held through the {group} root group)")?;
+        writeln!(out, "    (held by the {group})")?;
     }
     let (head, hidden, tail) = super::shown_steps(steps);
     for step in head {

@@ -152,6 +152,54 @@ fn native_columns_appear_in_the_table_and_markdown_only_where_the_data_has_them(
     );
 }
 
+#[test]
+fn native_thresholds_need_native_sizes_on_both_sides() {
+    let dir = pair(Writer::Runtime);
+    let v8 = String::from_utf8(app_heap(5, Writer::Runtime).write(Writer::Runtime))
+        .unwrap()
+        .replace(",\"native_size\"]", "]");
+    std::fs::write(dir.path().join("v8.heapsnapshot"), strip_last_field(&v8)).unwrap();
+    // A flag: an error, so that a gate never passes on data it did not see.
+    let o = run(
+        dir.path(),
+        &[
+            "base.heapsnapshot",
+            "v8.heapsnapshot",
+            "--max-class-native-growth",
+            "1B",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--max-class-native-growth is given, but the compared snapshots do not both state native sizes"),
+        "{}",
+        stderr(&o)
+    );
+    // The thresholds file: a warning, and the levels are not counted as checked.
+    std::fs::write(
+        dir.path().join("arkdiff.toml"),
+        "[native.size]\nfail = \"1B\"\n\n[leaklist]\nretained = { fail = \"1B\" }\n",
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &["base.heapsnapshot", "v8.heapsnapshot", "--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = json(&o);
+    assert_eq!(r["gate"]["thresholds"], 0);
+    let unchecked: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "threshold-unchecked")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(unchecked.len(), 2, "{unchecked:?}");
+    assert!(unchecked[0].contains("native-size thresholds of arkdiff.toml are not checked"));
+    assert!(unchecked[1].contains("leak list threshold of arkdiff.toml is not checked"));
+}
+
 /// The snapshot text with each node's last field (`native_size`) taken out.
 fn strip_last_field(text: &str) -> String {
     let start = text.find("\"nodes\":[").unwrap() + "\"nodes\":[".len();
@@ -485,10 +533,7 @@ fn the_leak_list_reports_every_watched_object() {
         table.contains("PixelMap 3 was not released after onPageHide"),
         "{table}"
     );
-    assert!(
-        table.contains("(held through the global handles root group)"),
-        "{table}"
-    );
+    assert!(table.contains("(held by the global handles)"), "{table}");
     assert!(table.contains("(not in the heap)"), "{table}");
     let md = stdout(&run(
         dir.path(),
@@ -507,7 +552,7 @@ fn the_leak_list_reports_every_watched_object() {
         &["jsleakwatcher-1-2-3.heapsnapshot", "--format", "github"],
     ));
     assert!(
-        gh.contains(&format!("::notice title=arkdiff leak list%3A PixelMap #{}::PixelMap: PixelMap 3 was not released after onPageHide; retains 64 B, native 1.00 MiB; held through the global handles root group; path: SyntheticRoot @1", pixel_map_hash(3))),
+        gh.contains(&format!("::notice title=arkdiff leak list%3A PixelMap #{}::PixelMap: PixelMap 3 was not released after onPageHide; retains 64 B, native 1.00 MiB; held by the global handles; path: SyntheticRoot @1", pixel_map_hash(3))),
         "{gh}"
     );
     let html = stdout(&run(

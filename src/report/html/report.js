@@ -379,7 +379,7 @@
     }
     box.append(list);
     if (sp.instance_new) box.append(h("p", { class: "note" }, "The instance shown is new since BASE."));
-    if (sp.root_group) box.append(h("p", { class: "note" }, "Held through the " + sp.root_group + " root group."));
+    if (sp.root_group) box.append(h("p", { class: "note" }, "Held by the " + sp.root_group + "."));
     return box;
   }
 
