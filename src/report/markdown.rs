@@ -298,11 +298,15 @@ impl Markdown {
         if list.objects.is_empty() || self.top == 0 {
             return Ok(());
         }
-        header(out, 3, &arkts::LEAKLIST_COLUMNS)?;
+        // Numbers right, text left.
+        writeln!(out, "| {} |", arkts::LEAKLIST_COLUMNS.join(" | "))?;
+        writeln!(out, "| --- | ---: | --- | ---: | ---: | --- | --- |")?;
         for w in list.objects.iter().take(self.top) {
             let mut cells = arkts::leaklist_cells(w);
             cells[0] = code(&cells[0]);
-            cells[2] = code(&cells[2]);
+            if w.found {
+                cells[2] = code(&cells[2]);
+            }
             cells[6] = cells[6]
                 .replace(['\n', '\r'], " ")
                 .replace('|', "\\|")
