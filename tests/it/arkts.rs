@@ -603,6 +603,26 @@ fn a_list_named_on_the_command_line_and_a_hash_mismatch() {
             && message.contains(&actual),
         "{message}"
     );
+    // With two inputs the list goes with HEAD, whose classes are compared as usual.
+    std::fs::write(
+        dir.path().join("base.heapsnapshot"),
+        app_heap(2, Writer::Translator).write(Writer::Translator),
+    )
+    .unwrap();
+    let o = run(
+        dir.path(),
+        &[
+            "base.heapsnapshot",
+            "jsleakwatcher-1-2-3.heapsnapshot",
+            "--leaklist",
+            "other.jsleaklist",
+            "--format",
+            "json",
+        ],
+    );
+    let r = json(&o);
+    assert_eq!(heap(&r)["leaklist"]["objects"][0]["found"], true);
+    assert_eq!(class_row(&r, "PixelMap")["new_count"], 3);
     // Without a list (none named, none beside the dump) the report has no key for one.
     std::fs::remove_file(dir.path().join("other.jsleaklist")).unwrap();
     let o = run(

@@ -11,8 +11,10 @@ pub enum Writer {
     /// `rawheap_translator`: node types `…, bigint, framework, handle, class`; edge types
     /// `…, weak, xref`.
     Translator,
-    /// The runtime's JSON serializer: node types `…, bigint, class, framework, handle`;
-    /// edge types `…, weak, native, native_string, xref`.
+    /// The runtime's enum order (`…, bigint, class, framework, handle`; edge types `…,
+    /// weak, native, native_string, xref`), written into the meta. (The runtime's own
+    /// serializer lists only the first 14 node and 7 edge types and writes the others'
+    /// raw values, which a reader cannot name: see `docs/inputs.md`.)
     Runtime,
 }
 
