@@ -145,6 +145,10 @@ warning_codes! {
     NormalizeCpuTime => "normalize-cpu-time",
     /// `--normalize` scaled nothing: BASE has no non-idle CPU time.
     NormalizeNothing => "normalize-nothing",
+
+    // Run sets (directories of repeated runs).
+    /// Too few runs per side for a change to be significant at the chosen α.
+    TooFewRuns => "too-few-runs",
 }
 
 impl fmt::Display for WarningCode {

@@ -56,7 +56,11 @@ fn check(
     let base = values.medians().base;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let shift = values.stats.shift.round() as u64;
-    let mut v = t.check(metric, subject, Change::new(base, base.saturating_add(shift)))?;
+    let mut v = t.check(
+        metric,
+        subject,
+        Change::new(base, base.saturating_add(shift)),
+    )?;
     v.p_value = Some(p);
     Some(v)
 }

@@ -417,6 +417,7 @@ pub(super) mod fixture {
             value: 10,
             limit: 1.0,
             limit_text: "1B".to_owned(),
+            p_value: None,
         }
     }
 
