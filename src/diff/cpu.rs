@@ -11,7 +11,7 @@ pub struct FunctionDiff {
     pub total_us: Change,
     /// Comparing run sets: each run's times and their statistics (the changes above are
     /// then the medians').
-    pub runs: Option<Box<super::runs::FunctionRuns>>,
+    pub runs: Option<Box<super::stats::FunctionRuns>>,
 }
 
 impl FunctionDiff {
@@ -48,7 +48,7 @@ pub struct CpuDiff {
     pub functions: Vec<FunctionDiff>,
     /// Comparing run sets (directories of repeated runs): the run counts and the totals'
     /// statistics; None for one profile per side.
-    pub runs: Option<super::runs::RunSet>,
+    pub runs: Option<super::stats::RunSet>,
 }
 
 /// Compares two profiles' times. With `normalize`, BASE's times are first scaled so that

@@ -5,69 +5,9 @@
 use hashbrown::HashMap;
 
 use super::cpu::{CategoryDiff, CpuDiff, FunctionDiff, sort_functions};
-use super::stats::{self, Comparison, UDistribution};
+use super::stats::{self, FunctionRuns, RunSet, RunValues, UDistribution, floats, whole};
 use crate::model::change::Change;
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
-
-/// One quantity measured in every run of both sides, and their comparison.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunValues {
-    /// One value per run, in the runs' order.
-    pub base: Vec<u64>,
-    pub head: Vec<u64>,
-    pub stats: Comparison,
-}
-
-impl RunValues {
-    /// Compares the runs' values; `exact` is the U distribution for their counts.
-    pub fn new(base: Vec<u64>, head: Vec<u64>, exact: Option<&UDistribution>, alpha: f64) -> Self {
-        let stats = stats::compare(&floats(&base), &floats(&head), exact, alpha);
-        RunValues { base, head, stats }
-    }
-
-    /// The medians, rounded to whole microseconds.
-    pub fn medians(&self) -> Change {
-        Change::new(whole(self.stats.base.median), whole(self.stats.head.median))
-    }
-}
-
-/// A function's self and total time in every run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FunctionRuns {
-    pub self_us: RunValues,
-    pub total_us: RunValues,
-}
-
-/// What a run-set comparison adds to the totals.
-#[derive(Debug, Clone)]
-pub struct RunSet {
-    /// Runs on each side.
-    pub base_runs: usize,
-    pub head_runs: usize,
-    /// The confidence of the intervals is 1 − alpha.
-    pub alpha: f64,
-    /// Non-idle time per run.
-    pub duration_us: RunValues,
-    /// The garbage collector's time per run.
-    pub gc_us: RunValues,
-}
-
-impl RunSet {
-    /// The exact null distribution for these run counts, when it applies.
-    pub fn distribution(&self) -> Option<UDistribution> {
-        UDistribution::new(self.base_runs, self.head_runs)
-    }
-}
-
-fn floats(v: &[u64]) -> Vec<f64> {
-    #[allow(clippy::cast_precision_loss)]
-    v.iter().map(|&x| x as f64).collect()
-}
-
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-fn whole(v: f64) -> u64 {
-    v.max(0.0).round() as u64
-}
 
 fn median_of(v: impl Iterator<Item = u64>) -> u64 {
     whole(stats::median(&floats(&v.collect::<Vec<_>>())))
@@ -178,6 +118,7 @@ pub fn diff(base: &[ProfileTimes], head: &[ProfileTimes], alpha: f64) -> CpuDiff
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
 

@@ -2,14 +2,17 @@
 //! runs, the Mann-Whitney U test of BASE's runs against HEAD's (exact for small samples
 //! without ties, else the normal approximation with the tie and continuity corrections),
 //! the Hodges-Lehmann estimate of the shift with its confidence interval, and Holm's
-//! correction over a family of tests. Pure arithmetic on `f64` samples; no I/O.
+//! correction over a family of tests; and the values of a run set that they apply to.
+//! Pure arithmetic; no I/O.
+
+use crate::model::change::Change;
 
 /// The exact null distribution is used when both samples are smaller than this and there
 /// are no ties (as R's `wilcox.test` does).
 pub const EXACT_BELOW: usize = 50;
 
 /// The median and quartiles of one side's runs (quartiles interpolated linearly between
-/// order statistics, as R's default `quantile` and NumPy's do).
+/// order statistics, as R's default `quantile` and `NumPy`'s do).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spread {
     pub runs: usize,
@@ -118,7 +121,7 @@ impl UDistribution {
                 c[k] += c[k - i];
             }
         }
-        let counts: Vec<u128> = c.into_iter().map(|v| v.unsigned_abs()).collect();
+        let counts: Vec<u128> = c.into_iter().map(i128::unsigned_abs).collect();
         let total = counts.iter().sum();
         Some(UDistribution {
             n,
@@ -186,6 +189,8 @@ pub fn runs_needed(level: f64) -> usize {
 /// Compares `base` runs with `head` runs. `exact` is the exact distribution for their
 /// sizes when one is at hand (see [`UDistribution::new`]); `alpha` sets the interval's
 /// confidence (1 − alpha).
+// The statistics' own names (n, m, u, …); ties are equal values exactly.
+#[allow(clippy::many_single_char_names, clippy::float_cmp)]
 pub fn compare(
     base: &[f64],
     head: &[f64],
@@ -240,6 +245,7 @@ pub fn compare(
 }
 
 /// Σ (t³ − t) over the groups of tied values of both samples together.
+#[allow(clippy::float_cmp)]
 fn tie_term(base: &[f64], head: &[f64]) -> f64 {
     let mut all: Vec<f64> = base.iter().chain(head).copied().collect();
     all.sort_by(f64::total_cmp);
@@ -257,7 +263,7 @@ fn tie_term(base: &[f64], head: &[f64]) -> f64 {
 
 /// The normal approximation: the p-value with the tie and continuity corrections, and
 /// the interval from the approximate rank of its ends.
-#[allow(clippy::cast_precision_loss)]
+#[allow(clippy::cast_precision_loss, clippy::many_single_char_names)]
 fn normal(
     u: f64,
     n: usize,
@@ -373,6 +379,68 @@ pub fn normal_quantile(p: f64) -> f64 {
         (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
             / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
     }
+}
+
+// ---- Run sets: each run's values and their comparison ----
+
+/// One quantity measured in every run of both sides, and their comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunValues {
+    /// One value per run, in the runs' order.
+    pub base: Vec<u64>,
+    pub head: Vec<u64>,
+    pub stats: Comparison,
+}
+
+impl RunValues {
+    /// Compares the runs' values; `exact` is the U distribution for their counts.
+    pub fn new(base: Vec<u64>, head: Vec<u64>, exact: Option<&UDistribution>, alpha: f64) -> Self {
+        let stats = compare(&floats(&base), &floats(&head), exact, alpha);
+        RunValues { base, head, stats }
+    }
+
+    /// The medians, rounded to whole microseconds.
+    pub fn medians(&self) -> Change {
+        Change::new(whole(self.stats.base.median), whole(self.stats.head.median))
+    }
+}
+
+/// A function's self and total time in every run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionRuns {
+    pub self_us: RunValues,
+    pub total_us: RunValues,
+}
+
+/// What a run-set comparison adds to the totals.
+#[derive(Debug, Clone)]
+pub struct RunSet {
+    /// Runs on each side.
+    pub base_runs: usize,
+    pub head_runs: usize,
+    /// The confidence of the intervals is 1 − alpha.
+    pub alpha: f64,
+    /// Non-idle time per run.
+    pub duration_us: RunValues,
+    /// The garbage collector's time per run.
+    pub gc_us: RunValues,
+}
+
+impl RunSet {
+    /// The exact null distribution for these run counts, when it applies.
+    pub fn distribution(&self) -> Option<UDistribution> {
+        UDistribution::new(self.base_runs, self.head_runs)
+    }
+}
+
+pub(super) fn floats(v: &[u64]) -> Vec<f64> {
+    #[allow(clippy::cast_precision_loss)]
+    v.iter().map(|&x| x as f64).collect()
+}
+
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+pub(super) fn whole(v: f64) -> u64 {
+    v.max(0.0).round() as u64
 }
 
 #[cfg(test)]

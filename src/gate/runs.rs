@@ -11,8 +11,7 @@
 
 use super::{Metric, Thresholds, Violation, function_subject};
 use crate::diff::cpu::{CpuDiff, FunctionDiff};
-use crate::diff::runs::{RunSet, RunValues};
-use crate::diff::stats;
+use crate::diff::stats::{self, RunSet, RunValues};
 use crate::model::change::Change;
 use crate::model::cpu::FrameKind;
 

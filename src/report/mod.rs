@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod line_protocol;
 pub mod markdown;
+pub mod runs_text;
 pub mod table;
 pub mod trace_event;
 
@@ -594,6 +595,15 @@ impl ViolationJson {
         let (value, shown) = (unit.show_delta(self.value), unit.show_amount(limit));
         let given = (self.limit_text.contains('%') || self.limit_text.contains(", floor"))
             .then(|| self.limit_text.replace('%', "% of base"));
+        // Run sets: the value is the estimated shift, and it was significant.
+        let given = match (given, self.p_value) {
+            (given, Some(p)) => Some(format!(
+                "{}shift over the runs, p = {}",
+                given.map(|g| format!("{g}; ")).unwrap_or_default(),
+                runs_text::p_value(p)
+            )),
+            (given, None) => given,
+        };
         (value, shown, given)
     }
 }
