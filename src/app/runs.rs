@@ -108,24 +108,53 @@ fn check_kinds(side: &RunSide) -> Result<()> {
     Ok(())
 }
 
-/// Checks that every run of a directory shares a function with its first run.
-fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
-    fn real(t: &ProfileTimes) -> hashbrown::HashSet<&crate::model::cpu::Frame> {
-        t.functions
-            .keys()
-            .filter(|f| f.kind() == FrameKind::Function)
-            .collect()
+/// A run whose sampled time is less than this share in functions the first run of its
+/// directory also has (or the other way round) is of another program.
+const SAME_PROGRAM_SHARE: f64 = 0.5;
+
+/// The share of `t`'s functions' self time spent in functions `other` has too.
+fn share_in_common(t: &ProfileTimes, other: &ProfileTimes) -> f64 {
+    let (mut all, mut common) = (0_u64, 0_u64);
+    for (frame, time) in t
+        .functions
+        .iter()
+        .filter(|(f, _)| f.kind() == FrameKind::Function)
+    {
+        all += time.self_us;
+        if other.functions.contains_key(frame) {
+            common += time.self_us;
+        }
     }
+    #[allow(clippy::cast_precision_loss)]
+    if all == 0 {
+        1.0
+    } else {
+        common as f64 / all as f64
+    }
+}
+
+/// Checks that the runs of a directory are of one program: each spends most of its
+/// sampled time in functions that the first run has too, and the other way round (two
+/// programs on one runtime share its start-up functions, so sharing some is not enough).
+fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
     let Some(first) = times.first() else {
         return Ok(());
     };
-    let first_set = real(first);
     for (c, t) in side.captures.iter().zip(times).skip(1) {
-        if real(t).is_disjoint(&first_set) {
+        let share = share_in_common(t, first).min(share_in_common(first, t));
+        if share < SAME_PROGRAM_SHARE {
+            let what = if share == 0.0 {
+                "have no function in common".to_owned()
+            } else {
+                format!(
+                    "share functions for only {:.0}% of their sampled time",
+                    share * 100.0
+                )
+            };
             return Err(Error::input(
                 &side.path,
                 format!(
-                    "the runs are of different programs: {} and {} have no function in common",
+                    "the runs are of different programs: {} and {} {what}",
                     names([side.captures[0].path.as_path()].into_iter()),
                     names([c.path.as_path()].into_iter()),
                 ),

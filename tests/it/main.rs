@@ -18,6 +18,7 @@ mod htrace_cases;
 mod leaks;
 mod regressions;
 mod release;
+mod runsets;
 mod schema;
 mod support_selftest;
 mod viewers;
