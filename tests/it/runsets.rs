@@ -1,6 +1,13 @@
 //! Run sets: directories of repeated `node --cpu-prof` runs (tests/data/runsets, made by
 //! its gen/make.sh), compared with statistics; and the directories arkdiff refuses.
 
+// The report's numbers are whole microseconds or rounded from them: compared exactly.
+#![allow(
+    clippy::float_cmp,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
