@@ -248,6 +248,18 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
             ),
         ));
     }
+    if let Some(file) = &config.config_path
+        && t.has_heap()
+        && !config.flag_thresholds.heap
+    {
+        warnings.push(Warning::new(
+            WarningCode::ThresholdUnchecked,
+            format!(
+                "the heap thresholds of {} are not checked: run sets carry CPU profiles only",
+                file.display()
+            ),
+        ));
+    }
     let verdict = gate::evaluate(None, None, Some(&diff), t);
     let span = |times: &[ProfileTimes]| {
         let spans: Vec<f64> = times
