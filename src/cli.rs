@@ -146,7 +146,8 @@ pub struct Cli {
 
     /// Comparing run sets (directories of repeated runs): a CPU change exceeds a threshold
     /// only when it is significant at level P (Mann-Whitney U; Holm-corrected over the
-    /// functions gated) and its estimated shift exceeds the limit (default 0.01).
+    /// functions gated) and its estimated shift exceeds the limit (default 0.01; `alpha`
+    /// under `[cpu]` in the thresholds file).
     #[arg(long, value_name = "P", help_heading = CPU_THRESHOLDS)]
     pub alpha: Option<String>,
 
@@ -536,18 +537,13 @@ impl Cli {
             file.min_function_self_us,
             DEFAULT_MIN_FUNCTION_SELF_US,
         )?;
-        if let Some(a) = &self.alpha {
-            thresholds.alpha = a
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|a| *a > 0.0 && *a < 1.0)
-                .ok_or_else(|| {
-                    Error::Usage(format!(
-                        "--alpha: '{a}' is not a significance level between 0 and 1 (e.g. 0.01)"
-                    ))
-                })?;
-        }
+        thresholds.alpha = setting(
+            "--alpha",
+            self.alpha.as_ref(),
+            crate::gate::runs::parse_alpha,
+            file.alpha,
+            crate::gate::runs::DEFAULT_ALPHA,
+        )?;
         thresholds.classes = globs("--class", &pick_list(self.classes, file.classes.as_ref()))?;
         thresholds.functions = globs(
             "--function",

@@ -18,6 +18,15 @@ use crate::model::cpu::FrameKind;
 /// The default significance level.
 pub const DEFAULT_ALPHA: f64 = 0.01;
 
+/// Reads a significance level: a number strictly between 0 and 1.
+pub fn parse_alpha(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|a| *a > 0.0 && *a < 1.0)
+        .ok_or_else(|| format!("'{text}' is not a significance level between 0 and 1 (e.g. 0.01)"))
+}
+
 /// Whether the per-function threshold looks at `f` (as for single runs, on medians).
 fn gated(f: &FunctionDiff, t: &Thresholds) -> bool {
     let floor = t.min_function_self_us;

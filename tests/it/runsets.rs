@@ -287,6 +287,22 @@ fn alpha_is_checked_and_used() {
         .as_f64()
         .unwrap();
     assert!((0.95..0.96).contains(&c), "{c}");
+    // From the thresholds file, and the command line over it.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("arkdiff.toml");
+    std::fs::write(&file, "[cpu]\nalpha = 0.2\n").unwrap();
+    let (_, report, _) = compare(
+        &data("runsets/base"),
+        &data("runsets/slow"),
+        &["--config", path_str(&file)],
+    );
+    assert_eq!(report["cpu"]["runs"]["alpha"].as_f64(), Some(0.2));
+    let (_, report, _) = compare(
+        &data("runsets/base"),
+        &data("runsets/slow"),
+        &["--config", path_str(&file), "--alpha", "0.001"],
+    );
+    assert_eq!(report["cpu"]["runs"]["alpha"].as_f64(), Some(0.001));
 }
 
 fn refused(base: &Path, head: &Path) -> String {
