@@ -54,6 +54,10 @@ Examples:
   arkdiff app.htrace --format html -o report.html
       A page to open in a browser: growth charts, sortable tables, retainer paths and,
       for two CPU profiles, a differential flame graph (self-contained, no network).
+  arkdiff base-runs/ head-runs/ --max-function-self-growth 10%
+      Directories of repeated runs (all the CPU profiles in each, of one kind): exit 1
+      only for a change that is significant (Mann-Whitney, --alpha 0.01, Holm over the
+      functions) and whose estimated shift exceeds the limit.
   arkdiff base-trace.json head-trace.json --profile 17026:0x2 --function 'parse*'
       Pick one profile of a Chrome trace, and gate only functions named parse*.
   arkdiff jsleakwatcher-1-2-3.rawheap --leaklist jsleakwatcher-1-2-3.jsleaklist \\
@@ -95,7 +99,8 @@ pub struct Cli {
     /// One input: its first heap snapshot against its last, plus the trend over all of
     /// them; two: BASE against HEAD (heap and CPU, whichever both carry); more: a series
     /// in order (the first against the last, plus the trend over each input's last
-    /// snapshot).
+    /// snapshot). A directory is one side's repeated runs: every CPU profile in it (of
+    /// one kind), compared with statistics (see --alpha).
     #[arg(required = true, value_name = "INPUT", help_heading = INPUTS)]
     pub inputs: Vec<PathBuf>,
 
@@ -144,6 +149,13 @@ pub struct Cli {
     /// default 1ms).
     #[arg(long, value_name = "DUR", help_heading = CPU_THRESHOLDS)]
     pub min_function_self: Option<String>,
+
+    /// Comparing run sets (directories of repeated runs): a CPU change exceeds a threshold
+    /// only when it is significant at level P (Mann-Whitney U; Holm-corrected over the
+    /// functions gated) and its estimated shift exceeds the limit (default 0.01; `alpha`
+    /// under `[cpu]` in the thresholds file).
+    #[arg(long, value_name = "P", help_heading = CPU_THRESHOLDS)]
+    pub alpha: Option<String>,
 
     /// Limit the per-function thresholds to functions whose name matches GLOB (repeatable).
     #[arg(long = "function", value_name = "GLOB", help_heading = CPU_THRESHOLDS)]
@@ -537,6 +549,13 @@ impl Cli {
             parse_duration,
             file.min_function_self_us,
             DEFAULT_MIN_FUNCTION_SELF_US,
+        )?;
+        thresholds.alpha = setting(
+            "--alpha",
+            self.alpha.as_ref(),
+            crate::gate::runs::parse_alpha,
+            file.alpha,
+            crate::gate::runs::DEFAULT_ALPHA,
         )?;
         thresholds.classes = globs("--class", &pick_list(self.classes, file.classes.as_ref()))?;
         thresholds.functions = globs(

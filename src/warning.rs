@@ -153,6 +153,10 @@ warning_codes! {
     LeaklistHashMismatch => "leaklist-hash-mismatch",
     /// Objects of a `.jsleaklist` have no node with their hash in the heap.
     LeaklistNotFound => "leaklist-not-found",
+
+    // Run sets (directories of repeated runs).
+    /// Too few runs per side for a change to be significant at the chosen α.
+    TooFewRuns => "too-few-runs",
 }
 
 impl fmt::Display for WarningCode {

@@ -8,6 +8,7 @@ pub mod error;
 pub mod heap;
 pub mod options;
 pub mod output;
+pub mod runs;
 pub mod summarize;
 pub mod thresholds_file;
 
@@ -86,6 +87,9 @@ fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capt
 
 /// Compares the inputs of `config`, writes the reports and returns the gate's verdict.
 fn compare(config: &Config) -> Result<ExitStatus> {
+    if runs::wanted(config) {
+        return runs::compare(config);
+    }
     let bar = progress(config.quiet);
     bar.set_message("reading inputs");
     let opened = open_all(&config.inputs, &config.cpu.profile_pick);

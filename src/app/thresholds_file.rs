@@ -35,6 +35,8 @@ pub struct FileSettings {
     pub min_function_self_us: Option<u64>,
     pub suspect_min_growth: Option<u64>,
     pub suspect_min_share: Option<f64>,
+    /// `[cpu] alpha`: the significance level of run-set comparisons.
+    pub alpha: Option<f64>,
     /// `[tags]`: tags for every line-protocol point, by key.
     pub tags: BTreeMap<String, String>,
 }
@@ -55,16 +57,18 @@ enum Setting {
     FunctionMinSelf,
     SuspectMinGrowth,
     SuspectMinShare,
+    Alpha,
 }
 
 /// The keys of the file other than the metrics' rules.
-const SETTINGS: [(&str, Setting); 6] = [
+const SETTINGS: [(&str, Setting); 7] = [
     ("ignore", Setting::Ignore),
     ("class.include", Setting::ClassInclude),
     ("function.include", Setting::FunctionInclude),
     ("function.min_self", Setting::FunctionMinSelf),
     ("suspects.min_growth", Setting::SuspectMinGrowth),
     ("suspects.min_share", Setting::SuspectMinShare),
+    ("cpu.alpha", Setting::Alpha),
 ];
 
 /// The table of tags for the line protocol's points.
@@ -390,6 +394,9 @@ impl Reader<'_> {
             Setting::SuspectMinShare => {
                 out.suspect_min_share = Some(self.value(key, v, parse_share)?);
             }
+            Setting::Alpha => {
+                out.alpha = Some(self.value(key, v, crate::gate::runs::parse_alpha)?);
+            }
         }
         Ok(())
     }
@@ -456,6 +463,7 @@ self = { warn = "10ms", fail = "50%" }
 [cpu]
 total = { fail = "10%" }
 gc = { warn = "5ms" }
+alpha = 0.05
 
 [suspects]
 min_growth = "128KiB"
@@ -501,6 +509,7 @@ service = "shop app"
         assert_eq!(s.min_function_self_us, Some(2_000));
         assert_eq!(s.suspect_min_growth, Some(128 * 1024));
         assert_eq!(s.suspect_min_share, Some(0.5));
+        assert_eq!(s.alpha, Some(0.05));
         assert_eq!(
             s.tags.into_iter().collect::<Vec<_>>(),
             [

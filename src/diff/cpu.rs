@@ -4,11 +4,14 @@ use crate::model::change::Change;
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
 
 /// One function on either side; a function missing on one side has zeros there.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FunctionDiff {
     pub frame: Frame,
     pub self_us: Change,
     pub total_us: Change,
+    /// Comparing run sets: each run's times and their statistics (the changes above are
+    /// then the medians').
+    pub runs: Option<Box<super::stats::FunctionRuns>>,
 }
 
 impl FunctionDiff {
@@ -17,6 +20,7 @@ impl FunctionDiff {
             frame,
             self_us: Change::new(base.self_us, head.self_us),
             total_us: Change::new(base.total_us, head.total_us),
+            runs: None,
         }
     }
 }
@@ -42,6 +46,9 @@ pub struct CpuDiff {
     pub categories: Vec<CategoryDiff>,
     /// Sorted by |self delta|, then |total delta|, then identity.
     pub functions: Vec<FunctionDiff>,
+    /// Comparing run sets (directories of repeated runs): the run counts and the totals'
+    /// statistics; None for one profile per side.
+    pub runs: Option<super::stats::RunSet>,
 }
 
 /// Compares two profiles' times. With `normalize`, BASE's times are first scaled so that
@@ -78,19 +85,7 @@ pub fn diff(base: &ProfileTimes, head: &ProfileTimes, normalize: bool) -> CpuDif
             .filter(|(frame, _)| !base.functions.contains_key(*frame))
             .map(|(frame, h)| FunctionDiff::new(frame.clone(), FunctionTime::default(), *h)),
     );
-    functions.sort_by(|a, b| {
-        b.self_us
-            .delta()
-            .unsigned_abs()
-            .cmp(&a.self_us.delta().unsigned_abs())
-            .then_with(|| {
-                b.total_us
-                    .delta()
-                    .unsigned_abs()
-                    .cmp(&a.total_us.delta().unsigned_abs())
-            })
-            .then_with(|| a.frame.cmp(&b.frame))
-    });
+    sort_functions(&mut functions);
 
     let mut categories: Vec<CategoryDiff> = Vec::new();
     for (name, us) in &base.categories {
@@ -119,7 +114,25 @@ pub fn diff(base: &ProfileTimes, head: &ProfileTimes, normalize: bool) -> CpuDif
         scale,
         categories,
         functions,
+        runs: None,
     }
+}
+
+/// Sorts by |self delta|, then |total delta|, then identity.
+pub(super) fn sort_functions(functions: &mut [FunctionDiff]) {
+    functions.sort_by(|a, b| {
+        b.self_us
+            .delta()
+            .unsigned_abs()
+            .cmp(&a.self_us.delta().unsigned_abs())
+            .then_with(|| {
+                b.total_us
+                    .delta()
+                    .unsigned_abs()
+                    .cmp(&a.total_us.delta().unsigned_abs())
+            })
+            .then_with(|| a.frame.cmp(&b.frame))
+    });
 }
 
 #[cfg(test)]

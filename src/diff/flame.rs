@@ -126,19 +126,63 @@ impl Merge {
     }
 }
 
+impl Merge {
+    /// A merge holding the root alone.
+    fn rooted() -> Merge {
+        let mut m = Merge::default();
+        let root = m.intern(&Frame::one_based("(root)", "", 0, 0));
+        m.nodes.push(Merged {
+            frame: root,
+            parent: u32::MAX,
+            depth: 0,
+            self_us: [0; 2],
+            total_us: [0; 2],
+        });
+        m
+    }
+}
+
 /// Merges the two call trees. `scale` multiplies BASE's times (`--normalize`).
 pub fn flame(base: &Profile, head: &Profile, scale: Option<f64>) -> Flame {
-    let mut m = Merge::default();
-    let root = m.intern(&Frame::one_based("(root)", "", 0, 0));
-    m.nodes.push(Merged {
-        frame: root,
-        parent: u32::MAX,
-        depth: 0,
-        self_us: [0; 2],
-        total_us: [0; 2],
-    });
+    let mut m = Merge::rooted();
     m.add(base, 0);
     m.add(head, 1);
+    finish(m, scale)
+}
+
+/// Merges the call trees of run sets: each node's self time on a side is the median of
+/// its self times over that side's runs (0 in a run without the stack), and totals are
+/// summed from them, so that a node's total is its self time plus its children's.
+pub fn flame_of_runs(base: &[&Profile], head: &[&Profile]) -> Flame {
+    let mut m = Merge::rooted();
+    let mut per_run: [Vec<Vec<u64>>; 2] = [Vec::new(), Vec::new()];
+    for (side, runs) in [base, head].into_iter().enumerate() {
+        for profile in runs {
+            for node in &mut m.nodes {
+                node.self_us[side] = 0;
+            }
+            m.add(profile, side);
+            per_run[side].push(m.nodes.iter().map(|n| n.self_us[side]).collect());
+        }
+    }
+    for (i, node) in m.nodes.iter_mut().enumerate() {
+        for (side, runs) in per_run.iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let values: Vec<f64> = runs
+                .iter()
+                .map(|r| r.get(i).copied().unwrap_or(0) as f64)
+                .collect();
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            {
+                node.self_us[side] = super::stats::median(&values).round() as u64;
+            }
+        }
+    }
+    finish(m, None)
+}
+
+/// Scales BASE, sums the totals and keeps the widest nodes.
+fn finish(mut m: Merge, scale: Option<f64>) -> Flame {
     // Self times are scaled one by one and totals summed from them, so that a total is
     // its node's self time plus its children's totals exactly.
     #[allow(

@@ -5,6 +5,8 @@ pub mod cpu;
 pub mod explain;
 pub mod flame;
 pub mod heap;
+pub mod runs;
+pub mod stats;
 pub mod trend;
 
 use explain::ClassDetail;

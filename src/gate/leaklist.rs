@@ -37,6 +37,7 @@ pub fn evaluate(list: &LeakListResult, t: &Thresholds, verdict: &mut Verdict) {
                 value,
                 limit: limit_value,
                 limit_text: Metric::LeakList.unit().show_limit(limit),
+                p_value: None,
             });
         }
     }

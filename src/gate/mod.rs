@@ -3,6 +3,7 @@
 pub mod leaklist;
 pub mod metric;
 mod native;
+pub mod runs;
 
 use std::fmt;
 
@@ -128,6 +129,7 @@ impl Rule {
                     value,
                     limit: resolved,
                     limit_text: self.text(limit, metric.unit()),
+                    p_value: None,
                 })
             })
     }
@@ -161,6 +163,9 @@ pub struct Thresholds {
     pub functions: Option<GlobSet>,
     /// Classes and functions left out of every threshold, the totals included.
     pub ignore: Option<GlobSet>,
+    /// Comparing run sets: a change must be significant at this level (Holm-corrected
+    /// over the functions gated) to exceed a CPU threshold.
+    pub alpha: f64,
 }
 
 impl Default for Thresholds {
@@ -171,6 +176,7 @@ impl Default for Thresholds {
             classes: None,
             functions: None,
             ignore: None,
+            alpha: runs::DEFAULT_ALPHA,
         }
     }
 }
@@ -254,6 +260,9 @@ pub struct Violation {
     pub limit: f64,
     /// The limit as it was given.
     pub limit_text: String,
+    /// Comparing run sets: the p-value that made the change significant (Holm-adjusted
+    /// for a function); `value` is then the estimated shift (Hodges-Lehmann).
+    pub p_value: Option<f64>,
 }
 
 /// The outcome of checking every threshold.
@@ -344,6 +353,10 @@ pub fn function_subject(frame: &crate::model::cpu::Frame) -> String {
 }
 
 fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
+    if let Some(set) = &cpu.runs {
+        runs::check_cpu(cpu, set, t, out);
+        return;
+    }
     if t.rule(Metric::CpuTime).is_set() {
         // Ignored functions' self time is taken out of the totals.
         let (mut base, mut head) = (cpu.duration_us.base, cpu.duration_us.head);
@@ -571,6 +584,7 @@ mod tests {
             frame: Frame::one_based(name, "file:///app.js", 3, 7),
             self_us: Change::new(base, head),
             total_us: Change::new(base, head),
+            runs: None,
         };
         CpuDiff {
             duration_us: Change::new(300_000, 700_000),
@@ -585,6 +599,7 @@ mod tests {
                 f("tiny", 100, 900),
                 f("stableMath", 60_000, 63_000),
             ],
+            runs: None,
         }
     }
 

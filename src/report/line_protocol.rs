@@ -408,6 +408,8 @@ pub(super) mod fixture {
             column: at.1,
             self_us: Compared(Change::new(selfs.0, selfs.1)),
             total_us: Compared(Change::new(selfs.0 * 2, selfs.1 * 2)),
+            self_stats: None,
+            total_stats: None,
         }
     }
 
@@ -419,6 +421,7 @@ pub(super) mod fixture {
             value: 10,
             limit: 1.0,
             limit_text: "1B".to_owned(),
+            p_value: None,
         }
     }
 
@@ -480,6 +483,7 @@ pub(super) mod fixture {
             }),
             cpu: Some(CpuSection {
                 flame: None,
+                runs: None,
                 duration_us: Compared(Change::new(900_000, 1_200_000)),
                 idle_us: BaseHead(Change::new(50, 60)),
                 gc_us: Compared(Change::new(2000, 5000)),

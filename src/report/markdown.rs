@@ -364,41 +364,47 @@ impl Markdown {
                 "BASE's times are multiplied by {scale:.3} to match HEAD's non-idle time.\n"
             )?;
         }
+        for line in super::runs_text::summary(cpu) {
+            writeln!(out, "{}  ", capitalized(&line))?;
+        }
+        writeln!(out)?;
         if cpu.functions.is_empty() {
             return writeln!(out, "No function was sampled.");
         }
         if self.top > 0 {
-            header(
-                out,
-                2,
-                &[
-                    "Function",
-                    "Location",
-                    "Self BASE",
-                    "Self HEAD",
-                    "Δ Self",
-                    "Δ Self %",
-                    "Δ Total",
-                ],
-            )?;
+            let shift_header = super::runs_text::shift_header(cpu);
+            let mut columns = vec![
+                "Function",
+                "Location",
+                "Self BASE",
+                "Self HEAD",
+                "Δ Self",
+                "Δ Self %",
+                "Δ Total",
+            ];
+            if cpu.runs.is_some() {
+                columns.extend([shift_header.as_str(), "p"]);
+            }
+            header(out, 2, &columns)?;
             for f in cpu.functions.iter().take(self.top) {
                 let at = location(f, false);
-                row(
-                    out,
-                    &[
-                        code(&f.name),
-                        if at.is_empty() {
-                            String::new()
-                        } else {
-                            code(&at)
-                        },
-                        format_us(f.self_us.base),
-                        format_us(f.self_us.head),
-                        format_us_delta(f.self_us.delta()),
-                        percent_change(f.self_us.base, f.self_us.delta()),
-                        format_us_delta(f.total_us.delta()),
-                    ],
-                )?;
+                let mut cells = vec![
+                    code(&f.name),
+                    if at.is_empty() {
+                        String::new()
+                    } else {
+                        code(&at)
+                    },
+                    format_us(f.self_us.base),
+                    format_us(f.self_us.head),
+                    format_us_delta(f.self_us.delta()),
+                    percent_change(f.self_us.base, f.self_us.delta()),
+                    format_us_delta(f.total_us.delta()),
+                ];
+                if cpu.runs.is_some() {
+                    cells.extend(super::runs_text::function_cells(f));
+                }
+                row(out, &cells)?;
             }
         }
         more(
@@ -407,6 +413,14 @@ impl Markdown {
             "functions",
         )
     }
+}
+
+/// `Run sets: …` from `run sets: …`.
+fn capitalized(line: &str) -> String {
+    let mut chars = line.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
 }
 
 /// Retainer paths in a collapsed block, one code block per class.

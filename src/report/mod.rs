@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod line_protocol;
 pub mod markdown;
+pub mod runs_text;
 pub mod table;
 pub mod trace_event;
 
@@ -465,6 +466,10 @@ pub struct CpuSection {
     /// The call trees merged stack by stack, for a differential flame graph; null when
     /// either side is a baseline (per-function sums have no stacks).
     pub flame: Option<FlameJson>,
+    /// Comparing run sets: the run counts and the totals' statistics; absent for a
+    /// single-run comparison (one profile per side).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RunsJson>,
 }
 
 /// BASE's and HEAD's call trees merged: a node is a stack of functions from the root.
@@ -554,6 +559,74 @@ pub struct FunctionJson {
     pub self_us: Compared,
     #[serde(flatten, with = "total_us")]
     pub total_us: Compared,
+    /// Comparing run sets: the statistics of the self and total times over the runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_stats: Option<StatsJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_stats: Option<StatsJson>,
+}
+
+/// What a run-set comparison adds to the CPU section.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunsJson {
+    /// Runs on each side.
+    pub base: usize,
+    pub head: usize,
+    /// The significance level; the intervals' confidence is 1 − alpha.
+    pub alpha: f64,
+    /// Non-idle time over the runs.
+    pub duration: StatsJson,
+    /// The garbage collector's time over the runs.
+    pub gc: StatsJson,
+}
+
+/// One side's runs: median, quartiles and range, µs.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpreadJson {
+    pub median: f64,
+    pub q1: f64,
+    pub q3: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// BASE's runs against HEAD's: spreads, Hodges-Lehmann shift with its interval, and
+/// Mann-Whitney's two-sided p-value.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatsJson {
+    pub base: SpreadJson,
+    pub head: SpreadJson,
+    /// The estimated shift HEAD − BASE, µs.
+    pub shift_us: f64,
+    pub shift_low_us: f64,
+    pub shift_high_us: f64,
+    /// The interval's confidence.
+    pub confidence: f64,
+    pub p_value: f64,
+    /// Whether the p-value and interval come from the exact distribution of U.
+    pub exact: bool,
+}
+
+impl StatsJson {
+    pub fn from_stats(c: &crate::diff::stats::Comparison) -> StatsJson {
+        let spread = |s: &crate::diff::stats::Spread| SpreadJson {
+            median: s.median,
+            q1: s.q1,
+            q3: s.q3,
+            min: s.min,
+            max: s.max,
+        };
+        StatsJson {
+            base: spread(&c.base),
+            head: spread(&c.head),
+            shift_us: c.shift,
+            shift_low_us: c.low,
+            shift_high_us: c.high,
+            confidence: c.confidence,
+            p_value: c.p_value,
+            exact: c.exact,
+        }
+    }
 }
 
 impl CpuSection {
@@ -583,9 +656,24 @@ impl CpuSection {
                     column: f.frame.column,
                     self_us: Compared(f.self_us),
                     total_us: Compared(f.total_us),
+                    self_stats: f
+                        .runs
+                        .as_ref()
+                        .map(|r| StatsJson::from_stats(&r.self_us.stats)),
+                    total_stats: f
+                        .runs
+                        .as_ref()
+                        .map(|r| StatsJson::from_stats(&r.total_us.stats)),
                 })
                 .collect(),
             flame: flame.map(FlameJson::from_flame),
+            runs: d.runs.as_ref().map(|r| RunsJson {
+                base: r.base_runs,
+                head: r.head_runs,
+                alpha: r.alpha,
+                duration: StatsJson::from_stats(&r.duration_us.stats),
+                gc: StatsJson::from_stats(&r.gc_us.stats),
+            }),
         }
     }
 }
@@ -610,6 +698,10 @@ pub struct ViolationJson {
     #[serde(serialize_with = "number")]
     pub limit: f64,
     pub limit_text: String,
+    /// Comparing run sets: the p-value that made the change significant (Holm-adjusted
+    /// for a function); `value` is then the estimated shift.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
 }
 
 impl ViolationJson {
@@ -637,6 +729,15 @@ impl ViolationJson {
         let shown = unit.show_amount(limit);
         let given = (self.limit_text.contains('%') || self.limit_text.contains(", floor"))
             .then(|| self.limit_text.replace('%', "% of base"));
+        // Run sets: the value is the estimated shift, and it was significant.
+        let given = match (given, self.p_value) {
+            (given, Some(p)) => Some(format!(
+                "{}shift over the runs, p = {}",
+                given.map(|g| format!("{g}; ")).unwrap_or_default(),
+                runs_text::p_value(p)
+            )),
+            (given, None) => given,
+        };
         (value, shown, given)
     }
 }
@@ -808,6 +909,7 @@ impl GateSection {
                     value: v.value,
                     limit: v.limit,
                     limit_text: v.limit_text.clone(),
+                    p_value: v.p_value,
                 })
                 .collect(),
         }

@@ -115,6 +115,9 @@ impl TableRenderer {
                 "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
             )?;
         }
+        for line in super::runs_text::summary(cpu) {
+            writeln!(out, "{line}")?;
+        }
         let categories: Vec<String> = cpu
             .categories
             .iter()
@@ -136,19 +139,21 @@ impl TableRenderer {
         if cpu.functions.is_empty() {
             return writeln!(out, "No function was sampled.");
         }
-        let mut table = new_table(
-            self.width,
-            vec![
-                "Function",
-                "Location",
-                "Self base",
-                "Self head",
-                "Δ Self",
-                "Δ Self %",
-                "Total head",
-                "Δ Total",
-            ],
-        );
+        let shift_header = super::runs_text::shift_header(cpu);
+        let mut header = vec![
+            "Function",
+            "Location",
+            "Self base",
+            "Self head",
+            "Δ Self",
+            "Δ Self %",
+            "Total head",
+            "Δ Total",
+        ];
+        if cpu.runs.is_some() {
+            header.extend([shift_header.as_str(), "p"]);
+        }
+        let mut table = new_table(self.width, header);
         // The location is text: keep it left-aligned.
         if let Some(column) = table.column_mut(1) {
             column.set_cell_alignment(CellAlignment::Left);
@@ -164,7 +169,11 @@ impl TableRenderer {
             }
         }
         for f in shown {
-            table.add_row(function_row(f, ambiguous.contains(script_name(&f.url))));
+            let mut row = function_row(f, ambiguous.contains(script_name(&f.url)));
+            if cpu.runs.is_some() {
+                row.extend(super::runs_text::function_cells(f));
+            }
+            table.add_row(row);
         }
         if self.top > 0 {
             writeln!(out, "{table}")?;

@@ -395,3 +395,32 @@ fn the_readme_shows_the_linted_example_workflow_and_a_valid_thresholds_file() {
     // heap.size and class.count/size: 2 levels each; suspects and CPU are not checked.
     assert_eq!(report["gate"]["thresholds"], 6);
 }
+
+#[test]
+fn run_set_directories_pass_through_the_action() {
+    let runner = Runner::new();
+    let out = runner.gate(&[
+        ("INPUT_BASE", "runsets/base"),
+        ("INPUT_HEAD", "runsets/slow"),
+        ("INPUT_ARGS", "--max-function-self-growth 10%"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let outputs = runner.outputs();
+    assert_eq!(
+        (outputs["status"].as_str(), outputs["violations"].as_str()),
+        ("fail", "1")
+    );
+    let report = support::cli::report_file(Path::new(&outputs["report"]));
+    assert_eq!(report["cpu"]["runs"]["base"], 20);
+    let log = stdout(&out);
+    assert!(
+        log.contains("::error title=arkdiff function.self_us_delta::hot ("),
+        "{log}"
+    );
+    assert!(log.contains("shift over the runs, p = "), "{log}");
+    assert!(
+        runner
+            .read("summary.md")
+            .contains("Run sets: 20 BASE and 20 HEAD runs")
+    );
+}

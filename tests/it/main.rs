@@ -19,6 +19,7 @@ mod htrace_cases;
 mod leaks;
 mod regressions;
 mod release;
+mod runsets;
 mod schema;
 mod support_selftest;
 mod viewers;

@@ -404,8 +404,22 @@
         ["Samples", count(cpu.samples_head), count(cpu.samples_base) + " in BASE" + (cpu.scale != null ? "; BASE scaled ×" + cpu.scale.toFixed(3) : "")],
       ])
     );
+    // Run sets: what the comparison rests on; one profile per side says so.
+    const pValue = (p) => (p < 0.001 ? p.toExponential(1) : p.toFixed(3));
+    const shift = (st) => words(usDelta(Math.round(st.shift_us)), "(" + usDelta(Math.round(st.shift_low_us)), "to", usDelta(Math.round(st.shift_high_us)) + ")");
+    const spread = (sp) => words(us(Math.round(sp.median)), "(IQR", us(Math.round(sp.q1)), "to", us(Math.round(sp.q3)) + ")");
+    if (cpu.runs) {
+      const r = cpu.runs;
+      root.append(
+        h("p", { class: "note", id: "runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared, α =", r.alpha, "(Mann-Whitney U, Holm over the functions gated).")),
+        h("p", { class: "note" }, words("Non-idle per run: BASE", spread(r.duration.base) + ", HEAD", spread(r.duration.head) + "; shift", shift(r.duration) + ", p =", pValue(r.duration.p_value) + ".")),
+        h("p", { class: "note" }, words("GC per run: BASE", spread(r.gc.base) + ", HEAD", spread(r.gc.head) + "; shift", shift(r.gc) + ", p =", pValue(r.gc.p_value) + "."))
+      );
+    } else {
+      root.append(h("p", { class: "note", id: "runs" }, "Single-run comparison: one profile per side, so run-to-run noise is part of every difference."));
+    }
     if (cpu.flame) {
-      root.append(h("h3", null, "Differential flame graph"), flameGraph(cpu.flame));
+      root.append(h("h3", null, cpu.runs ? "Differential flame graph (medians over the runs)" : "Differential flame graph"), flameGraph(cpu.flame));
     } else {
       root.append(h("p", { class: "note", id: "flame-missing" }, "No flame graph: a baseline keeps per-function sums, not stacks."));
     }
@@ -443,7 +457,14 @@
           { key: "self_us_delta", label: "Self Δ", num: 1, value: (f) => f.self_us_delta, show: (f) => usDelta(f.self_us_delta), cls: (f) => deltaClass(f.self_us_delta) },
           { key: "total_us_head", label: "Total HEAD", num: 1, value: (f) => f.total_us_head, show: (f) => us(f.total_us_head) },
           { key: "total_us_delta", label: "Total Δ", num: 1, value: (f) => f.total_us_delta, show: (f) => usDelta(f.total_us_delta), cls: (f) => deltaClass(f.total_us_delta) },
-        ],
+        ].concat(
+          cpu.runs
+            ? [
+                { key: "shift", label: "Self shift (CI)", num: 1, value: (f) => (f.self_stats ? f.self_stats.shift_us : 0), show: (f) => (f.self_stats ? shift(f.self_stats) : "-") },
+                { key: "p", label: "p", num: 1, value: (f) => (f.self_stats ? f.self_stats.p_value : 1), show: (f) => (f.self_stats ? pValue(f.self_stats.p_value) : "-") },
+              ]
+            : []
+        ),
       })
     );
   }

@@ -1,0 +1,338 @@
+//! Run sets: an input that is a directory is one side's repeated runs, every capture in
+//! it, of one kind. Opens them, checks that each directory holds one program's CPU
+//! profiles, and compares BASE's runs with HEAD's function by function with their
+//! statistics (`diff::runs`, `gate::runs`).
+
+use std::path::{Path, PathBuf};
+
+use super::error::{Error, Result};
+use super::options::Config;
+use super::{ExitStatus, cpu_profile, distinct, open_all, output, print_warnings, progress, side};
+use crate::gate::{self, Metric, Status};
+use crate::input::Capture;
+use crate::model::cpu::{FrameKind, Profile, ProfileTimes};
+use crate::report::{self, CpuSection, GateSection, Report, Tool};
+use crate::warning::{Warning, WarningCode};
+
+/// Whether any input is a directory of runs.
+pub fn wanted(config: &Config) -> bool {
+    config.inputs.iter().any(|p| p.is_dir())
+}
+
+/// One side: a directory of runs, or a single file.
+struct RunSide {
+    /// The directory, or the file.
+    path: PathBuf,
+    is_dir: bool,
+    captures: Vec<Capture>,
+}
+
+/// The files of `dir` that may be captures (not hidden, not directories), by name.
+fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::input(dir, format!("cannot list the directory: {e}")))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| Error::input(dir, format!("cannot list the directory: {e}")))?;
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if !hidden && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::input(
+            dir,
+            "the directory holds no capture: a directory input is one side's repeated runs (CPU profiles of one kind)",
+        ));
+    }
+    Ok(files)
+}
+
+/// File names, for messages: `a.cpuprofile, b.cpuprofile`.
+fn names<'a>(paths: impl Iterator<Item = &'a Path>) -> String {
+    paths
+        .map(|p| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Checks that a directory's captures are CPU profiles of one kind.
+fn check_kinds(side: &RunSide) -> Result<()> {
+    if let Some(c) = side.captures.iter().find(|c| c.cpu.is_none()) {
+        let why = if c.cpu_unreadable {
+            "its CPU profile is unreadable".to_owned()
+        } else {
+            format!("it holds {}", c.contents())
+        };
+        return Err(Error::input(
+            &c.path,
+            format!(
+                "a run set compares CPU profiles, but {why}{}",
+                if side.is_dir {
+                    format!(" (in the run set {})", side.path.display())
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    let mut kinds: Vec<(&'static str, Vec<&Path>)> = Vec::new();
+    for c in &side.captures {
+        let kind = c.detected.format.name();
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, files)) => files.push(&c.path),
+            None => kinds.push((kind, vec![&c.path])),
+        }
+    }
+    if kinds.len() > 1 {
+        let listed: Vec<String> = kinds
+            .iter()
+            .map(|(kind, files)| format!("{kind} ({})", names(files.iter().copied())))
+            .collect();
+        return Err(Error::input(
+            &side.path,
+            format!(
+                "a run set holds captures of one kind, but this directory mixes {}",
+                listed.join(" and ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A run whose sampled time is less than this share in functions the first run of its
+/// directory also has (or the other way round) is of another program.
+const SAME_PROGRAM_SHARE: f64 = 0.5;
+
+/// The share of `t`'s functions' self time spent in functions `other` has too.
+fn share_in_common(t: &ProfileTimes, other: &ProfileTimes) -> f64 {
+    let (mut all, mut common) = (0_u64, 0_u64);
+    for (frame, time) in t
+        .functions
+        .iter()
+        .filter(|(f, _)| f.kind() == FrameKind::Function)
+    {
+        all += time.self_us;
+        if other.functions.contains_key(frame) {
+            common += time.self_us;
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if all == 0 {
+        1.0
+    } else {
+        common as f64 / all as f64
+    }
+}
+
+/// Checks that the runs of a directory are of one program: each spends most of its
+/// sampled time in functions that the first run has too, and the other way round (two
+/// programs on one runtime share its start-up functions, so sharing some is not enough).
+fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
+    let Some(first) = times.first() else {
+        return Ok(());
+    };
+    for (c, t) in side.captures.iter().zip(times).skip(1) {
+        let share = share_in_common(t, first).min(share_in_common(first, t));
+        if share < SAME_PROGRAM_SHARE {
+            let what = if share == 0.0 {
+                "have no function in common".to_owned()
+            } else {
+                format!(
+                    "share functions for only {:.0}% of their sampled time",
+                    share * 100.0
+                )
+            };
+            return Err(Error::input(
+                &side.path,
+                format!(
+                    "the runs are of different programs: {} and {} {what}",
+                    names([side.captures[0].path.as_path()].into_iter()),
+                    names([c.path.as_path()].into_iter()),
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Compares BASE's runs with HEAD's; the inputs are two, one of them at least a
+/// directory.
+pub fn compare(config: &Config) -> Result<ExitStatus> {
+    if config.inputs.len() != 2 {
+        return Err(Error::Usage(format!(
+            "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
+            config.inputs.len()
+        )));
+    }
+    for (asked, what) in [
+        (config.cpu.normalize, "--normalize"),
+        (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
+        (!config.heap.explain.is_empty(), "--explain"),
+        (config.flag_thresholds.heap, "heap thresholds"),
+    ] {
+        if asked {
+            return Err(Error::Usage(format!(
+                "{what} given, but a directory of runs is compared by its CPU profiles only"
+            )));
+        }
+    }
+    let bar = progress(config.quiet);
+    bar.set_message("reading runs");
+    let mut sides = Vec::with_capacity(2);
+    for input in &config.inputs {
+        let is_dir = input.is_dir();
+        let files = if is_dir {
+            files_of(input)?
+        } else {
+            vec![input.clone()]
+        };
+        let captures = open_all(&files, &config.cpu.profile_pick)?;
+        let side = RunSide {
+            path: input.clone(),
+            is_dir,
+            captures,
+        };
+        check_kinds(&side)?;
+        sides.push(side);
+    }
+    bar.finish_and_clear();
+    let mut warnings: Vec<Warning> = sides
+        .iter()
+        .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
+        .collect();
+    let strip = config.cpu.strip_url_query;
+    let times: Vec<Vec<ProfileTimes>> = sides
+        .iter()
+        .map(|s| {
+            s.captures
+                .iter()
+                .filter_map(|c| c.cpu.as_ref().map(|cpu| cpu.times(strip)))
+                .collect()
+        })
+        .collect();
+    for (side, t) in sides.iter().zip(&times) {
+        check_program(side, t)?;
+    }
+    let t = &config.thresholds;
+    let diff = crate::diff::runs::diff(&times[0], &times[1], t.alpha);
+    let flame = flame(config, &sides);
+    let set = diff
+        .runs
+        .as_ref()
+        .ok_or_else(|| Error::Internal("a run set without runs".into()))?;
+    let family = if t.rule(Metric::FunctionSelf).is_set() {
+        gate::runs::family(&diff, t)
+    } else {
+        0
+    };
+    if let Some((smallest, level, needed)) = gate::runs::too_few_runs(set, family, t.alpha) {
+        let over = if family > 1 {
+            format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
+        } else {
+            String::new()
+        };
+        warnings.push(Warning::new(
+            WarningCode::TooFewRuns,
+            format!(
+                "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed",
+                set.base_runs, set.head_runs
+            ),
+        ));
+    }
+    if let Some(file) = &config.config_path
+        && t.has_heap()
+        && !config.flag_thresholds.heap
+    {
+        warnings.push(Warning::new(
+            WarningCode::ThresholdUnchecked,
+            format!(
+                "the heap thresholds of {} are not checked: run sets carry CPU profiles only",
+                file.display()
+            ),
+        ));
+    }
+    let verdict = gate::evaluate(None, None, Some(&diff), t);
+    let span = |times: &[ProfileTimes]| {
+        let spans: Vec<f64> = times
+            .iter()
+            .map(|t| {
+                #[allow(clippy::cast_precision_loss)]
+                let s = (t.duration_us + t.idle_us) as f64;
+                s
+            })
+            .collect();
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let m = crate::diff::stats::median(&spans).round() as u64;
+        m
+    };
+    let report_side = |s: &RunSide, times: &[ProfileTimes]| {
+        let mut out = side(&s.captures[0], None, Some(span(times)));
+        if s.is_dir {
+            out.path = s.path.display().to_string();
+        }
+        out
+    };
+    let report = Report {
+        schema_version: report::SCHEMA_VERSION,
+        tool: Tool {
+            name: "arkdiff",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        base: report_side(&sides[0], &times[0]),
+        head: report_side(&sides[1], &times[1]),
+        warnings: distinct(warnings),
+        heap: None,
+        cpu: Some(CpuSection::from_diff(&diff, flame.as_ref())),
+        gate: GateSection::from_verdict(
+            &verdict,
+            config.config_path.as_ref().map(|p| p.display().to_string()),
+        ),
+    };
+    print_warnings(config, &report.warnings);
+    let sources = report::trace_event::Sources {
+        profiles: [
+            cpu_profile(&sides[0].captures[0], true),
+            cpu_profile(&sides[1].captures[0], true),
+        ],
+        series: None,
+    };
+    output::write_reports(config, &report, &sources)?;
+    Ok(match verdict.status {
+        Status::Fail if !config.exit_zero => ExitStatus::Failure,
+        _ => ExitStatus::Success,
+    })
+}
+
+/// The flame graph of the medians, when every run has its samples (not a baseline).
+fn flame(config: &Config, sides: &[RunSide]) -> Option<crate::diff::flame::Flame> {
+    let strip = config.cpu.strip_url_query;
+    let profiles: Vec<Vec<std::borrow::Cow<'_, Profile>>> = sides
+        .iter()
+        .map(|s| {
+            s.captures
+                .iter()
+                .filter_map(|c| c.cpu.as_ref().and_then(|cpu| cpu.read(strip).1))
+                .collect()
+        })
+        .collect();
+    let whole = sides
+        .iter()
+        .zip(&profiles)
+        .all(|(s, p)| p.len() == s.captures.len());
+    whole.then(|| {
+        let refs: Vec<Vec<&Profile>> = profiles
+            .iter()
+            .map(|p| p.iter().map(AsRef::as_ref).collect())
+            .collect();
+        crate::diff::flame::flame_of_runs(&refs[0], &refs[1])
+    })
+}

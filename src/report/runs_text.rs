@@ -1,0 +1,94 @@
+//! The words and numbers of a run-set comparison shared by the text formats (table,
+//! Markdown, GitHub): what the data can show, a shift with its interval, a p-value.
+
+use super::{CpuSection, FunctionJson, StatsJson};
+use crate::units::{format_us, format_us_delta};
+
+#[allow(clippy::cast_possible_truncation)]
+fn us(v: f64) -> i64 {
+    v.round() as i64
+}
+
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+fn amount(v: f64) -> String {
+    format_us(v.max(0.0).round() as u64)
+}
+
+/// `5.0e-6` below 0.001, else `0.049`.
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// `+12.6 ms (+9.8 ms to +15.1 ms)`.
+pub fn shift(s: &StatsJson) -> String {
+    format!(
+        "{} ({} to {})",
+        format_us_delta(us(s.shift_us)),
+        format_us_delta(us(s.shift_low_us)),
+        format_us_delta(us(s.shift_high_us))
+    )
+}
+
+/// `57.9 ms (IQR 55.1–62.3 ms)` for one side.
+fn spread(s: &super::SpreadJson) -> String {
+    format!(
+        "{} (IQR {} to {})",
+        amount(s.median),
+        amount(s.q1),
+        amount(s.q3)
+    )
+}
+
+/// The function's shift and p-value cells, or two dashes outside run sets.
+pub fn function_cells(f: &FunctionJson) -> [String; 2] {
+    match &f.self_stats {
+        Some(s) => [shift(s), p_value(s.p_value)],
+        None => ["-".into(), "-".into()],
+    }
+}
+
+/// The confidence of the intervals, as a column header: `Shift (99% CI)`.
+pub fn shift_header(cpu: &CpuSection) -> String {
+    let level = cpu.runs.as_ref().map_or(0.99, |r| 1.0 - r.alpha);
+    format!("Self shift ({}% CI)", trim(level * 100.0))
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// What the comparison rests on, in sentences: the runs, each side's spread and the
+/// totals' statistics; or that it is a single-run comparison.
+pub fn summary(cpu: &CpuSection) -> Vec<String> {
+    let Some(r) = &cpu.runs else {
+        return vec![
+            "single-run comparison: one profile per side, so run-to-run noise is part of every difference (give a directory of repeated runs per side for statistics)".into(),
+        ];
+    };
+    let d = &r.duration;
+    vec![
+        format!(
+            "run sets: {} BASE and {} HEAD runs; medians compared, α = {} (Mann-Whitney U, Holm over the functions gated)",
+            r.base, r.head, r.alpha
+        ),
+        format!(
+            "non-idle per run: BASE {}, HEAD {}; shift {}, p = {}",
+            spread(&d.base),
+            spread(&d.head),
+            shift(d),
+            p_value(d.p_value)
+        ),
+        format!(
+            "GC per run: BASE {}, HEAD {}; shift {}, p = {}",
+            spread(&r.gc.base),
+            spread(&r.gc.head),
+            shift(&r.gc),
+            p_value(r.gc.p_value)
+        ),
+    ]
+}
