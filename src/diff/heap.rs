@@ -117,9 +117,21 @@ pub enum ById {
     Wide(Vec<(u64, u32)>),
 }
 
+/// The id objects are matched by: the low 32 bits (an ArkTS leak-watcher dump keeps the
+/// object's hash in the high 32), None for ids that name no single object (ArkTS gives
+/// id 0 to every virtual, primitive and bare node; 1 is the synthetic root).
+#[inline]
+pub fn match_id(id: u64) -> Option<u64> {
+    let id = id & 0xFFFF_FFFF;
+    (id > 1).then_some(id)
+}
+
 impl ById {
     pub fn new(snap: &HeapSnapshot) -> ById {
-        let counted = || (0..snap.node_count()).filter(|&n| snap.is_counted(n));
+        let counted = || {
+            (0..snap.node_count())
+                .filter(|&n| snap.is_counted(n) && match_id(snap.ids.get(n)).is_some())
+        };
         #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
         if snap.ids.is_narrow() || counted().all(|n| u32::try_from(snap.ids.get(n)).is_ok()) {
             let mut keys: Vec<u64> = counted()
@@ -130,8 +142,10 @@ impl ById {
             }
             ById::Packed(keys)
         } else {
-            let mut pairs: Vec<(u64, u32)> =
-                counted().map(|n| (snap.ids.get(n), n as u32)).collect();
+            // Wide ids are ArkTS ids with a hash: matched by their low 32 bits.
+            let mut pairs: Vec<(u64, u32)> = counted()
+                .map(|n| (snap.ids.get(n) & 0xFFFF_FFFF, n as u32))
+                .collect();
             if !pairs.is_sorted() {
                 pairs.sort_unstable();
             }
@@ -249,7 +263,8 @@ pub fn diff_by_id(
         names.len(),
     );
     let id_matching = if !same_process
-        && check.mismatched_ids * 100 > check.shared_ids * DISJOINT_MISMATCH_PERCENT
+        && (check.mismatched_ids * 100 > check.shared_ids * DISJOINT_MISMATCH_PERCENT
+            || base.fresh_ids && head.fresh_ids)
     {
         IdMatching::Disjoint
     } else {
