@@ -1712,3 +1712,6 @@ impl fmt::Debug for Reader<'_> {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests;

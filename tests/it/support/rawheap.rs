@@ -760,3 +760,35 @@ pub fn without_string_edges(text: &[u8]) -> Vec<u8> {
     out.push(b'}');
     out
 }
+
+/// A version-1 hclass's memory: its own hclass, the instance `JSType` in `BitField`, the
+/// property count (and as many in-object words) in `BitField1`, and the layout address.
+pub fn hclass(meta_hclass: u64, jstype: u32, props: usize, layout: u64) -> Vec<u8> {
+    let mut b = slots(&[meta_hclass, 0, layout]);
+    b[off::BITFIELD..off::BITFIELD + 4].copy_from_slice(&jstype.to_le_bytes());
+    let bits1 = (props as u32 & 0x3FF) | ((props as u32 & 0x7FFF) << 15);
+    b[off::BITFIELD1..off::BITFIELD1 + 4].copy_from_slice(&bits1.to_le_bytes());
+    b
+}
+
+/// A version-1 layout's memory: (key address, attributes) pairs from `Data` on; attribute
+/// bit 4 marks an in-object property.
+pub fn layout(layout_hclass: u64, entries: &[(u64, u64)]) -> Vec<u8> {
+    let mut s = vec![layout_hclass, 0];
+    for &(k, a) in entries {
+        s.extend([k, a]);
+    }
+    slots(&s)
+}
+
+/// An object of the table.
+pub fn object(addr: u64, id: u64, size: u32, body: Vec<u8>) -> Object {
+    Object {
+        addr,
+        id,
+        size,
+        native: 0,
+        jstype: 0,
+        body,
+    }
+}
