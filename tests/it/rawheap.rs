@@ -158,3 +158,288 @@ fn v8_fixtures_as_version_2_rawheaps_count_like_their_snapshots() {
     same_rows(&raw, &v8, &COUNTS);
     assert_eq!(raw["heap"]["id_matching"], "same-process");
 }
+
+#[test]
+fn a_leak_watcher_hash_in_the_ids_does_not_stop_matching() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture("leak-0.heapsnapshot.gz");
+    let head = fixture("leak-3.heapsnapshot.gz");
+    let base = write(
+        dir.path(),
+        "b.rawheap",
+        &rh::from_v8(&rh::V8::parse(&base), 1, &|_| 0).build(),
+    );
+    // Every head object carries a hash, as jsLeakWatcher dumps do.
+    let head = rh::from_v8(&rh::V8::parse(&head), 1, &|i| 0x9E37_0000 + i as u32).build();
+    let head = write(dir.path(), "h.rawheap", &head);
+    let raw = report(dir.path(), &base, &head, &[]);
+    assert_eq!(raw["heap"]["id_matching"], "same-process");
+    let v8 = report(
+        dir.path(),
+        &data("leak-0.heapsnapshot.gz"),
+        &data("leak-3.heapsnapshot.gz"),
+        &[],
+    );
+    same_rows(&raw, &v8, &COUNTS);
+    // The hash nodes (size 0) count nowhere.
+    assert_eq!(
+        raw["heap"]["totals"]["count_head"],
+        v8["heap"]["totals"]["count_head"].as_u64().unwrap() + 4
+    );
+}
+
+/// A small heap as the writer converts it: root -> holder -> `n` objects of class `Item`.
+fn small_v8(ids: &[u64]) -> rh::V8 {
+    let n = ids.len();
+    let mut v8 = rh::V8 {
+        types: vec!["synthetic".into(), "object".into()],
+        names: vec![String::new(), "Holder".into()],
+        ids: vec![1, 3],
+        sizes: vec![0, 32],
+        edges: vec![vec![("element".into(), "1".into(), 1)], Vec::new()],
+    };
+    for (i, &id) in ids.iter().enumerate() {
+        v8.types.push("object".into());
+        v8.names.push("Item".into());
+        v8.ids.push(id);
+        v8.sizes.push(16);
+        v8.edges.push(Vec::new());
+        v8.edges[1].push(("element".into(), i.to_string(), i + 2));
+    }
+    assert_eq!(v8.ids.len(), n + 2);
+    v8
+}
+
+#[test]
+fn two_out_of_memory_dumps_are_compared_by_class_and_the_report_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // Ids handed out afresh in dump order, as an OOM dump does: 3, 5, 7, …
+    let fresh = |n: usize| -> Vec<u64> { (0..n as u64).map(|i| 5 + 2 * i).collect() };
+    let base = write(
+        dir.path(),
+        "oom-1.rawheap",
+        &rh::from_v8(&small_v8(&fresh(3)), 2, &|_| 0).build(),
+    );
+    let head = write(
+        dir.path(),
+        "oom-2.rawheap",
+        &rh::from_v8(&small_v8(&fresh(5)), 2, &|_| 0).build(),
+    );
+    // The writer's version 2 puts the hclasses (id 0) first: renumber the table in order.
+    let renumber = |path: &Path| {
+        let mut h = rh::from_v8(
+            &small_v8(&fresh(if path.ends_with("oom-1.rawheap") {
+                3
+            } else {
+                5
+            })),
+            2,
+            &|_| 0,
+        );
+        for (i, o) in h.objects.iter_mut().enumerate() {
+            o.id = 3 + 2 * i as u64;
+        }
+        std::fs::write(path, h.build()).unwrap();
+    };
+    renumber(&base);
+    renumber(&head);
+    let r = report(dir.path(), &base, &head, &[]);
+    assert_eq!(r["heap"]["id_matching"], "disjoint");
+    let codes: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["fresh-ids"]);
+    let item = support::class_row(&r, "Item");
+    assert_eq!(
+        (item["count_base"].as_u64(), item["count_head"].as_u64()),
+        (Some(3), Some(5))
+    );
+    assert!(item["new_count"].is_null(), "{item}");
+    // The same heaps with ids kept across dumps (hidumper, hidebug) are matched.
+    let base = write(
+        dir.path(),
+        "dump-1.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15]), 2, &|_| 0).build(),
+    );
+    let head = write(
+        dir.path(),
+        "dump-2.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15, 17, 19]), 2, &|_| 0).build(),
+    );
+    let r = report(dir.path(), &base, &head, &[]);
+    assert_eq!(r["heap"]["id_matching"], "same-process");
+    assert_eq!(support::class_row(&r, "Item")["new_count"], 2);
+}
+
+#[test]
+fn compressed_and_versionless_rawheaps_are_detected_by_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fixture("leak-0.heapsnapshot.gz");
+    let mut heap = rh::from_v8(&rh::V8::parse(&text), 1, &|_| 0);
+    let plain = heap.build();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &plain).unwrap();
+    let gz = write(dir.path(), "dump.bin.gz", &gz.finish().unwrap());
+    // The oldest writers leave the version field zero.
+    heap.version_field = Some([0; 8]);
+    let zero = write(dir.path(), "dump.data", &heap.build());
+    let r = report(dir.path(), &gz, &zero, &[]);
+    assert_eq!(r["base"]["format"], "rawheap (gzip)");
+    assert_eq!(r["head"]["format"], "rawheap");
+    assert_eq!(r["heap"]["totals"]["count_delta"], 0);
+    assert_eq!(r["heap"]["totals"]["count_base"], 39151 + 4);
+}
+
+/// Runs arkdiff on one bad file against a good one: exit 2 and the error line.
+fn fails(dir: &Path, bad: &Path) -> String {
+    let good = write(
+        dir,
+        "good.rawheap",
+        &rh::from_v8(&small_v8(&[5, 7]), 1, &|_| 0).build(),
+    );
+    let out = arkdiff_in(dir, &[path_str(&good), path_str(bad), "--no-config", "-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    stderr(&out)
+}
+
+#[test]
+fn damaged_rawheaps_exit_2_naming_the_file_the_section_and_the_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = rh::from_v8(&small_v8(&[5, 7]), 1, &|_| 0);
+    let bytes = good.build();
+    let n = bytes.len();
+    let cut = write(dir.path(), "cut.rawheap", &bytes[..n - 100]);
+    let e = fails(dir.path(), &cut);
+    assert!(e.contains("cut.rawheap: rawheap: trailer at byte"), "{e}");
+    assert!(e.contains("cut short"), "{e}");
+    let body = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    let mut bad = bytes.clone();
+    bad[body] = b'x';
+    let e = fails(dir.path(), &write(dir.path(), "meta.rawheap", &bad));
+    assert!(
+        e.contains(&format!(
+            "meta.rawheap: rawheap: metadata.json at byte {body}: metadata.json does not parse"
+        )),
+        "{e}"
+    );
+    let mut h = good.clone();
+    h.metadata = h.metadata.replace(
+        "\"TAGGED_ARRAY\",\"node_name\"",
+        "\"TAGGED_ARR\",\"node_name\"",
+    );
+    let e = fails(dir.path(), &write(dir.path(), "layout.rawheap", &h.build()));
+    assert!(
+        e.contains("names parent TAGGED_ARRAY, which type_list does not describe"),
+        "{e}"
+    );
+    let mut h = good.clone();
+    h.version_field = Some(*b"3.0.0\0\0\0");
+    let e = fails(dir.path(), &write(dir.path(), "static.rawheap", &h.build()));
+    assert!(
+        e.contains("static.rawheap: rawheap: header at byte 0: this is a version 3.0.0 rawheap"),
+        "{e}"
+    );
+    assert!(e.contains("does not read version 3 yet"), "{e}");
+    h.version_field = Some(*b"4.1.0\0\0\0");
+    let e = fails(dir.path(), &write(dir.path(), "future.rawheap", &h.build()));
+    assert!(
+        e.contains("rawheap version 4.1.0 is newer than the versions arkdiff reads"),
+        "{e}"
+    );
+    let mut bad = bytes.clone();
+    bad[body - 8..body - 4].copy_from_slice(&2u32.to_le_bytes());
+    let e = fails(dir.path(), &write(dir.path(), "index.rawheap", &bad));
+    assert!(
+        e.contains(&format!(
+            "index.rawheap: rawheap: section index at byte {}",
+            body - 8
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_output_format_a_baseline_and_the_gate_work_on_rawheaps() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "b.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15]), 1, &|_| 0).build(),
+    );
+    let head = write(
+        dir.path(),
+        "h.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15, 17, 19]), 1, &|_| 0).build(),
+    );
+    let out = arkdiff_in(
+        dir.path(),
+        &[
+            path_str(&base),
+            path_str(&head),
+            "--no-config",
+            "-q",
+            "--format",
+            "github",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for format in [
+        "table",
+        "markdown",
+        "line-protocol",
+        "benchmark-json",
+        "html",
+    ] {
+        let out = arkdiff_in(
+            dir.path(),
+            &[
+                path_str(&base),
+                path_str(&head),
+                "--no-config",
+                "-q",
+                "--format",
+                format,
+            ],
+        );
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Item"),
+            "{format}"
+        );
+    }
+    // The gate: Item grows by 2 objects.
+    let args = [
+        path_str(&base),
+        path_str(&head),
+        "--no-config",
+        "-q",
+        "--max-class-count-growth",
+        "1",
+        "--class",
+        "Item",
+    ];
+    assert_eq!(arkdiff_in(dir.path(), &args).status.code(), Some(1));
+    // A baseline summarized from a rawheap compares like the rawheap.
+    let baseline = dir.path().join("base.json");
+    let out = arkdiff_in(
+        dir.path(),
+        &["summarize", path_str(&base), "-o", path_str(&baseline)],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let from_baseline = report(dir.path(), &baseline, &head, &[]);
+    let from_rawheap = report(dir.path(), &base, &head, &[]);
+    assert_eq!(
+        from_baseline["heap"]["totals"],
+        from_rawheap["heap"]["totals"]
+    );
+    // A retainer path through the rawheap's root and properties.
+    let r = report(dir.path(), &base, &head, &["--explain", "Item"]);
+    let text = r["heap"]["explain"].to_string();
+    assert!(
+        text.contains("Holder") && text.contains("element:"),
+        "{text}"
+    );
+}
