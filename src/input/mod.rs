@@ -557,7 +557,13 @@ impl Capture {
     }
 
     fn read_all(&self) -> Result<Vec<u8>> {
-        let mut text = Vec::new();
+        // A plain file is read into room for all of it at once.
+        let size = if self.detected.wrapping.is_empty() {
+            std::fs::metadata(&self.path).map_or(0, |m| m.len())
+        } else {
+            0
+        };
+        let mut text = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         open_unwrapped(&self.path, &self.detected.wrapping)?
             .read_to_end(&mut text)
             .map_err(|e| {

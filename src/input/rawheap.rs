@@ -258,6 +258,88 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Objects by address. Addresses that fit 32 bits (version 2 always) pack with their
+/// object into one word of an open-addressing table, so that a lookup costs one memory
+/// access; wider ones (version-1 pointers) go to a hash map. A repeated address names its
+/// last object.
+#[derive(Default)]
+enum AddrIndex {
+    #[default]
+    Empty,
+    Packed {
+        slots: Vec<u64>,
+        shift: u32,
+    },
+    Wide(HashMap<u64, u32>),
+}
+
+const EMPTY_SLOT: u64 = u64::MAX;
+
+impl AddrIndex {
+    fn new(objs: &[Obj]) -> AddrIndex {
+        let packable = objs.len() < (u32::MAX as usize) / 4
+            && objs
+                .iter()
+                .all(|o| u32::try_from(o.addr).is_ok_and(|a| a != u32::MAX));
+        if !packable {
+            let mut map = HashMap::with_capacity(objs.len());
+            for (i, o) in objs.iter().enumerate() {
+                map.insert(o.addr, u32::try_from(i).unwrap_or(u32::MAX));
+            }
+            return AddrIndex::Wide(map);
+        }
+        let bits = (objs.len() * 2).next_power_of_two().trailing_zeros().max(4);
+        let mut slots = vec![EMPTY_SLOT; 1 << bits];
+        let shift = 64 - bits;
+        let mask = slots.len() - 1;
+        for (i, o) in objs.iter().enumerate() {
+            let mut at = Self::home(o.addr, shift);
+            loop {
+                let slot = slots[at];
+                if slot == EMPTY_SLOT || slot >> 32 == o.addr {
+                    slots[at] = o.addr << 32 | i as u64;
+                    break;
+                }
+                at = (at + 1) & mask;
+            }
+        }
+        AddrIndex::Packed { slots, shift }
+    }
+
+    #[inline]
+    #[allow(clippy::cast_possible_truncation)] // the shift leaves at most the table's bits
+    fn home(addr: u64, shift: u32) -> usize {
+        (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    }
+
+    /// The object at an address.
+    #[inline]
+    #[allow(clippy::cast_possible_truncation)] // the low half of a slot is the object
+    fn get(&self, addr: u64) -> Option<u32> {
+        match self {
+            AddrIndex::Empty => None,
+            AddrIndex::Wide(map) => map.get(&addr).copied(),
+            AddrIndex::Packed { slots, shift } => {
+                if addr >= u64::from(u32::MAX) {
+                    return None;
+                }
+                let mask = slots.len() - 1;
+                let mut at = Self::home(addr, *shift);
+                loop {
+                    let slot = slots[at];
+                    if slot == EMPTY_SLOT {
+                        return None;
+                    }
+                    if slot >> 32 == addr {
+                        return Some(slot as u32);
+                    }
+                    at = (at + 1) & mask;
+                }
+            }
+        }
+    }
+}
+
 /// The root groups a writer may add after the direct roots.
 #[derive(Default)]
 struct Roots {
@@ -304,6 +386,8 @@ enum Node {
 struct Strings {
     list: Vec<String>,
     map: HashMap<String, u32>,
+    /// Per string: it contains `_GLOBAL` (the name of an `ArkUI` framework object).
+    global: Vec<bool>,
 }
 
 impl Strings {
@@ -311,10 +395,22 @@ impl Strings {
         if let Some(&i) = self.map.get(s) {
             return i;
         }
-        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
-        self.list.push(s.to_owned());
+        let i = self.push(s.to_owned());
         self.map.insert(s.to_owned(), i);
         i
+    }
+
+    /// A string of its own (the string table's names, which differ from each other).
+    fn push(&mut self, s: String) -> u32 {
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.global
+            .push(memchr::memmem::find(s.as_bytes(), b"_GLOBAL").is_some());
+        self.list.push(s);
+        i
+    }
+
+    fn is_global(&self, i: u32) -> bool {
+        self.global.get(i as usize).copied().unwrap_or(false)
     }
 
     fn get(&self, i: u32) -> &str {
@@ -344,21 +440,28 @@ struct Reader<'a> {
     meta: Meta,
     fields: Vec<Vec<FieldRef>>,
     objs: Vec<Obj>,
-    by_addr: HashMap<u64, u32>,
+    by_addr: AddrIndex,
     /// Nodes of addresses outside the table (version 1).
     bare: HashMap<u64, u32>,
     node_of_obj: Vec<u32>,
-    names_by_addr: HashMap<u64, u32>,
-    /// Named addresses in string-table order.
-    named_order: Vec<u64>,
+    /// The string-table name of each object; `NO_NAME` for none.
+    obj_names: Vec<u32>,
+    /// Version 1: names of addresses outside the table.
+    bare_names: HashMap<u64, u32>,
+    /// Named addresses in string-table order, with their names (version 1).
+    named_order: Vec<(u64, u32)>,
+    /// The name of each `JSType`'s nodes, when the string table has none.
+    display: Vec<u32>,
+    /// Version 2: the node of the first object (the others follow in table order).
+    obj_base: u32,
     named: Option<Named>,
     strings: Strings,
     kinds: Vec<Node>,
     types: Vec<u8>,
     names: Vec<u32>,
     ids: Vec<u64>,
-    sizes: Vec<u64>,
-    natives: Vec<u64>,
+    sizes: Vec<u32>,
+    natives: Vec<u32>,
     roots: Roots,
     header: Option<[String; 3]>,
     has_metadata_node: bool,
@@ -464,7 +567,7 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
         r.v1_jstypes()?;
     }
     r.build_nodes();
-    r.build_edges()?;
+    r.build_edges(options.graph)?;
     Ok(r.finish(options))
 }
 
@@ -582,7 +685,6 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
         let table = c.pos;
         let mem = table + count * item;
         r.objs.reserve(count);
-        r.by_addr.reserve(count);
         for i in 0..count {
             let at = table + i * item;
             let o = match r.version {
@@ -633,13 +735,15 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
                     }
                 }
             };
-            let index = u32::try_from(r.objs.len()).unwrap_or(u32::MAX);
-            r.by_addr.insert(o.addr, index);
             r.objs.push(o);
         }
         if r.version == Version::V2 {
+            r.by_addr = AddrIndex::new(&r.objs);
             r.scan_tokens(mem, end)?;
         }
+    }
+    if r.version == Version::V1 {
+        r.by_addr = AddrIndex::new(&r.objs);
     }
     Ok(())
 }
@@ -662,18 +766,29 @@ fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), R
         let text = c.take(len, "a name")?;
         c.take(1, "the NUL after a name")?;
         let text = text.split(|&b| b == 0).next().unwrap_or_default();
-        let id = r.strings.id(&String::from_utf8_lossy(text));
+        let id = r.strings.push(String::from_utf8_lossy(text).into_owned());
         for e in &mut named[first..] {
             e.1 = id;
         }
     }
-    r.names_by_addr.reserve(named.len());
+    r.obj_names = vec![NO_NAME; r.objs.len()];
     for &(addr, name) in &named {
-        r.names_by_addr.insert(addr, name);
+        match r.by_addr.get(addr) {
+            Some(i) => r.obj_names[i as usize] = name,
+            None if r.version == Version::V1 => {
+                r.bare_names.insert(addr, name);
+            }
+            None => {}
+        }
     }
-    r.named_order = named.into_iter().map(|(a, _)| a).collect();
+    if r.version == Version::V1 {
+        r.named_order = named;
+    }
     Ok(())
 }
+
+/// No string-table name.
+const NO_NAME: u32 = u32::MAX;
 
 /// A version-2 token.
 #[derive(Clone, Copy)]
@@ -728,11 +843,14 @@ impl<'a> Reader<'a> {
             meta,
             fields,
             objs: Vec::new(),
-            by_addr: HashMap::new(),
+            by_addr: AddrIndex::default(),
             bare: HashMap::new(),
             node_of_obj: Vec::new(),
-            names_by_addr: HashMap::new(),
+            obj_names: Vec::new(),
+            bare_names: HashMap::new(),
             named_order: Vec::new(),
+            display: Vec::new(),
+            obj_base: 0,
             named: None,
             strings,
             kinds: Vec::new(),
@@ -823,7 +941,7 @@ impl Reader<'_> {
         for i in 0..self.objs.len() {
             let o = self.objs[i];
             let hclass = u64_at(self.data, o.start).unwrap_or(0);
-            let Some(&h) = self.by_addr.get(&hclass) else {
+            let Some(h) = self.by_addr.get(hclass) else {
                 continue;
             };
             let h = self.objs[h as usize];
@@ -866,7 +984,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn push_node(&mut self, kind: Node, ty: u8, name: u32, id: u64, size: u64, native: u64) -> u32 {
+    fn push_node(&mut self, kind: Node, ty: u8, name: u32, id: u64, size: u32, native: u32) -> u32 {
         let n = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
         self.kinds.push(kind);
         self.types.push(ty);
@@ -879,35 +997,18 @@ impl Reader<'_> {
 
     fn push_object(&mut self, i: u32) -> u32 {
         let o = self.objs[i as usize];
-        let named = self.names_by_addr.get(&o.addr).copied();
+        let named = Some(self.obj_names[i as usize]).filter(|&n| n != NO_NAME);
         let (mut ty, name) = match o.jstype {
             Some(t) => {
-                let jt = &self.meta.types[t as usize];
-                let ty = u8::try_from(jt.node_type).unwrap_or(u8::MAX);
-                let name = match named {
-                    Some(n) => n,
-                    None if self.meta.is_string(t) => self.strings.id(""),
-                    None => {
-                        let display = jt.display.clone();
-                        self.strings.id(&display)
-                    }
-                };
-                (ty, name)
+                let ty = u8::try_from(self.meta.types[t as usize].node_type).unwrap_or(u8::MAX);
+                (ty, named.unwrap_or(self.display[t as usize]))
             }
-            None => {
-                if let Some(n) = named {
-                    (T_STRING, n)
-                } else {
-                    let display = self
-                        .meta
-                        .types
-                        .first()
-                        .map_or_else(String::new, |t| t.display.clone());
-                    (T_NATIVE, self.strings.id(&display))
-                }
-            }
+            None => match named {
+                Some(n) => (T_STRING, n),
+                None => (T_NATIVE, self.display.first().copied().unwrap_or(0)),
+            },
         };
-        if self.strings.get(name).contains("_GLOBAL") {
+        if self.strings.is_global(name) {
             ty = T_FRAMEWORK;
         }
         // Objects with bytes keep the low 32 bits (version 1: those with an hclass).
@@ -916,21 +1017,14 @@ impl Reader<'_> {
         } else {
             o.id
         };
-        let n = self.push_node(
-            Node::Object(i),
-            ty,
-            name,
-            id,
-            u64::from(o.size),
-            u64::from(o.native),
-        );
+        let n = self.push_node(Node::Object(i), ty, name, id, o.size, o.native);
         self.node_of_obj[i as usize] = n;
         n
     }
 
     /// Version 1: the node of an address, made on first mention.
     fn mention(&mut self, addr: u64, ty: u8, name: u32) -> u32 {
-        if let Some(&i) = self.by_addr.get(&addr) {
+        if let Some(i) = self.by_addr.get(addr) {
             let n = self.node_of_obj[i as usize];
             if n != u32::MAX {
                 return n;
@@ -948,6 +1042,17 @@ impl Reader<'_> {
     /// Every node but the primitives and the late ones, in the translator's order.
     fn build_nodes(&mut self) {
         self.node_of_obj = vec![u32::MAX; self.objs.len()];
+        let empty = self.strings.id("");
+        self.display = (0..self.meta.types.len())
+            .map(|t| {
+                if self.meta.is_string(u32::try_from(t).unwrap_or(u32::MAX)) {
+                    empty
+                } else {
+                    let display = self.meta.types[t].display.clone();
+                    self.strings.id(&display)
+                }
+            })
+            .collect();
         let root_name = self.strings.id("SyntheticRoot");
         self.push_node(Node::Synthetic, T_SYNTHETIC, root_name, 1, 0, 0);
         for (g, group) in GROUP_NAMES.iter().enumerate() {
@@ -993,11 +1098,12 @@ impl Reader<'_> {
                 }
             }
             self.push_refs();
-            for a in std::mem::take(&mut self.named_order) {
-                let name = self.names_by_addr.get(&a).copied().unwrap_or(empty);
+            for (a, name) in std::mem::take(&mut self.named_order) {
+                let name = self.bare_names.get(&a).copied().unwrap_or(name);
                 self.mention(a, T_STRING, name);
             }
         }
+        self.obj_base = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
         for i in 0..self.objs.len() {
             if self.node_of_obj[i] == u32::MAX {
                 self.push_object(u32::try_from(i).unwrap_or(u32::MAX));
@@ -1027,7 +1133,7 @@ impl Reader<'_> {
     /// The node an address names, if any (version 1: bare nodes too).
     #[inline]
     fn node_at(&self, addr: u64) -> Option<u32> {
-        if let Some(&i) = self.by_addr.get(&addr) {
+        if let Some(i) = self.by_addr.get(addr) {
             return Some(self.node_of_obj[i as usize]);
         }
         self.bare.get(&addr).copied()
@@ -1070,8 +1176,9 @@ impl Reader<'_> {
         n
     }
 
-    /// Every node's edges, in node order.
-    fn build_edges(&mut self) -> Result<(), RawheapError> {
+    /// Every node's edges, in node order; without the graph, only the nodes that are
+    /// counted (the metadata values): primitives and hash nodes have no size.
+    fn build_edges(&mut self, graph: bool) -> Result<(), RawheapError> {
         let subroot = self.strings.id("-subroot-");
         let object_edge = self.strings.id("JSObject");
         let hclass = self.strings.id("hclass");
@@ -1085,7 +1192,7 @@ impl Reader<'_> {
         self.first_edge.reserve(self.kinds.len() + 1);
         let mut n = 0usize;
         let mut slots: Vec<Token> = Vec::new();
-        while n < self.kinds.len() {
+        while graph && n < self.kinds.len() {
             self.first_edge
                 .push(u32::try_from(self.targets.len()).unwrap_or(u32::MAX));
             let from = u32::try_from(n).unwrap_or(u32::MAX);
@@ -1208,10 +1315,7 @@ impl Reader<'_> {
     fn object_node(&self, addr: u64) -> Option<u32> {
         match self.version {
             Version::V1 => self.node_at(addr),
-            Version::V2 => self
-                .by_addr
-                .get(&addr)
-                .map(|&i| self.node_of_obj[i as usize]),
+            Version::V2 => self.by_addr.get(addr).map(|i| self.obj_base + i),
         }
     }
 
@@ -1250,7 +1354,7 @@ impl Reader<'_> {
             );
         };
         let hclass = match tok {
-            Token::Addr(a) => self.by_addr.get(&u64::from(a)).copied(),
+            Token::Addr(a) => self.by_addr.get(u64::from(a)),
             Token::Null => None,
         };
         let Some(hclass) = hclass else {
@@ -1343,7 +1447,7 @@ impl Reader<'_> {
 
     /// The object (with bytes) at a version-1 address.
     fn obj_at(&self, addr: u64) -> Option<Obj> {
-        self.by_addr.get(&addr).map(|&i| self.objs[i as usize])
+        self.by_addr.get(addr).map(|i| self.objs[i as usize])
     }
 
     /// One version-1 slot value as an edge (rawheap spec §6.3, the value rule).
@@ -1426,7 +1530,7 @@ impl Reader<'_> {
             named.global_env,
         );
         let hclass_addr = self.slot(o, 0).unwrap_or(0);
-        let h_index = self.by_addr.get(&hclass_addr).copied();
+        let h_index = self.by_addr.get(hclass_addr);
         self.head_edges(from, o, h_index, hclass_name, hash);
         if self.meta.is_string(t) {
             return;
@@ -1629,8 +1733,8 @@ impl Reader<'_> {
         snap.native_sizes.reserve(count);
         for i in 0..count {
             snap.ids.push(self.ids[i]);
-            snap.self_sizes.push(self.sizes[i]);
-            snap.native_sizes.push(self.natives[i]);
+            snap.self_sizes.push(u64::from(self.sizes[i]));
+            snap.native_sizes.push(u64::from(self.natives[i]));
         }
         let mut by_key: HashMap<(u8, u32), ClassId> = HashMap::new();
         let mut interned: HashMap<String, ClassId> = HashMap::new();

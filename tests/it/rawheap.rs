@@ -188,26 +188,27 @@ fn a_leak_watcher_hash_in_the_ids_does_not_stop_matching() {
     );
 }
 
-/// A small heap as the writer converts it: root -> holder -> `n` objects of class `Item`.
+/// A small heap as the writer converts it: root -> holder -> one `Item` per id.
 fn small_v8(ids: &[u64]) -> rh::V8 {
-    let n = ids.len();
-    let mut v8 = rh::V8 {
-        types: vec!["synthetic".into(), "object".into()],
-        names: vec![String::new(), "Holder".into()],
-        ids: vec![1, 3],
-        sizes: vec![0, 32],
-        edges: vec![vec![("element".into(), "1".into(), 1)], Vec::new()],
-    };
-    for (i, &id) in ids.iter().enumerate() {
-        v8.types.push("object".into());
-        v8.names.push("Item".into());
-        v8.ids.push(id);
-        v8.sizes.push(16);
-        v8.edges.push(Vec::new());
-        v8.edges[1].push(("element".into(), i.to_string(), i + 2));
+    let index: Vec<String> = (0..ids.len()).map(|i| i.to_string()).collect();
+    let mut nodes = vec![
+        ("synthetic", "", 1, 0, vec![("element", "1", 1)]),
+        (
+            "object",
+            "Holder",
+            3,
+            32,
+            index
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ("element", s.as_str(), i + 2))
+                .collect(),
+        ),
+    ];
+    for &id in ids {
+        nodes.push(("object", "Item", id, 16, Vec::new()));
     }
-    assert_eq!(v8.ids.len(), n + 2);
-    v8
+    rh::V8::of(&nodes)
 }
 
 #[test]

@@ -372,20 +372,50 @@ pub fn slot_count(size: u32) -> usize {
     }
 }
 
-/// A V8 heap snapshot, as far as a conversion needs it.
+/// A V8 heap snapshot, as far as a conversion needs it, in columns (a 300 MB snapshot
+/// fits in a few GB).
+#[derive(Default)]
 pub struct V8 {
-    pub types: Vec<String>,
-    pub names: Vec<String>,
+    pub node_types: Vec<String>,
+    pub edge_types: Vec<String>,
+    pub strings: Vec<String>,
+    /// Per node: type index, name string, id, self size.
+    pub types: Vec<u32>,
+    pub names: Vec<u32>,
     pub ids: Vec<u64>,
     pub sizes: Vec<u64>,
-    /// (edge kind, name, target node) per node.
-    pub edges: Vec<Vec<(String, String, usize)>>,
+    /// Node `i`'s edges are `first_edge[i]..first_edge[i + 1]`.
+    pub first_edge: Vec<usize>,
+    pub edge_kinds: Vec<u32>,
+    /// A string index for named kinds, the index for elements and hidden edges.
+    pub edge_names: Vec<u32>,
+    pub edge_to: Vec<u32>,
+}
+
+#[derive(serde::Deserialize)]
+struct Doc {
+    snapshot: DocSnapshot,
+    nodes: Vec<u64>,
+    edges: Vec<u64>,
+    strings: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct DocSnapshot {
+    meta: DocMeta,
+}
+
+#[derive(serde::Deserialize)]
+struct DocMeta {
+    node_fields: Vec<String>,
+    node_types: Vec<Value>,
+    edge_fields: Vec<String>,
+    edge_types: Vec<Value>,
 }
 
 impl V8 {
     pub fn parse(text: &[u8]) -> V8 {
-        let doc: Value = serde_json::from_slice(text).expect("a JSON heap snapshot");
-        let meta = &doc["snapshot"]["meta"];
+        let doc: Doc = serde_json::from_slice(text).expect("a JSON heap snapshot");
         let list = |v: &Value| -> Vec<String> {
             v.as_array()
                 .unwrap()
@@ -393,67 +423,112 @@ impl V8 {
                 .map(|s| s.as_str().unwrap_or("").to_owned())
                 .collect()
         };
-        let node_fields = list(&meta["node_fields"]);
-        let edge_fields = list(&meta["edge_fields"]);
-        let node_types = list(&meta["node_types"][0]);
-        let edge_types = list(&meta["edge_types"][0]);
-        let strings = list(&doc["strings"]);
-        let nums = |v: &Value| -> Vec<u64> {
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(|n| n.as_u64().unwrap())
-                .collect()
-        };
-        let nodes = nums(&doc["nodes"]);
-        let raw_edges = nums(&doc["edges"]);
+        let meta = &doc.snapshot.meta;
         let f = |fields: &[String], n: &str| fields.iter().position(|x| x == n).unwrap();
-        let (ns, es) = (node_fields.len(), edge_fields.len());
+        let (ns, es) = (meta.node_fields.len(), meta.edge_fields.len());
         let (tf, nf, idf, sf, ecf) = (
-            f(&node_fields, "type"),
-            f(&node_fields, "name"),
-            f(&node_fields, "id"),
-            f(&node_fields, "self_size"),
-            f(&node_fields, "edge_count"),
+            f(&meta.node_fields, "type"),
+            f(&meta.node_fields, "name"),
+            f(&meta.node_fields, "id"),
+            f(&meta.node_fields, "self_size"),
+            f(&meta.node_fields, "edge_count"),
         );
-        let (etf, enf, etof) = (
-            f(&edge_fields, "type"),
-            f(&edge_fields, "name_or_index"),
-            f(&edge_fields, "to_node"),
+        let (kind_at, name_at, to_at) = (
+            f(&meta.edge_fields, "type"),
+            f(&meta.edge_fields, "name_or_index"),
+            f(&meta.edge_fields, "to_node"),
         );
         let mut v8 = V8 {
-            types: Vec::new(),
-            names: Vec::new(),
-            ids: Vec::new(),
-            sizes: Vec::new(),
-            edges: Vec::new(),
+            node_types: list(&meta.node_types[0]),
+            edge_types: list(&meta.edge_types[0]),
+            ..V8::default()
         };
         let mut next = 0;
-        for row in nodes.chunks(ns) {
-            v8.types.push(
-                node_types
-                    .get(row[tf] as usize)
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-            v8.names.push(strings[row[nf] as usize].clone());
+        v8.first_edge.push(0);
+        for row in doc.nodes.chunks(ns) {
+            v8.types.push(row[tf] as u32);
+            v8.names.push(row[nf] as u32);
             v8.ids.push(row[idf]);
             v8.sizes.push(row[sf]);
-            let mut out = Vec::new();
-            for _ in 0..row[ecf] {
-                let e = &raw_edges[next * es..next * es + es];
-                next += 1;
-                let kind = edge_types[e[etf] as usize].clone();
-                let name = if kind == "element" || kind == "hidden" {
-                    e[enf].to_string()
-                } else {
-                    strings[e[enf] as usize].clone()
-                };
-                out.push((kind, name, e[etof] as usize / ns));
+            next += row[ecf] as usize;
+            v8.first_edge.push(next);
+        }
+        for e in doc.edges.chunks(es) {
+            v8.edge_kinds.push(e[kind_at] as u32);
+            v8.edge_names.push(e[name_at] as u32);
+            v8.edge_to.push((e[to_at] as usize / ns) as u32);
+        }
+        v8.strings = doc.strings;
+        v8
+    }
+
+    /// A graph given as (type, name, id, self size, [(edge kind, edge name, target)]) per
+    /// node, node 0 the root.
+    pub fn of(nodes: &[(&str, &str, u64, u64, Vec<(&str, &str, usize)>)]) -> V8 {
+        let mut v8 = V8 {
+            first_edge: vec![0],
+            ..V8::default()
+        };
+        let intern = |list: &mut Vec<String>, s: &str| -> u32 {
+            if let Some(i) = list.iter().position(|x| x == s) {
+                return i as u32;
             }
-            v8.edges.push(out);
+            list.push(s.to_owned());
+            (list.len() - 1) as u32
+        };
+        for (ty, name, id, size, edges) in nodes {
+            v8.types.push(intern(&mut v8.node_types, ty));
+            v8.names.push(intern(&mut v8.strings, name));
+            v8.ids.push(*id);
+            v8.sizes.push(*size);
+            for (kind, ename, to) in edges {
+                v8.edge_kinds.push(intern(&mut v8.edge_types, kind));
+                v8.edge_names.push(if *kind == "element" {
+                    ename.parse().unwrap()
+                } else {
+                    intern(&mut v8.strings, ename)
+                });
+                v8.edge_to.push(*to as u32);
+            }
+            v8.first_edge.push(v8.edge_to.len());
         }
         v8
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn type_name(&self, i: usize) -> &str {
+        self.node_types
+            .get(self.types[i] as usize)
+            .map_or("", String::as_str)
+    }
+
+    pub fn name(&self, i: usize) -> &str {
+        &self.strings[self.names[i] as usize]
+    }
+
+    /// Node `i`'s edges: (kind, name or index text, target).
+    pub fn edges(&self, i: usize) -> impl Iterator<Item = (&str, String, usize)> + '_ {
+        (self.first_edge[i]..self.first_edge[i + 1]).map(move |e| {
+            let kind = self.edge_types[self.edge_kinds[e] as usize].as_str();
+            let name = if kind == "element" || kind == "hidden" {
+                self.edge_names[e].to_string()
+            } else {
+                self.strings[self.edge_names[e] as usize].clone()
+            };
+            (kind, name, self.edge_to[e] as usize)
+        })
+    }
+
+    /// Node `i`'s targets of edges that keep them alive, other than the root.
+    pub fn kept(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        (self.first_edge[i]..self.first_edge[i + 1]).filter_map(move |e| {
+            let kind = self.edge_types[self.edge_kinds[e] as usize].as_str();
+            let to = self.edge_to[e] as usize;
+            (to != 0 && V8::keeps(kind, i, to)).then_some(to)
+        })
     }
 
     /// Whether an edge keeps its target alive (as DevTools decides it).
@@ -502,22 +577,18 @@ const MAX_PROPS: usize = 1023;
 /// `hash(i)` gives the high 32 bits of node `i`'s id.
 pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
     let mut heap = Rawheap::new(version);
-    let n = v8.ids.len();
+    let n = v8.len();
     let addr = |i: usize| 0x1000_0000u64 + 8 * i as u64;
     let mut next_scaffold = n;
     let mut scaffold = || {
         next_scaffold += 1;
         addr(next_scaffold)
     };
-    heap.roots = v8.edges[0]
-        .iter()
-        .filter(|e| V8::keeps(&e.0, 0, e.2))
-        .map(|e| addr(e.2))
-        .collect();
+    heap.roots = v8.kept(0).map(addr).collect();
     // Names: one entry per distinct name.
     let mut by_name: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for i in 1..n {
-        let name = v8.names[i].as_str();
+        let name = v8.name(i);
         let at = *by_name.entry(name).or_insert_with(|| {
             // A name with `_GLOBAL` makes an ArkUI framework node: only strings carry such
             // text in a V8 heap, and their class does not depend on it.
@@ -546,15 +617,11 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
             });
         }
         for i in 1..n {
-            let t = jstype_of(&v8.types[i]);
+            let t = jstype_of(v8.type_name(i));
             let size = v8.sizes[i] as u32;
             let mut body = vec![Some(hclass(t))];
             if !is_string_type(t) {
-                let mut refs: Vec<Option<u64>> = v8.edges[i]
-                    .iter()
-                    .filter(|e| V8::keeps(&e.0, i, e.2) && e.2 != 0)
-                    .map(|e| Some(addr(e.2)))
-                    .collect();
+                let mut refs: Vec<Option<u64>> = v8.kept(i).map(|to| Some(addr(to))).collect();
                 refs.resize(slot_count(size), None);
                 body.extend(refs);
             }
@@ -651,7 +718,7 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
         });
     };
     for i in 1..n {
-        let t = jstype_of(&v8.types[i]);
+        let t = jstype_of(v8.type_name(i));
         let size = v8.sizes[i] as u32;
         if is_string_type(t) {
             objects.push(Object {
@@ -664,9 +731,9 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
             });
             continue;
         }
-        let edges: Vec<(String, u64, bool)> = v8.edges[i]
-            .iter()
-            .filter(|e| e.2 != 0 && (V8::keeps(&e.0, i, e.2) || e.0 == "weak" && e.2 != i))
+        let edges: Vec<(String, u64, bool)> = v8
+            .edges(i)
+            .filter(|e| e.2 != 0 && (V8::keeps(e.0, i, e.2) || e.0 == "weak" && e.2 != i))
             .map(|e| (format!("{}:{}", e.0, e.1), addr(e.2), e.0 == "weak"))
             .collect();
         if edges.len() <= MAX_PROPS {
@@ -678,7 +745,7 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
         for (c, part) in edges.chunks(MAX_PROPS).enumerate() {
             let ca = scaffold();
             holder(ca, 0, 0, t, part, &mut objects, &mut scaffold);
-            let at = by_name[v8.names[i].as_str()];
+            let at = by_name[v8.name(i)];
             heap.names[at].1.push(ca);
             chunk_edges.push((format!("chunk {c}"), ca, false));
         }
