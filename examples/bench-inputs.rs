@@ -22,7 +22,7 @@ use std::process::ExitCode;
 #[allow(dead_code, clippy::pedantic)]
 #[path = "../tests/it/support/htrace.rs"]
 mod htrace;
-#[allow(dead_code, clippy::pedantic)]
+#[allow(clippy::pedantic)]
 #[path = "../tests/it/support/rawheap.rs"]
 mod rawheap;
 #[allow(dead_code, clippy::pedantic)]
