@@ -86,7 +86,19 @@ fn run(args: &[String]) -> Result<(), String> {
             let text = std::fs::read(snapshot).map_err(|e| format!("{snapshot}: {e}"))?;
             let v8 = rawheap::V8::parse(&text);
             drop(text);
-            let heap = rawheap::from_v8(&v8, version, &|_| 0);
+            // RAWHEAP_PARTS: every optional part (header strings, root groups, global
+            // references, a hash in every third id), for the fuzzer's seeds.
+            let parts = std::env::var_os("RAWHEAP_PARTS").is_some();
+            let hash = |i: usize| if parts && i % 3 == 0 { 0x5EED_0000 + i as u32 } else { 0 };
+            let mut heap = rawheap::from_v8(&v8, version, &hash);
+            if parts {
+                let roots = heap.roots.clone();
+                let first = roots.iter().take(1).copied().collect();
+                let rest = roots.iter().skip(1).take(2).copied().collect();
+                heap.header = Some(["OLD_SPACE".into(), "JS_HEAP".into(), "dynamic".into()]);
+                heap.groups = Some([first, rest, Vec::new(), roots.iter().take(1).copied().collect()]);
+                heap.refs = Some(Some(roots.iter().map(|&r| (r | 0x7000_0000_0000, r)).collect()));
+            }
             let objects = heap.objects.len();
             std::fs::write(out, heap.build()).map_err(|e| format!("{out}: {e}"))?;
             eprintln!("{out}: version {version}, {objects} objects");
