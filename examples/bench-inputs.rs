@@ -89,7 +89,7 @@ fn run(args: &[String]) -> Result<(), String> {
             // RAWHEAP_PARTS: every optional part (header strings, root groups, global
             // references, a hash in every third id), for the fuzzer's seeds.
             let parts = std::env::var_os("RAWHEAP_PARTS").is_some();
-            let hash = |i: usize| if parts && i % 3 == 0 { 0x5EED_0000 + i as u32 } else { 0 };
+            let hash = |i: usize| if parts && i.is_multiple_of(3) { 0x5EED_0000 + i as u32 } else { 0 };
             let mut heap = rawheap::from_v8(&v8, version, &hash);
             if parts {
                 let roots = heap.roots.clone();
