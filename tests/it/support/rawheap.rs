@@ -571,7 +571,7 @@ const MAX_PROPS: usize = 1023;
 /// Converts a V8 snapshot into a rawheap of `version`: node 0's children become the
 /// direct roots, every other node an object with the V8 id, self size and name (in the
 /// string table), and every edge that keeps its target alive a reference: in version 1 an
-/// in-object property through a per-object hclass and layout (size-0 scaffolding objects
+/// in-object property through an hclass and layout per shape (size-0 scaffolding objects
 /// with id 0; nodes with more than 1023 edges get size-0 chunk objects of their own name
 /// and type in between), in version 2 a slot token while the object's slots last.
 /// `hash(i)` gives the high 32 bits of node `i`'s id.
@@ -680,6 +680,8 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
             a
         };
     // An object holding `edges` (name, target, weak) as in-object properties.
+    let mut shapes: std::collections::HashMap<(u32, Vec<String>), u64> =
+        std::collections::HashMap::new();
     let mut holder = |a: u64,
                       id: u64,
                       size: u32,
@@ -698,16 +700,27 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
             });
             return;
         }
-        let (hc, layout) = (scaffold(), scaffold());
-        let mut layout_slots = vec![plain[jstype::LAYOUT_INFO as usize], 0];
+        // One hclass and layout per type and list of property names, as a VM shares
+        // them between objects of one shape.
+        let shape: Vec<String> = edges.iter().map(|e| e.0.clone()).collect();
+        let hc = if let Some(&hc) = shapes.get(&(t, shape.clone())) {
+            hc
+        } else {
+            let (hc, layout) = (scaffold(), scaffold());
+            let mut layout_slots = vec![plain[jstype::LAYOUT_INFO as usize], 0];
+            for name in &shape {
+                layout_slots.push(key(name, objects, scaffold));
+                layout_slots.push(0x10);
+            }
+            objects.push(zero(hc, hclass_body(t, edges.len(), layout)));
+            objects.push(zero(layout, slots(&layout_slots)));
+            shapes.insert((t, shape), hc);
+            hc
+        };
         let mut body = vec![hc, empty_props];
-        for (name, to, weak) in edges {
-            layout_slots.push(key(name, objects, scaffold));
-            layout_slots.push(0x10);
+        for (_, to, weak) in edges {
             body.push(if *weak { to | 1 } else { *to });
         }
-        objects.push(zero(hc, hclass_body(t, edges.len(), layout)));
-        objects.push(zero(layout, slots(&layout_slots)));
         objects.push(Object {
             addr: a,
             id,
