@@ -13,6 +13,7 @@
 mod meta;
 
 use std::fmt;
+use std::rc::Rc;
 
 use hashbrown::HashMap;
 
@@ -426,6 +427,10 @@ struct FieldRef {
     size: u32,
 }
 
+/// A resolved version-1 layout: each property's name, whether it is in the object (else in
+/// the properties array), and its byte offset there.
+type Layout = Rc<[(u32, bool, usize)]>;
+
 /// Where a late node's index comes from once all others exist.
 #[derive(Clone, Copy)]
 enum Late {
@@ -481,6 +486,8 @@ struct Reader<'a> {
     unbounded_reads: u64,
     missing_targets: u64,
     refs_first: u32,
+    /// Version 1: resolved layouts by hclass.
+    layouts: HashMap<u32, Layout>,
 }
 
 /// Named fields the version-1 decoder needs.
@@ -877,6 +884,7 @@ impl<'a> Reader<'a> {
             unbounded_reads: 0,
             missing_targets: 0,
             refs_first: 0,
+            layouts: HashMap::new(),
         }
     }
 }
@@ -1598,7 +1606,7 @@ impl Reader<'_> {
             if let Some(p) = p {
                 if p.jstype.is_some() && p.jstype == dictionary {
                     self.dictionary(from, p, data_off);
-                } else if let Some(h) = h_index.map(|h| self.objs[h as usize]) {
+                } else if let Some(h) = h_index {
                     self.layout(from, o, t, p, h, (bitfield1, layout_off, data_off));
                 }
             }
@@ -1645,17 +1653,47 @@ impl Reader<'_> {
         }
     }
 
+    /// A JS object's properties through its hclass's layout. The layout is resolved once
+    /// per hclass (objects of one shape share it): each property's name and where its
+    /// value is, in the object (in-object) or in the properties array.
     fn layout(
         &mut self,
         from: u32,
         o: Obj,
         t: u32,
         p: Obj,
-        h: Obj,
+        h: u32,
         (bitfield1, layout_off, data_off): (usize, usize, usize),
     ) {
+        let entries = if let Some(e) = self.layouts.get(&h) {
+            Rc::clone(e)
+        } else {
+            let e =
+                self.resolve_layout(t, self.objs[h as usize], (bitfield1, layout_off, data_off));
+            self.layouts.insert(h, Rc::clone(&e));
+            e
+        };
+        for &(name, in_object, offset) in entries.iter() {
+            let v = if in_object {
+                self.slot(o, offset)
+            } else {
+                self.slot(p, offset)
+            };
+            if let Some(v) = v {
+                self.value_edge(from, false, name, v, true);
+            }
+        }
+    }
+
+    fn resolve_layout(
+        &mut self,
+        t: u32,
+        h: Obj,
+        (bitfield1, layout_off, data_off): (usize, usize, usize),
+    ) -> Layout {
+        let mut entries = Vec::new();
         let Some(l) = self.slot(h, layout_off).and_then(|a| self.obj_at(a)) else {
-            return;
+            return entries.into();
         };
         let bits = self.word(h, bitfield1).unwrap_or(0);
         let count = (bits & 0x3FF) as usize;
@@ -1678,18 +1716,13 @@ impl Reader<'_> {
             } else {
                 name
             };
-            let v = if attr & 0x10 != 0 {
-                self.slot(o, end + 8 * i)
-            } else {
-                let j = i64::try_from(i).unwrap_or(i64::MAX) - inline;
-                usize::try_from(j)
-                    .ok()
-                    .and_then(|j| self.slot(p, data_off + 8 * j))
-            };
-            if let Some(v) = v {
-                self.value_edge(from, false, name, v, true);
+            if attr & 0x10 != 0 {
+                entries.push((name, true, end + 8 * i));
+            } else if let Ok(j) = usize::try_from(i64::try_from(i).unwrap_or(i64::MAX) - inline) {
+                entries.push((name, false, data_off + 8 * j));
             }
         }
+        entries.into()
     }
 
     fn napi(
