@@ -5,12 +5,15 @@
 //! ```text
 //! cargo run --release --example bench-inputs -- snapshot NODES OUT.heapsnapshot
 //! cargo run --release --example bench-inputs -- htrace OUT.htrace SNAPSHOT... [PROFILE.cpuprofile]
+//! cargo run --release --example bench-inputs -- rawheap 1|2 SNAPSHOT OUT.rawheap
 //! ```
 //!
 //! Snapshots of more nodes are the same heap with more objects (same ids), like later
 //! snapshots of one process. The htrace holds each snapshot as
 //! `HeapProfiler.addHeapSnapshotChunk` messages of 100 KB (or `HTRACE_CHUNK` bytes), one
-//! second apart; a `.cpuprofile` input becomes the capture's `Profiler.stop` message.
+//! second apart; a `.cpuprofile` input becomes the capture's `Profiler.stop` message. A
+//! rawheap is the snapshot converted by the test support's writer (ArkTS `.rawheap`,
+//! version 1 or 2; see `tests/it/support/rawheap.rs`).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -19,6 +22,9 @@ use std::process::ExitCode;
 #[allow(dead_code, clippy::pedantic)]
 #[path = "../tests/it/support/htrace.rs"]
 mod htrace;
+#[allow(clippy::pedantic)]
+#[path = "../tests/it/support/rawheap.rs"]
+mod rawheap;
 #[allow(dead_code, clippy::pedantic)]
 #[path = "../tests/it/support/synth.rs"]
 mod synth;
@@ -71,8 +77,35 @@ fn run(args: &[String]) -> Result<(), String> {
             eprintln!("{out}: {} snapshots", snapshots.len());
             Ok(())
         }
+        [cmd, version, snapshot, out] if cmd == "rawheap" => {
+            let version: u8 = match version.as_str() {
+                "1" => 1,
+                "2" => 2,
+                _ => return Err(format!("the rawheap version is 1 or 2, got '{version}'")),
+            };
+            let text = std::fs::read(snapshot).map_err(|e| format!("{snapshot}: {e}"))?;
+            let v8 = rawheap::V8::parse(&text);
+            drop(text);
+            // RAWHEAP_PARTS: every optional part (header strings, root groups, global
+            // references, a hash in every third id), for the fuzzer's seeds.
+            let parts = std::env::var_os("RAWHEAP_PARTS").is_some();
+            let hash = |i: usize| if parts && i.is_multiple_of(3) { 0x5EED_0000 + i as u32 } else { 0 };
+            let mut heap = rawheap::from_v8(&v8, version, &hash);
+            if parts {
+                let roots = heap.roots.clone();
+                let first = roots.iter().take(1).copied().collect();
+                let rest = roots.iter().skip(1).take(2).copied().collect();
+                heap.header = Some(["OLD_SPACE".into(), "JS_HEAP".into(), "dynamic".into()]);
+                heap.groups = Some([first, rest, Vec::new(), roots.iter().take(1).copied().collect()]);
+                heap.refs = Some(Some(roots.iter().map(|&r| (r | 0x7000_0000_0000, r)).collect()));
+            }
+            let objects = heap.objects.len();
+            std::fs::write(out, heap.build()).map_err(|e| format!("{out}: {e}"))?;
+            eprintln!("{out}: version {version}, {objects} objects");
+            Ok(())
+        }
         _ => Err(
-            "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT...".into(),
+            "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT... | bench-inputs rawheap 1|2 SNAPSHOT OUT".into(),
         ),
     }
 }

@@ -8,7 +8,7 @@ data=tests/data
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 seeds="$work/seeds"
-mkdir -p "$seeds"/{htrace,heapsnapshot,cpuprofile,trace_event,selfprof,capture}
+mkdir -p "$seeds"/{htrace,heapsnapshot,cpuprofile,trace_event,selfprof,capture,rawheap}
 
 inputs() { cargo run --quiet --example bench-inputs -- "$@"; }
 
@@ -42,13 +42,22 @@ process.stdin.on("end", () => {
   process.stdout.write(JSON.stringify({ traceEvents: keep }));
 });' >"$seeds/trace_event/chrome-profile-events.json"
 
+# Rawheaps: the synthetic 40-node snapshot as version 1 and 2, plain and with every
+# optional part (header strings, root groups, global references, hashes in the ids).
+for v in 1 2; do
+    inputs rawheap "$v" "$seeds/heapsnapshot/synthetic-40.heapsnapshot" "$seeds/rawheap/synthetic-40-v$v.rawheap"
+    RAWHEAP_PARTS=1 inputs rawheap "$v" "$seeds/heapsnapshot/synthetic-40.heapsnapshot" \
+        "$seeds/rawheap/synthetic-40-v$v-parts.rawheap"
+done
+
 # JS Self-Profiling traces.
 cp "$data"/web/selfprof-{fast,slow}.json "$seeds/selfprof/"
 
 # The whole input path: one seed of each format, a gzip-wrapped snapshot, and a baseline.
 cp "$seeds/htrace/synthetic-pair.htrace" "$seeds/heapsnapshot/synthetic-40.heapsnapshot" \
     "$data/arkts-real/profile-1.cpuprofile" "$data/web/selfprof-fast.json" \
-    "$seeds/trace_event/chrome-profile-events.json" "$seeds/capture/"
+    "$seeds/trace_event/chrome-profile-events.json" "$seeds/rawheap/synthetic-40-v2-parts.rawheap" \
+    "$seeds/capture/"
 gzip -9 -n -c "$seeds/heapsnapshot/snapshot-2.heapsnapshot" >"$seeds/capture/snapshot-2.heapsnapshot.gz"
 # (From the scratch directory, so that the baseline names its source the same each time.)
 root=$PWD

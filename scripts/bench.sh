@@ -20,6 +20,9 @@
 #                  -> heap-0.heapsnapshot (about 270 MB) and heap-1.heapsnapshot (about 305 MB)
 #   otherwise:     cargo run --release --example bench-inputs -- snapshot N ...
 #   both:          cargo run --release --example bench-inputs -- htrace pair.htrace heap-0 heap-1
+#   and            cargo run --release --example bench-inputs -- rawheap 1|2 heap-1 heap-1-vN.rawheap
+#                  (HEAD as ArkTS .rawheap dumps of versions 1 and 2, by the test support's
+#                  writer: tests/it/support/rawheap.rs)
 #
 # Rows, each timed with /usr/bin/time -f "%e %M" (wall seconds, peak RSS) after the files
 # were read once (warm page cache):
@@ -30,6 +33,8 @@
 #   4. htrace:     arkdiff pair.htrace                            (both snapshots streamed out
 #                                                                  of the capture, trend, paths)
 #      and         arkdiff pair.htrace --no-retained
+#   6. rawheap:    arkdiff HEAD-vN.rawheap --head-snapshot 0 --no-retained   (versions 1 and 2,
+#                  parse only, per object against row 1's per node)
 #   5. Chrome DevTools' diff: node scripts/bench/devtools-diff.mjs BASE HEAD
 #      (npm heap-snapshot-toolkit's diffFromStreams), when Node.js and the package are
 #      present: npm install --prefix DIR heap-snapshot-toolkit@1.1.3
@@ -107,9 +112,18 @@ else
 fi
 htrace=$dir/$(basename "$base" .heapsnapshot)+$(basename "$head" .heapsnapshot).htrace
 [[ -s $htrace ]] || "$gen" htrace "$htrace" "$base" "$head"
+for v in 1 2; do
+  raw=$dir/$(basename "$head" .heapsnapshot)-v$v.rawheap
+  if [[ ! -s $raw || ! -s $raw.objects ]]; then
+    "$gen" rawheap "$v" "$head" "$raw" 2> "$raw.log" || { cat "$raw.log" >&2; exit 1; }
+    sed -n 's/.*, \([0-9]*\) objects$/\1/p' "$raw.log" > "$raw.objects"
+  fi
+done
+rawheap1=$dir/$(basename "$head" .heapsnapshot)-v1.rawheap
+rawheap2=$dir/$(basename "$head" .heapsnapshot)-v2.rawheap
 
 mb() { echo $(( $(stat -c %s "$1") / 1000000 )); }
-cat "$base" "$head" "$htrace" > /dev/null # warm the page cache
+cat "$base" "$head" "$htrace" "$rawheap1" "$rawheap2" > /dev/null # warm the page cache
 
 # --- peers ------------------------------------------------------------------------------
 modules=""
@@ -158,6 +172,8 @@ row pair "$arkdiff" "$base" "$head" --top 0
 row pair_counts "$arkdiff" "$base" "$head" --no-retained --top 0
 row htrace "$arkdiff" "$htrace" --top 0
 row htrace_counts "$arkdiff" "$htrace" --no-retained --top 0
+row rawheap1 "$arkdiff" "$rawheap1" --head-snapshot 0 --no-retained --top 0
+row rawheap2 "$arkdiff" "$rawheap2" --head-snapshot 0 --no-retained --top 0
 have_peer=false
 if ! $smoke && $have_node && [[ -n $modules ]]; then
   row devtools node --max-old-space-size=16000 "$root/scripts/bench/devtools-diff.mjs" "$modules" "$base" "$head"
@@ -188,6 +204,14 @@ line pair "arkdiff BASE HEAD (with retained sizes)"
 line pair_counts "arkdiff BASE HEAD --no-retained"
 line htrace "arkdiff pair.htrace (both snapshots streamed from the capture; trend, retained sizes, retainer paths)"
 line htrace_counts "arkdiff pair.htrace --no-retained"
+# Per object: the rawheap's objects (the writer's own objects included) against HEAD's nodes.
+head_nodes=$(head -c 4096 "$head" | sed -n 's/.*"node_count":\([0-9]*\).*/\1/p')
+per() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0 && n > 0) printf "%.0f ns", 1e9 * t / n; else print "-" }'; }
+for v in 1 2; do
+  raw=rawheap$v
+  objects=$(cat "${!raw}.objects")
+  line "$raw" "arkdiff HEAD as a version-$v .rawheap ($(mb "${!raw}") MB, $objects objects), parse only: $(per "$objects" "${secs[$raw]}") per object, against $(per "$head_nodes" "${secs[parse]}") per node for HEAD"
+done
 if $have_peer; then
   echo "| Chrome DevTools' diffFromStreams BASE HEAD | ${secs[devtools]} | $((rss[devtools] / 1024)) | 1x | 100% |"
 else

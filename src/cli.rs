@@ -92,9 +92,9 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Captures: .htrace, .heapsnapshot, .cpuprofile, Chrome Trace Event JSON or a JS
-    /// Self-Profiling trace, plain or gzip/zlib-compressed, or a baseline written by
-    /// `arkdiff summarize`.
+    /// Captures: .htrace, .heapsnapshot, ArkTS .rawheap, .cpuprofile, Chrome Trace Event
+    /// JSON or a JS Self-Profiling trace, plain or gzip/zlib-compressed, or a baseline
+    /// written by `arkdiff summarize`.
     ///
     /// One input: its first heap snapshot against its last, plus the trend over all of
     /// them; two: BASE against HEAD (heap and CPU, whichever both carry); more: a series

@@ -78,6 +78,10 @@ warning_codes! {
     /// The edges are missing or inconsistent, so the snapshot has no object graph:
     /// no retained sizes or retainer paths for it.
     SnapshotNoGraph => "snapshot-no-graph",
+    /// Rawheap: object fields that lie past the end of the object memory were left out.
+    RawheapPastMemory => "rawheap-past-memory",
+    /// Rawheap: references to addresses that no object of the file has were left out.
+    RawheapMissingObject => "rawheap-missing-object",
 
     // CPU profile readers.
     /// A profile with an end time but no start time: the last sample gets no time.
@@ -133,6 +137,9 @@ warning_codes! {
     /// The two snapshots share object ids that name other classes: they look like two
     /// processes, so only counts and sizes are compared.
     DisjointIds => "disjoint-ids",
+    /// Both snapshots are rawheaps whose ids were all handed out for the dump (OOM dumps):
+    /// ids mean nothing across them, so only counts and sizes are compared.
+    FreshIds => "fresh-ids",
     /// A class given to `--explain` has no retainer path to show.
     ExplainNoPath => "explain-no-path",
 

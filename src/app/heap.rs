@@ -273,13 +273,23 @@ pub fn compare(
         } else {
             ""
         };
-        warnings.push(Warning::new(
+        let fresh = base_ref.snap.fresh_ids && head_a.snap.fresh_ids;
+        warnings.push(if fresh {
+            Warning::new(
+                WarningCode::FreshIds,
+                format!(
+                    "both rawheaps number their objects afresh (ids 3, 5, 7, … in dump order, as an out-of-memory dump does), so ids do not tell which objects are the same; only counts and sizes are compared{paths}"
+                ),
+            )
+        } else {
+            Warning::new(
             WarningCode::DisjointIds,
             format!(
                 "the snapshots look like two different processes ({} of {} shared ids name another class on each side); only counts and sizes are compared{paths}",
                 c.mismatched_ids, c.shared_ids
             ),
-        ));
+        )
+        });
     }
 
     let trend = if trend_wanted {

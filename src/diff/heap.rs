@@ -134,9 +134,21 @@ pub enum ById {
     Wide(Vec<(u64, u32)>),
 }
 
+/// The id objects are matched by: the low 32 bits (an ArkTS leak-watcher dump keeps the
+/// object's hash in the high 32), None for ids that name no single object (ArkTS gives
+/// id 0 to every virtual, primitive and bare node; 1 is the synthetic root).
+#[inline]
+pub fn match_id(id: u64) -> Option<u64> {
+    let id = id & 0xFFFF_FFFF;
+    (id > 1).then_some(id)
+}
+
 impl ById {
     pub fn new(snap: &HeapSnapshot) -> ById {
-        let counted = || (0..snap.node_count()).filter(|&n| snap.is_counted(n));
+        let counted = || {
+            (0..snap.node_count())
+                .filter(|&n| snap.is_counted(n) && match_id(snap.ids.get(n)).is_some())
+        };
         #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
         if snap.ids.is_narrow() || counted().all(|n| u32::try_from(snap.ids.get(n)).is_ok()) {
             let mut keys: Vec<u64> = counted()
@@ -147,8 +159,10 @@ impl ById {
             }
             ById::Packed(keys)
         } else {
-            let mut pairs: Vec<(u64, u32)> =
-                counted().map(|n| (snap.ids.get(n), n as u32)).collect();
+            // Wide ids are ArkTS ids with a hash: matched by their low 32 bits.
+            let mut pairs: Vec<(u64, u32)> = counted()
+                .map(|n| (snap.ids.get(n) & 0xFFFF_FFFF, n as u32))
+                .collect();
             if !pairs.is_sorted() {
                 pairs.sort_unstable();
             }
@@ -287,7 +301,8 @@ pub fn diff_by_id(
         names.len(),
     );
     let id_matching = if !same_process
-        && check.mismatched_ids * 100 > check.shared_ids * DISJOINT_MISMATCH_PERCENT
+        && (check.mismatched_ids * 100 > check.shared_ids * DISJOINT_MISMATCH_PERCENT
+            || base.fresh_ids && head.fresh_ids)
     {
         IdMatching::Disjoint
     } else {
@@ -432,6 +447,9 @@ impl<'a> ObjectIndex<'a> {
 
     /// Whether the snapshot holds an object with this id and class: the same object.
     pub fn contains(&self, id: u64, class: &str) -> bool {
+        let Some(id) = match_id(id) else {
+            return false;
+        };
         (self.by_id.lower_bound(id)..self.by_id.len())
             .map(|i| self.by_id.get(i))
             .take_while(|&(i, _)| i == id)
@@ -562,8 +580,8 @@ mod tests {
 
     #[test]
     fn unchanged_classes_are_left_out_but_counted_in_totals() {
-        let base = snap(&[(1, "A", 8), (3, "B", 8)]);
-        let head = snap(&[(1, "A", 8), (3, "B", 8), (5, "B", 8)]);
+        let base = snap(&[(3, "A", 8), (5, "B", 8)]);
+        let head = snap(&[(3, "A", 8), (5, "B", 8), (7, "B", 8)]);
         let d = diff(&base, &head, false, None);
         assert_eq!(d.classes.len(), 1);
         assert_eq!((d.count, d.size), (Change::new(2, 3), Change::new(16, 24)));
@@ -579,7 +597,7 @@ mod tests {
     #[test]
     fn ids_that_disagree_make_the_pair_disjoint() {
         // 2 of 100 shared ids disagree: more than 1%.
-        let mut base_nodes: Vec<(u64, &str, u64)> = (0..100).map(|i| (i, "A", 8)).collect();
+        let mut base_nodes: Vec<(u64, &str, u64)> = (0..100).map(|i| (3 + 2 * i, "A", 8)).collect();
         let mut head_nodes = base_nodes.clone();
         head_nodes[0].1 = "B";
         head_nodes[1].1 = "B";
@@ -595,5 +613,59 @@ mod tests {
         head_nodes[1].1 = "B";
         let d = diff(&snap(&base_nodes), &snap(&head_nodes), true, None);
         assert_eq!((d.id_matching, d.id_check), (IdMatching::SameProcess, None));
+    }
+
+    #[test]
+    fn ids_0_and_1_are_never_matched_and_a_hash_is_split_off() {
+        // ArkTS gives id 0 to every virtual node (size 1 for the root groups) and 1 to the
+        // synthetic root: with them matched, the classes would disagree on id 0.
+        let base = snap(&[
+            (0, "(handle)", 1),
+            (0, "HeapMetadata", 1),
+            (1, "R", 8),
+            (3, "A", 8),
+        ]);
+        let head = snap(&[
+            (0, "HeapMetadata", 1),
+            (0, "(handle)", 1),
+            (1, "S", 8),
+            (3, "A", 8),
+        ]);
+        let d = diff(&base, &head, false, None);
+        assert_eq!(d.id_matching, IdMatching::SameProcess);
+        assert_eq!(d.id_check.unwrap().shared_ids, 1);
+        let row = |n: &str| {
+            d.classes
+                .iter()
+                .find(|r| r.name == n)
+                .unwrap()
+                .objects
+                .unwrap()
+        };
+        assert_eq!((row("S").new_count, row("R").deleted_count), (0, 0));
+        // A leak-watcher dump keeps the object's hash in the high 32 bits of its id.
+        let hashed = snap(&[(7 << 32 | 3, "A", 8), (5, "B", 8)]);
+        let d = diff(&snap(&[(3, "A", 8)]), &hashed, false, None);
+        assert_eq!(d.id_check.unwrap().shared_ids, 1);
+        assert!(d.classes.iter().all(|r| r.name != "A"));
+    }
+
+    #[test]
+    fn two_fresh_numbered_dumps_are_compared_by_class_only() {
+        let mut base = snap(&[(3, "A", 8), (5, "B", 8)]);
+        let mut head = snap(&[(3, "A", 8), (5, "B", 8), (7, "B", 8)]);
+        assert_eq!(
+            diff(&base, &head, false, None).id_matching,
+            IdMatching::SameProcess
+        );
+        base.fresh_ids = true;
+        assert_eq!(
+            diff(&base, &head, false, None).id_matching,
+            IdMatching::SameProcess
+        );
+        head.fresh_ids = true;
+        let d = diff(&base, &head, false, None);
+        assert_eq!(d.id_matching, IdMatching::Disjoint);
+        assert!(d.classes.iter().all(|r| r.objects.is_none()));
     }
 }

@@ -39,6 +39,9 @@ pub enum Problem {
     /// The htrace container is damaged.
     #[error("{0}")]
     Htrace(#[source] HtraceError),
+    /// The `.rawheap` is damaged: section and byte offset.
+    #[error("{0}")]
+    Rawheap(#[source] super::rawheap::RawheapError),
     /// Anything else the format does not allow, in words.
     #[error("{0}")]
     Invalid(String),
@@ -90,6 +93,7 @@ impl InputError {
         match &self.problem {
             Problem::Json(e) => Some(e.offset),
             Problem::Htrace(e) => e.offset,
+            Problem::Rawheap(e) => Some(e.offset),
             Problem::Io { .. } | Problem::Invalid(_) => None,
         }
     }

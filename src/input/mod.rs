@@ -7,6 +7,7 @@ pub mod heapsnapshot;
 pub mod htrace;
 pub mod json;
 pub mod leaklist;
+pub mod rawheap;
 pub mod selfprof;
 pub mod trace_event;
 
@@ -74,6 +75,8 @@ pub enum Format {
     SelfProfile,
     /// An `arkdiff summarize` baseline: class and function totals.
     Baseline,
+    /// An ArkTS `.rawheap` binary heap dump.
+    Rawheap,
 }
 
 impl Format {
@@ -86,6 +89,7 @@ impl Format {
             Format::TraceEvent => "trace-event",
             Format::SelfProfile => "js-self-profile",
             Format::Baseline => "baseline",
+            Format::Rawheap => "rawheap",
         }
     }
 }
@@ -187,6 +191,12 @@ pub fn detect(path: &Path) -> Result<Detected> {
             wrapping.push(w);
             continue;
         }
+        if wrapping.is_empty() && zero_version_rawheap(path, &prefix) {
+            return Ok(Detected {
+                format: Format::Rawheap,
+                wrapping,
+            });
+        }
         let format = sniff(&prefix).map_err(|found| {
             let inside = match wrapping.last() {
                 Some(w) => format!(" inside the {} data", w.name()),
@@ -198,10 +208,30 @@ pub fn detect(path: &Path) -> Result<Detected> {
     }
 }
 
+/// Whether a plain file whose version field is all zero (the oldest rawheap writers) ends
+/// in a rawheap's trailer.
+fn zero_version_rawheap(path: &Path, prefix: &[u8]) -> bool {
+    if prefix.len() < 16 || prefix[..8].iter().any(|&b| b != 0) {
+        return false;
+    }
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let mut tail = [0u8; 8];
+    let len = file.metadata().map_or(0, |m| m.len());
+    len >= 16
+        && file.seek(SeekFrom::End(-8)).is_ok()
+        && file.read_exact(&mut tail).is_ok()
+        && rawheap::trailer_fits(len, tail)
+}
+
 /// Tells the format from the first bytes of the content; the error says what was found.
 fn sniff(prefix: &[u8]) -> std::result::Result<Format, String> {
     if prefix.starts_with(htrace::MAGIC) {
         return Ok(Format::Htrace);
+    }
+    if rawheap::sniff(prefix) {
+        return Ok(Format::Rawheap);
     }
     if prefix.is_empty() {
         return Err("the file is empty".into());
@@ -433,6 +463,8 @@ pub struct Capture {
 enum HeapKind {
     None,
     HeapSnapshot,
+    /// A `.rawheap`, read whole when loaded.
+    Rawheap,
     /// A baseline's class totals: one snapshot, with no objects.
     Aggregate(Box<Aggregate>),
     /// The htrace's bytes (the file itself, or its decompressed copy) and its index.
@@ -461,6 +493,7 @@ impl Capture {
         let json = |e| InputError::new(path, Problem::Json(e)).in_format(&describe);
         match capture.detected.format {
             Format::HeapSnapshot => capture.heap = HeapKind::HeapSnapshot,
+            Format::Rawheap => capture.heap = HeapKind::Rawheap,
             Format::Htrace => capture.open_htrace()?,
             Format::Baseline => {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
@@ -525,7 +558,13 @@ impl Capture {
     }
 
     fn read_all(&self) -> Result<Vec<u8>> {
-        let mut text = Vec::new();
+        // A plain file is read into room for all of it at once.
+        let size = if self.detected.wrapping.is_empty() {
+            std::fs::metadata(&self.path).map_or(0, |m| m.len())
+        } else {
+            0
+        };
+        let mut text = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         open_unwrapped(&self.path, &self.detected.wrapping)?
             .read_to_end(&mut text)
             .map_err(|e| {
@@ -630,16 +669,17 @@ impl Capture {
     pub fn snapshot_count(&self) -> usize {
         match &self.heap {
             HeapKind::None => 0,
-            HeapKind::HeapSnapshot | HeapKind::Aggregate(_) => 1,
+            HeapKind::HeapSnapshot | HeapKind::Rawheap | HeapKind::Aggregate(_) => 1,
             HeapKind::Htrace { index, .. } => index.snapshots.len(),
         }
     }
 
     pub fn snapshot_info(&self, i: usize) -> SnapshotInfo {
         match &self.heap {
-            HeapKind::None | HeapKind::HeapSnapshot | HeapKind::Aggregate(_) => {
-                SnapshotInfo::default()
-            }
+            HeapKind::None
+            | HeapKind::HeapSnapshot
+            | HeapKind::Rawheap
+            | HeapKind::Aggregate(_) => SnapshotInfo::default(),
             HeapKind::Htrace { index, .. } => SnapshotInfo {
                 start_time_ns: index.snapshots[i].start_time_ns,
                 end_time_ns: index.snapshots[i].end_time_ns,
@@ -696,6 +736,13 @@ impl Capture {
                 };
                 heapsnapshot::parse_with(reader, options).map_err(|e| {
                     InputError::new(&self.path, Problem::Json(e))
+                        .in_format(self.detected.describe())
+                })?
+            }
+            HeapKind::Rawheap => {
+                let data = self.read_all()?;
+                rawheap::parse(&data, options).map_err(|e| {
+                    InputError::new(&self.path, Problem::Rawheap(e))
                         .in_format(self.detected.describe())
                 })?
             }

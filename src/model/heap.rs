@@ -38,6 +38,9 @@ pub struct HeapSnapshot {
     pub graph: Option<HeapGraph>,
     /// Problems that did not stop the parse.
     pub warnings: Vec<Warning>,
+    /// The ids were all handed out for this dump (an ArkTS OOM rawheap numbers its objects
+    /// afresh): two such snapshots cannot be matched by id.
+    pub fresh_ids: bool,
 }
 
 /// Count and total self size of a set of nodes.

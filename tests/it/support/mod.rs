@@ -16,6 +16,7 @@ pub mod cli;
 pub mod cpu_recount;
 pub mod graph;
 pub mod htrace;
+pub mod rawheap;
 pub mod recount;
 pub mod schema;
 pub mod synth;

@@ -1,0 +1,602 @@
+//! The reader on hand-made rawheaps, written by the integration tests' writer (written from
+//! the format's description, independently of this reader): each optional part, the value
+//! kinds, dictionaries, arrays, tokens, the hash, native sizes, and every kind of damage.
+
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::too_many_lines,
+    clippy::items_after_statements,
+    clippy::doc_markdown
+)]
+
+#[path = "../../../tests/it/support/rawheap.rs"]
+mod writer;
+
+use super::*;
+use writer::{Object, Rawheap, hclass, jstype, layout, object, off, slots, tokens};
+
+const FULL: ParseOptions = ParseOptions {
+    graph: true,
+    labels: true,
+    text_bytes: None,
+};
+
+fn read(heap: &Rawheap) -> HeapSnapshot {
+    parse(&heap.build(), FULL).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn name(s: &HeapSnapshot, n: u32) -> String {
+    s.graph
+        .as_ref()
+        .unwrap()
+        .node_name(n)
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn find(s: &HeapSnapshot, wanted: &str) -> u32 {
+    (0..s.node_count() as u32)
+        .find(|&n| name(s, n) == wanted)
+        .unwrap_or_else(|| panic!("no node {wanted}"))
+}
+
+/// A node's kept edges as `label -> target name`.
+fn edges(s: &HeapSnapshot, n: u32) -> Vec<String> {
+    let g = s.graph.as_ref().unwrap();
+    g.edges(n)
+        .map(|e| format!("{} -> {}", g.edge_label(e), name(s, g.edge_targets[e])))
+        .collect()
+}
+
+fn class(s: &HeapSnapshot, n: u32) -> &str {
+    s.class_name(s.classes[n as usize])
+}
+
+// Version-1 addresses of the scaffolding.
+const META: u64 = 0x1000;
+const H_OBJ: u64 = 0x1100;
+const LAYOUT: u64 = 0x1200;
+const H_LAYOUT: u64 = 0x1300;
+const H_STR: u64 = 0x1400;
+const KEY: u64 = 0x1500;
+const PROPS: u64 = 0x1600;
+const H_ARR: u64 = 0x1700;
+const H_NP: u64 = 0x1800;
+const H_PLAIN: u64 = 0x1900;
+const H_DICT: u64 = 0x1A00;
+const KEY2: u64 = 0x1B00;
+const A: u64 = 0x2000;
+const B: u64 = 0x2100;
+const N: u64 = 0x2200;
+
+/// A version-1 heap: object A (id 3) holds B (id 5, "Leaked") in its in-object property
+/// "leak"; N (id 7) is a JSNativePointer with an external pointer and a binding size.
+fn v1_heap() -> Rawheap {
+    let mut h = Rawheap::new(1);
+    let mut np = slots(&[H_NP, 0xdead0, 0, 0, 0]);
+    np[off::BINDING_SIZE..off::BINDING_SIZE + 4].copy_from_slice(&4096u32.to_le_bytes());
+    h.objects = vec![
+        object(META, 0, 0, hclass(META, jstype::HCLASS, 0, 0)),
+        object(H_OBJ, 0, 0, hclass(META, jstype::JS_OBJECT, 1, LAYOUT)),
+        object(H_PLAIN, 0, 0, hclass(META, jstype::JS_OBJECT, 0, 0)),
+        object(H_LAYOUT, 0, 0, hclass(META, jstype::LAYOUT_INFO, 0, 0)),
+        object(LAYOUT, 0, 0, layout(H_LAYOUT, &[(KEY, 0x10)])),
+        object(H_STR, 0, 0, hclass(META, jstype::LINE_STRING, 0, 0)),
+        object(KEY, 0, 4, slots(&[H_STR])),
+        object(H_ARR, 0, 0, hclass(META, jstype::TAGGED_ARRAY, 0, 0)),
+        object(PROPS, 0, 16, slots(&[H_ARR, 0])),
+        object(H_NP, 0, 0, hclass(META, jstype::JS_NATIVE_POINTER, 0, 0)),
+        object(A, 3, 24, slots(&[H_OBJ, PROPS, B])),
+        object(B, 5, 16, slots(&[H_PLAIN, PROPS])),
+        object(N, 7, 40, np),
+    ];
+    h.names = vec![("Leaked".into(), vec![B]), ("leak".into(), vec![KEY])];
+    h.roots = vec![A, B, N];
+    h
+}
+
+#[test]
+fn version_1_objects_layouts_and_native_pointers() {
+    let s = read(&v1_heap());
+    assert_eq!(name(&s, 0), "SyntheticRoot");
+    assert_eq!(s.ids.get(0), 1);
+    // No groups in the file: four empty group nodes, no HeapMetadata, no "invalid".
+    let names: Vec<String> = (0..8).map(|n| name(&s, n)).collect();
+    assert_eq!(
+        names,
+        [
+            "SyntheticRoot",
+            "LocalHandleRoot[0]",
+            "GlobalHandleRoot[0]",
+            "VMRoot[0]",
+            "FrameRoot[0]",
+            "JSObject",
+            "Leaked",
+            "JSNativePointer"
+        ]
+    );
+    // The direct roots in list order after the virtual nodes, then the string table's.
+    assert_eq!(name(&s, 8), "leak");
+    assert_eq!(
+        edges(&s, 0),
+        [
+            "-subroot- (shortcut) -> LocalHandleRoot[0]",
+            "-subroot- (shortcut) -> GlobalHandleRoot[0]",
+            "-subroot- (shortcut) -> VMRoot[0]",
+            "-subroot- (shortcut) -> FrameRoot[0]",
+            "-subroot- (shortcut) -> JSObject",
+            "-subroot- (shortcut) -> Leaked",
+            "-subroot- (shortcut) -> JSNativePointer",
+        ]
+    );
+    let a = find(&s, "JSObject");
+    assert_eq!(
+        edges(&s, a),
+        [
+            ".hclass -> HiddenClass",
+            ".Properties -> ArkInternalArray",
+            ".leak -> Leaked"
+        ]
+    );
+    assert_eq!(
+        (s.ids.get(a as usize), s.self_sizes.get(a as usize)),
+        (3, 24)
+    );
+    assert_eq!(class(&s, a), "JSObject");
+    let b = find(&s, "Leaked");
+    assert_eq!(class(&s, b), "Leaked");
+    let n = find(&s, "JSNativePointer");
+    assert_eq!(
+        edges(&s, n),
+        [".hclass -> HiddenClass", ".ExternalPointer -> 0xdead0"]
+    );
+    assert_eq!(s.native_size(n as usize), 4096);
+    assert_eq!(s.native_sizes.iter().sum::<u64>(), 4096);
+    // No hclass edge where the ids are the same (0 for the key string and its hclass).
+    assert!(edges(&s, find(&s, "leak")).is_empty());
+    assert_eq!(class(&s, find(&s, "leak")), "(string)");
+    // Virtual nodes: id 0 and size 1; primitives id 0 and size 0.
+    assert_eq!((s.ids.get(1), s.self_sizes.get(1)), (0, 1));
+    assert_eq!(class(&s, 1), "(handle)");
+    assert!(!s.fresh_ids);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
+fn version_1_header_strings_root_groups_and_global_references() {
+    let mut h = v1_heap();
+    h.header = Some(["OLD_SPACE".into(), "JS".into(), "dynamic".into()]);
+    h.groups = Some([vec![A], vec![B], vec![], vec![N, 0x3]]);
+    h.refs = Some(Some(vec![(0xabc0, B)]));
+    let s = read(&h);
+    let names: Vec<String> = (0..11).map(|n| name(&s, n)).collect();
+    assert_eq!(
+        names,
+        [
+            "SyntheticRoot",
+            "LocalHandleRoot[1]",
+            "GlobalHandleRoot[1]",
+            "VMRoot[0]",
+            "FrameRoot[2]",
+            "HeapMetadata",
+            "GlobalHandleObject[1]",
+            "JSObject",
+            "Leaked",
+            "JSNativePointer",
+            "ReferenceAddress:0xabc0",
+        ]
+    );
+    assert_eq!(edges(&s, 1), ["[0] -> JSObject"]);
+    assert_eq!(edges(&s, 2), ["[0] -> Leaked"]);
+    // A member that is no heap object gets no edge, and no place.
+    assert_eq!(edges(&s, 4), ["[0] -> JSNativePointer"]);
+    assert_eq!(
+        edges(&s, 5),
+        [
+            ".spaceType -> OLD_SPACE",
+            ".heapType -> JS",
+            ".vmType -> dynamic"
+        ]
+    );
+    assert_eq!(edges(&s, 6), ["[0] -> ReferenceAddress:0xabc0"]);
+    assert_eq!(edges(&s, 10), [".JSObject -> Leaked"]);
+    let root: Vec<String> = edges(&s, 0);
+    assert_eq!(root.len(), 6 + 3);
+    assert!(root[4].ends_with("HeapMetadata") && root[5].ends_with("GlobalHandleObject[1]"));
+    // The three metadata values are numbers of size 1, last but the hash nodes.
+    let last = s.node_count() as u32 - 1;
+    assert_eq!(name(&s, last), "dynamic");
+    assert_eq!(class(&s, last), "(number)");
+    assert_eq!(s.self_sizes.get(last as usize), 1);
+    assert_eq!(class(&s, 5), "HeapMetadata");
+
+    // Tracking off, and a gap too short for the VM and frame groups.
+    h.refs = Some(None);
+    let s = read(&h);
+    assert_eq!(name(&s, 6), "JSObject");
+    // Groups without the global-reference word (older writers).
+    h.refs = None;
+    let s = read(&h);
+    assert_eq!(
+        (name(&s, 4), name(&s, 6)),
+        ("FrameRoot[2]".into(), "JSObject".into())
+    );
+}
+
+#[test]
+fn version_1_values_dictionaries_arrays_and_the_hash() {
+    let mut h = v1_heap();
+    const C: u64 = 0x2300;
+    const DICT: u64 = 0x2400;
+    const ARR: u64 = 0x2500;
+    const E: u64 = 0x2600;
+    const H_E: u64 = 0x2700;
+    const L_E: u64 = 0x2800;
+    const KEYS: [u64; 3] = [0x2900, 0x2A00, 0x2B00];
+    // C's properties are a dictionary: x = Int, leak = B, a hole key, a weak value.
+    // Data + 16 (the third header element): the entry count.
+    let mut dict = vec![H_DICT, 0];
+    dict.extend([0, 0, 4, 0]);
+    dict.extend([KEY2, 0xFFFF_0000_0000_0007, 0]);
+    dict.extend([KEY, B, 0]);
+    dict.extend([0x05, B, 0]);
+    dict.extend([KEY, B | 1, 0]);
+    let dict_size = 8 * dict.len() as u32;
+    h.objects.extend([
+        object(H_DICT, 0, 0, hclass(META, jstype::TAGGED_DICTIONARY, 0, 0)),
+        object(KEY2, 0, 2, slots(&[H_STR])),
+        object(C, 0x1234 << 32 | 9, 24, slots(&[H_PLAIN, DICT])),
+        object(DICT, 0, dict_size, slots(&dict)),
+        // An array: B, a hole, undefined, B weakly, and a fifth slot past its length.
+        object(ARR, 11, 56, slots(&[H_ARR, 4, B, 0x05, 0x02, B | 1, B])),
+        // In-object primitives through a layout of three keys.
+        object(H_E, 0, 0, hclass(META, jstype::JS_OBJECT, 3, L_E)),
+        object(
+            L_E,
+            0,
+            0,
+            layout(
+                H_LAYOUT,
+                &[(KEYS[0], 0x10), (KEYS[1], 0x10), (KEYS[2], 0x10)],
+            ),
+        ),
+        object(
+            E,
+            13,
+            40,
+            slots(&[H_E, PROPS, 0x0001_0000_0000_0000, 0x07, 0x03]),
+        ),
+    ]);
+    for (i, k) in KEYS.iter().enumerate() {
+        h.objects.push(object(*k, 0, 1, slots(&[H_STR])));
+        h.names.push((["d", "t", "n"][i].into(), vec![*k]));
+    }
+    h.names.push(("x".into(), vec![KEY2]));
+    h.names.push(("Holder".into(), vec![C]));
+    h.names.push(("Prims".into(), vec![E]));
+    let s = read(&h);
+    let c = find(&s, "Holder");
+    assert_eq!(s.ids.get(c as usize), 9, "the hash is masked off");
+    assert_eq!(
+        edges(&s, c),
+        [
+            ".hclass -> HiddenClass",
+            ".ArkInternalHash -> Int:4660",
+            ".Properties -> ArkInternalDict",
+            ".x -> Int",
+            ".leak -> Leaked"
+        ]
+    );
+    let arr = find(&s, "ArkInternalArray");
+    let arr = if s.ids.get(arr as usize) == 11 {
+        arr
+    } else {
+        (0..s.node_count() as u32)
+            .find(|&n| s.ids.get(n as usize) == 11)
+            .unwrap()
+    };
+    assert_eq!(
+        edges(&s, arr),
+        [
+            ".hclass -> HiddenClass",
+            "[0] -> Leaked",
+            "[2] -> Undefined"
+        ]
+    );
+    let e = find(&s, "Prims");
+    assert_eq!(
+        edges(&s, e),
+        [
+            ".hclass -> HiddenClass",
+            ".Properties -> ArkInternalArray",
+            ".d -> Double",
+            ".t -> Boolean:true",
+            ".n -> Null"
+        ]
+    );
+    // The hash node is the last node: a number of size 0, id 0.
+    let last = s.node_count() - 1;
+    assert_eq!(name(&s, last as u32), "Int:4660");
+    assert_eq!((s.ids.get(last), s.self_sizes.get(last)), (0, 0));
+}
+
+#[test]
+fn version_1_objects_without_their_hclass_keep_their_whole_id_and_have_no_edges() {
+    let mut h = v1_heap();
+    h.objects
+        .push(object(0x3000, 0x55 << 32 | 0x15, 16, slots(&[0x9990, B])));
+    h.names.push(("Orphan".into(), vec![0x3000]));
+    let s = read(&h);
+    let o = find(&s, "Orphan");
+    assert_eq!(s.ids.get(o as usize), 0x55 << 32 | 0x15);
+    assert!(edges(&s, o).is_empty());
+    assert_eq!(class(&s, o), "(string)");
+}
+
+fn v2_heap() -> Rawheap {
+    let mut h = Rawheap::new(2);
+    let hc = |t: u32| 0x100 + 8 * u64::from(t);
+    let obj = |addr: u64, id: u64, size: u32, t: u32, body: &[Option<u64>]| Object {
+        addr,
+        id,
+        size,
+        native: 0,
+        jstype: t,
+        body: tokens(&[&[Some(hc(t))], body].concat()),
+    };
+    for t in [
+        jstype::HCLASS,
+        jstype::JS_OBJECT,
+        jstype::TAGGED_ARRAY,
+        jstype::LINE_STRING,
+        jstype::JS_NATIVE_POINTER,
+    ] {
+        h.objects.push(obj(hc(t), 0, 0, jstype::HCLASS, &[]));
+    }
+    // 0x800: an object with Properties empty, then two inline properties.
+    h.objects.push(obj(
+        0x800,
+        3,
+        32,
+        jstype::JS_OBJECT,
+        &[None, Some(0x810), Some(0x820)],
+    ));
+    h.objects
+        .push(obj(0x810, 0xBEEF << 32 | 5, 16, jstype::JS_OBJECT, &[None]));
+    let mut np = obj(
+        0x820,
+        7,
+        40,
+        jstype::JS_NATIVE_POINTER,
+        &[Some(0x810), None, None, None],
+    );
+    np.native = 2048;
+    h.objects.push(np);
+    // An array whose holes and integers do not count: [A, int, null, B] gives 0 and 1.
+    let mut arr = obj(0x830, 9, 40, jstype::TAGGED_ARRAY, &[Some(0x800)]);
+    arr.body.extend([0x04, 1, 0, 0, 0, 0x02]);
+    arr.body.extend(0x820u32.to_le_bytes());
+    h.objects.push(arr);
+    h.objects.push(obj(0x840, 11, 5, jstype::LINE_STRING, &[]));
+    h.names = vec![("Leaked".into(), vec![0x810]), (String::new(), vec![0x840])];
+    h.roots = vec![0x800, 0x830, 0x999];
+    h
+}
+
+#[test]
+fn version_2_tokens_arrays_and_native_sizes() {
+    let s = read(&v2_heap());
+    // Without header strings: the translator's unused node at index 5.
+    assert_eq!(name(&s, 5), "invalid");
+    assert_eq!((s.self_sizes.get(5), edges(&s, 5).len()), (0, 0));
+    let obj = (0..s.node_count() as u32)
+        .find(|&n| s.ids.get(n as usize) == 3)
+        .unwrap();
+    assert_eq!(obj, 6 + 5);
+    assert_eq!(
+        edges(&s, obj),
+        [
+            ".hclass -> HiddenClass",
+            ".InlineProperty -> Leaked",
+            ".InlineProperty -> JSNativePointer"
+        ]
+    );
+    let leaked = find(&s, "Leaked");
+    assert_eq!(s.ids.get(leaked as usize), 5);
+    assert_eq!(
+        edges(&s, leaked),
+        [".hclass -> HiddenClass", ".ArkInternalHash -> Int:48879"]
+    );
+    let np = find(&s, "JSNativePointer");
+    assert_eq!(s.native_size(np as usize), 2048);
+    // Version 2 names a pointer field by the field, with no external-pointer node.
+    assert_eq!(
+        edges(&s, np),
+        [".hclass -> HiddenClass", ".ExternalPointer -> Leaked"]
+    );
+    let arr = (0..s.node_count() as u32)
+        .find(|&n| s.ids.get(n as usize) == 9)
+        .unwrap();
+    assert_eq!(
+        edges(&s, arr),
+        [
+            ".hclass -> HiddenClass",
+            "[0] -> JSObject",
+            "[1] -> JSNativePointer"
+        ]
+    );
+    // A root that is not in the table gets no edge.
+    assert_eq!(edges(&s, 0).len(), 4 + 2);
+    let string = (0..s.node_count() as u32)
+        .find(|&n| s.ids.get(n as usize) == 11)
+        .unwrap();
+    assert_eq!(
+        (class(&s, string), s.self_sizes.get(string as usize)),
+        ("(string)", 5)
+    );
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
+fn version_2_global_references_point_at_the_right_objects() {
+    // The translator inserts GlobalHandleObject at index 6 without renumbering; arkdiff
+    // places it there and numbers the objects after it.
+    let mut h = v2_heap();
+    h.header = Some(["OLD_SPACE".into(), String::new(), "dynamic".into()]);
+    h.groups = Some([vec![0x800], vec![], vec![], vec![]]);
+    h.refs = Some(Some(vec![(0x7770, 0x810)]));
+    let s = read(&h);
+    assert_eq!(
+        (name(&s, 5), name(&s, 6)),
+        ("HeapMetadata".into(), "GlobalHandleObject[1]".into())
+    );
+    let r = find(&s, "ReferenceAddress:0x7770");
+    assert_eq!(edges(&s, r), [".JSObject -> Leaked"]);
+    assert_eq!(edges(&s, 1), ["[0] -> JSObject"]);
+    assert_eq!(
+        edges(&s, 5),
+        [
+            ".spaceType -> OLD_SPACE",
+            ".heapType -> ",
+            ".vmType -> dynamic"
+        ]
+    );
+}
+
+#[test]
+fn fresh_numbering_is_seen() {
+    let mut h = v2_heap();
+    for (i, o) in h.objects.iter_mut().enumerate() {
+        o.id = 3 + 2 * i as u64;
+    }
+    assert!(read(&h).fresh_ids);
+}
+
+#[test]
+fn versions() {
+    let mut h = v1_heap();
+    h.version_field = Some([0; 8]);
+    assert_eq!(read(&h).node_count(), read(&v1_heap()).node_count());
+    // Above 1.0.0 and up to 2.0.0 is version 2.
+    let mut h = v2_heap();
+    h.version_field = Some(*b"1.9.9\0\0\0");
+    assert!(parse(&h.build(), FULL).is_ok());
+    for (field, wanted) in [
+        (*b"2.0\0\0\0\0\0", "is not three dot-separated numbers"),
+        (*b"2.0.1\0\0\0", "newer than the versions arkdiff reads"),
+        (*b"3.0.0\0\0\0", "version 3.0.0 rawheap, a static-VM dump"),
+        (*b"x.0.0\0\0\0", "not three"),
+    ] {
+        h.version_field = Some(field);
+        let e = parse(&h.build(), FULL).unwrap_err();
+        assert_eq!((e.section, e.offset), ("header", 0));
+        assert!(e.message.contains(wanted), "{e}");
+    }
+    assert!(sniff(b"2.0.0\0\0\0xxxxxxxx"));
+    assert!(sniff(b"3.0.0\0\0\0"));
+    assert!(!sniff(b"2.0.0abc"));
+    assert!(!sniff(b"{\"snapsh"));
+}
+
+/// The file's body length (where the metadata starts).
+fn body_len(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize
+}
+
+#[test]
+fn damage_is_named_by_section_and_offset() {
+    let good = v1_heap().build();
+    let body = body_len(&good);
+    let fails = |bytes: &[u8]| parse(bytes, FULL).unwrap_err();
+    // Cut short: the trailer no longer adds up.
+    let e = fails(&good[..good.len() - 1]);
+    assert_eq!(e.section, "trailer");
+    assert!(e.message.contains("cut short"), "{e}");
+    // No metadata appended.
+    let e = fails(&good[..body]);
+    assert_eq!(e.section, "trailer");
+    // Metadata that does not parse.
+    let mut bad = good.clone();
+    bad[body] = b'[';
+    let e = fails(&bad);
+    assert_eq!((e.section, e.offset), ("metadata.json", body as u64));
+    assert!(e.message.contains("does not parse"), "{e}");
+    // Metadata without the layouts version 1 needs.
+    let mut h = v1_heap();
+    h.metadata = h.metadata.replace("\"BitField1\"", "\"Other\"");
+    let e = fails(&h.build());
+    assert!(e.message.contains("HCLASS.BitField1"), "{e}");
+    // An object whose JSType the metadata does not describe.
+    let mut h = v1_heap();
+    h.objects[1].body = hclass(META, 200, 1, LAYOUT);
+    let e = fails(&h.build());
+    assert_eq!(e.section, "object section");
+    assert!(e.message.contains("JSType 200"), "{e}");
+    let mut h = v2_heap();
+    h.objects[6].jstype = 99;
+    let e = fails(&h.build());
+    assert!(e.message.contains("JSType 99"), "{e}");
+    // The section index's unit.
+    let mut bad = good.clone();
+    bad[body - 4] = 8;
+    let e = fails(&bad);
+    assert_eq!((e.section, e.offset), ("section index", body as u64 - 4));
+    // A section past the index.
+    let mut bad = good.clone();
+    let at = body - 8 - 4 * 6 + 4 * 5;
+    bad[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = fails(&bad);
+    assert_eq!(e.section, "section index");
+    // The root section's address width.
+    let mut bad = good.clone();
+    bad[16 + 4] = 4;
+    let e = fails(&bad);
+    assert_eq!((e.section, e.offset), ("root section", 20));
+    // A string longer than its section.
+    let mut h = v1_heap();
+    h.names[0].0 = "x".repeat(10);
+    let mut bad = h.build();
+    let index = body_len(&bad) - 8 - 4 * 6;
+    let strings = u32::from_le_bytes(bad[index + 8..index + 12].try_into().unwrap()) as usize;
+    bad[strings + 8..strings + 12].copy_from_slice(&1_000_000u32.to_le_bytes());
+    let e = fails(&bad);
+    assert_eq!(e.section, "string section");
+    // Version 2: a token stream that ends inside an object.
+    let mut h = v2_heap();
+    h.objects[8].size = 400;
+    let e = fails(&h.build());
+    assert_eq!(e.section, "object section");
+    assert!(e.message.contains("token stream ends inside object"), "{e}");
+    // Version 2: an hclass token that names no object.
+    let mut h = v2_heap();
+    h.objects[6].body[..4].copy_from_slice(&0x5550u32.to_le_bytes());
+    let e = fails(&h.build());
+    assert!(e.message.contains("has no hclass"), "{e}");
+}
+
+#[test]
+fn every_prefix_and_byte_flip_is_an_error_or_a_graph_never_a_panic() {
+    for heap in [v1_heap(), v2_heap()] {
+        let mut h = heap;
+        h.header = Some(["S".into(), "H".into(), "dynamic".into()]);
+        h.groups = Some([vec![], vec![], vec![], vec![]]);
+        h.refs = Some(Some(vec![]));
+        let good = h.build();
+        for n in 0..good.len() {
+            let _ = parse(&good[..n], FULL);
+        }
+        let body = body_len(&good);
+        for at in 0..body {
+            for flip in [0x01, 0x80, 0xFF] {
+                let mut bad = good.clone();
+                bad[at] ^= flip;
+                if let Ok(s) = parse(&bad, FULL) {
+                    let g = s.graph.unwrap();
+                    assert_eq!(g.node_count(), s.ids.len());
+                    assert!(g.edge_targets.iter().all(|&t| (t as usize) < s.ids.len()));
+                }
+            }
+        }
+    }
+}

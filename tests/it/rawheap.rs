@@ -1,0 +1,446 @@
+//! ArkTS `.rawheap` dumps: the project's V8 fixtures converted into rawheaps of both
+//! versions by the test support's writer (`support/rawheap.rs`, written from the format's
+//! description) must give the same diff as the snapshots they came from; hand-made files
+//! for each optional part, the id rules, the leak watcher's hash and native sizes; and
+//! every kind of damage ends in exit 2 naming the file, the section and the byte offset.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use support::cli::{arkdiff_in, data, json, path_str, stderr};
+use support::rawheap as rh;
+use support::recount::maybe_gunzip;
+
+fn fixture(name: &str) -> Vec<u8> {
+    maybe_gunzip(std::fs::read(data(name)).unwrap())
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// The JSON report of comparing two files.
+fn report(dir: &Path, base: &Path, head: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        path_str(base),
+        path_str(head),
+        "-q",
+        "--no-config",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let out = arkdiff_in(dir, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    json(&out)
+}
+
+/// Class rows by name, with the V8 names a rawheap cannot carry mapped as the converter
+/// maps them (V8's `object shape` nodes are hidden nodes; ArkTS spells `slicedstring`; a
+/// rawheap has no detachedness, so no `Detached …` classes).
+fn rows(report: &Value) -> Vec<(String, Value)> {
+    let mut rows: Vec<(String, Value)> = report["heap"]["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let name = match r["name"].as_str().unwrap() {
+                "(object shape)" => "(system)",
+                "(sliced string)" => "(slicedstring)",
+                n => n.strip_prefix("Detached ").unwrap_or(n),
+            };
+            (name.to_owned(), r.clone())
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows
+}
+
+const COUNTS: [&str; 8] = [
+    "count_base",
+    "count_head",
+    "size_base",
+    "size_head",
+    "new_count",
+    "deleted_count",
+    "alloc_size",
+    "freed_size",
+];
+const RETAINED: [&str; 2] = ["retained_base", "retained_head"];
+
+/// Every class row of `a` has the same `fields` in `b`, and the other way round; rows of
+/// a class both sides merge (`(system)`) are summed before comparing counts.
+fn same_rows(a: &Value, b: &Value, fields: &[&str]) {
+    let (a, b) = (rows(a), rows(b));
+    let sum = |rows: &[(String, Value)], name: &str, f: &str| -> u64 {
+        rows.iter()
+            .filter(|r| r.0 == name)
+            .map(|r| r.1[f].as_u64().unwrap_or(0))
+            .sum()
+    };
+    let names: std::collections::BTreeSet<&String> = a.iter().chain(&b).map(|r| &r.0).collect();
+    for name in names {
+        let merged = a.iter().filter(|r| &r.0 == name).count() > 1
+            || b.iter().filter(|r| &r.0 == name).count() > 1;
+        for f in fields {
+            if merged && f.starts_with("retained") {
+                continue;
+            }
+            assert_eq!(sum(&a, name, f), sum(&b, name, f), "class {name}: {f}");
+        }
+    }
+}
+
+/// leak-0 and leak-3 converted with the writer, and the texts they came from.
+fn converted(dir: &Path, version: u8) -> [PathBuf; 2] {
+    ["leak-0", "leak-3"].map(|name| {
+        let text = fixture(&format!("{name}.heapsnapshot.gz"));
+        let heap = rh::from_v8(&rh::V8::parse(&text), version, &|_| 0).build();
+        write(dir, &format!("{name}-v{version}.rawheap"), &heap)
+    })
+}
+
+#[test]
+fn v8_fixtures_as_version_1_rawheaps_diff_like_their_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let [base, head] = converted(dir.path(), 1);
+    let raw = report(dir.path(), &base, &head, &[]);
+    assert_eq!(raw["base"]["format"], "rawheap");
+    assert_eq!(raw["heap"]["id_matching"], "same-process");
+    // Counts, sizes, new and deleted against the snapshots themselves.
+    let v8 = report(
+        dir.path(),
+        &data("leak-0.heapsnapshot.gz"),
+        &data("leak-3.heapsnapshot.gz"),
+        &[],
+    );
+    same_rows(&raw, &v8, &COUNTS);
+    // The four root-group nodes (size 1 each) are the only nodes the rawheap adds.
+    for side in ["base", "head"] {
+        let (r, v) = (
+            &raw["heap"]["totals"][format!("count_{side}")],
+            &v8["heap"]["totals"][format!("count_{side}")],
+        );
+        assert_eq!(r.as_u64().unwrap(), v.as_u64().unwrap() + 4);
+    }
+    // Retained sizes against the snapshots without their strings' edges (a rawheap's
+    // strings have none).
+    let stripped = ["leak-0", "leak-3"].map(|name| {
+        let text = rh::without_string_edges(&fixture(&format!("{name}.heapsnapshot.gz")));
+        write(dir.path(), &format!("{name}-stripped.heapsnapshot"), &text)
+    });
+    let v8 = report(dir.path(), &stripped[0], &stripped[1], &[]);
+    same_rows(&raw, &v8, &RETAINED);
+    assert!(
+        raw["heap"]["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["retained_head"].as_u64() > Some(0))
+    );
+}
+
+#[test]
+fn v8_fixtures_as_version_2_rawheaps_count_like_their_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let [base, head] = converted(dir.path(), 2);
+    let raw = report(dir.path(), &base, &head, &[]);
+    let v8 = report(
+        dir.path(),
+        &data("leak-0.heapsnapshot.gz"),
+        &data("leak-3.heapsnapshot.gz"),
+        &[],
+    );
+    same_rows(&raw, &v8, &COUNTS);
+    assert_eq!(raw["heap"]["id_matching"], "same-process");
+}
+
+#[test]
+fn a_leak_watcher_hash_in_the_ids_does_not_stop_matching() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture("leak-0.heapsnapshot.gz");
+    let head = fixture("leak-3.heapsnapshot.gz");
+    let base = write(
+        dir.path(),
+        "b.rawheap",
+        &rh::from_v8(&rh::V8::parse(&base), 1, &|_| 0).build(),
+    );
+    // Every head object carries a hash, as jsLeakWatcher dumps do.
+    let head = rh::from_v8(&rh::V8::parse(&head), 1, &|i| 0x9E37_0000 + i as u32).build();
+    let head = write(dir.path(), "h.rawheap", &head);
+    let raw = report(dir.path(), &base, &head, &[]);
+    assert_eq!(raw["heap"]["id_matching"], "same-process");
+    let v8 = report(
+        dir.path(),
+        &data("leak-0.heapsnapshot.gz"),
+        &data("leak-3.heapsnapshot.gz"),
+        &[],
+    );
+    same_rows(&raw, &v8, &COUNTS);
+    // The hash nodes (size 0) count nowhere.
+    assert_eq!(
+        raw["heap"]["totals"]["count_head"],
+        v8["heap"]["totals"]["count_head"].as_u64().unwrap() + 4
+    );
+}
+
+/// A small heap as the writer converts it: root -> holder -> one `Item` per id.
+fn small_v8(ids: &[u64]) -> rh::V8 {
+    let index: Vec<String> = (0..ids.len()).map(|i| i.to_string()).collect();
+    let mut nodes = vec![
+        ("synthetic", "", 1, 0, vec![("element", "1", 1)]),
+        (
+            "object",
+            "Holder",
+            3,
+            32,
+            index
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ("element", s.as_str(), i + 2))
+                .collect(),
+        ),
+    ];
+    for &id in ids {
+        nodes.push(("object", "Item", id, 16, Vec::new()));
+    }
+    rh::V8::of(&nodes)
+}
+
+#[test]
+fn two_out_of_memory_dumps_are_compared_by_class_and_the_report_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // Ids handed out afresh in dump order, as an OOM dump does: 3, 5, 7, …
+    let fresh = |n: usize| -> Vec<u64> { (0..n as u64).map(|i| 5 + 2 * i).collect() };
+    let base = write(
+        dir.path(),
+        "oom-1.rawheap",
+        &rh::from_v8(&small_v8(&fresh(3)), 2, &|_| 0).build(),
+    );
+    let head = write(
+        dir.path(),
+        "oom-2.rawheap",
+        &rh::from_v8(&small_v8(&fresh(5)), 2, &|_| 0).build(),
+    );
+    // The writer's version 2 puts the hclasses (id 0) first: renumber the table in order.
+    let renumber = |path: &Path| {
+        let mut h = rh::from_v8(
+            &small_v8(&fresh(if path.ends_with("oom-1.rawheap") {
+                3
+            } else {
+                5
+            })),
+            2,
+            &|_| 0,
+        );
+        for (i, o) in h.objects.iter_mut().enumerate() {
+            o.id = 3 + 2 * i as u64;
+        }
+        std::fs::write(path, h.build()).unwrap();
+    };
+    renumber(&base);
+    renumber(&head);
+    let r = report(dir.path(), &base, &head, &[]);
+    assert_eq!(r["heap"]["id_matching"], "disjoint");
+    let codes: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["fresh-ids"]);
+    let item = support::class_row(&r, "Item");
+    assert_eq!(
+        (item["count_base"].as_u64(), item["count_head"].as_u64()),
+        (Some(3), Some(5))
+    );
+    assert!(item["new_count"].is_null(), "{item}");
+    // The same heaps with ids kept across dumps (hidumper, hidebug) are matched.
+    let base = write(
+        dir.path(),
+        "dump-1.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15]), 2, &|_| 0).build(),
+    );
+    let head = write(
+        dir.path(),
+        "dump-2.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15, 17, 19]), 2, &|_| 0).build(),
+    );
+    let r = report(dir.path(), &base, &head, &[]);
+    assert_eq!(r["heap"]["id_matching"], "same-process");
+    assert_eq!(support::class_row(&r, "Item")["new_count"], 2);
+}
+
+#[test]
+fn compressed_and_versionless_rawheaps_are_detected_by_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fixture("leak-0.heapsnapshot.gz");
+    let mut heap = rh::from_v8(&rh::V8::parse(&text), 1, &|_| 0);
+    let plain = heap.build();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &plain).unwrap();
+    let gz = write(dir.path(), "dump.bin.gz", &gz.finish().unwrap());
+    // The oldest writers leave the version field zero.
+    heap.version_field = Some([0; 8]);
+    let zero = write(dir.path(), "dump.data", &heap.build());
+    let r = report(dir.path(), &gz, &zero, &[]);
+    assert_eq!(r["base"]["format"], "rawheap (gzip)");
+    assert_eq!(r["head"]["format"], "rawheap");
+    assert_eq!(r["heap"]["totals"]["count_delta"], 0);
+    assert_eq!(r["heap"]["totals"]["count_base"], 39151 + 4);
+}
+
+/// Runs arkdiff on one bad file against a good one: exit 2 and the error line.
+fn fails(dir: &Path, bad: &Path) -> String {
+    let good = write(
+        dir,
+        "good.rawheap",
+        &rh::from_v8(&small_v8(&[5, 7]), 1, &|_| 0).build(),
+    );
+    let out = arkdiff_in(dir, &[path_str(&good), path_str(bad), "--no-config", "-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    stderr(&out)
+}
+
+#[test]
+fn damaged_rawheaps_exit_2_naming_the_file_the_section_and_the_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = rh::from_v8(&small_v8(&[5, 7]), 1, &|_| 0);
+    let bytes = good.build();
+    let n = bytes.len();
+    let cut = write(dir.path(), "cut.rawheap", &bytes[..n - 100]);
+    let e = fails(dir.path(), &cut);
+    assert!(e.contains("cut.rawheap: rawheap: trailer at byte"), "{e}");
+    assert!(e.contains("cut short"), "{e}");
+    let body = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    let mut bad = bytes.clone();
+    bad[body] = b'x';
+    let e = fails(dir.path(), &write(dir.path(), "meta.rawheap", &bad));
+    assert!(
+        e.contains(&format!(
+            "meta.rawheap: rawheap: metadata.json at byte {body}: metadata.json does not parse"
+        )),
+        "{e}"
+    );
+    let mut h = good.clone();
+    h.metadata = h.metadata.replace(
+        "\"TAGGED_ARRAY\",\"node_name\"",
+        "\"TAGGED_ARR\",\"node_name\"",
+    );
+    let e = fails(dir.path(), &write(dir.path(), "layout.rawheap", &h.build()));
+    assert!(
+        e.contains("names parent TAGGED_ARRAY, which type_list does not describe"),
+        "{e}"
+    );
+    let mut h = good.clone();
+    h.version_field = Some(*b"3.0.0\0\0\0");
+    let e = fails(dir.path(), &write(dir.path(), "static.rawheap", &h.build()));
+    assert!(
+        e.contains("static.rawheap: rawheap: header at byte 0: this is a version 3.0.0 rawheap"),
+        "{e}"
+    );
+    assert!(e.contains("does not read version 3 yet"), "{e}");
+    h.version_field = Some(*b"4.1.0\0\0\0");
+    let e = fails(dir.path(), &write(dir.path(), "future.rawheap", &h.build()));
+    assert!(
+        e.contains("rawheap version 4.1.0 is newer than the versions arkdiff reads"),
+        "{e}"
+    );
+    let mut bad = bytes.clone();
+    bad[body - 8..body - 4].copy_from_slice(&2u32.to_le_bytes());
+    let e = fails(dir.path(), &write(dir.path(), "index.rawheap", &bad));
+    assert!(
+        e.contains(&format!(
+            "index.rawheap: rawheap: section index at byte {}",
+            body - 8
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_output_format_a_baseline_and_the_gate_work_on_rawheaps() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(
+        dir.path(),
+        "b.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15]), 1, &|_| 0).build(),
+    );
+    let head = write(
+        dir.path(),
+        "h.rawheap",
+        &rh::from_v8(&small_v8(&[11, 13, 15, 17, 19]), 1, &|_| 0).build(),
+    );
+    let out = arkdiff_in(
+        dir.path(),
+        &[
+            path_str(&base),
+            path_str(&head),
+            "--no-config",
+            "-q",
+            "--format",
+            "github",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for format in [
+        "table",
+        "markdown",
+        "line-protocol",
+        "benchmark-json",
+        "html",
+    ] {
+        let out = arkdiff_in(
+            dir.path(),
+            &[
+                path_str(&base),
+                path_str(&head),
+                "--no-config",
+                "-q",
+                "--format",
+                format,
+            ],
+        );
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Item"),
+            "{format}"
+        );
+    }
+    // The gate: Item grows by 2 objects.
+    let args = [
+        path_str(&base),
+        path_str(&head),
+        "--no-config",
+        "-q",
+        "--max-class-count-growth",
+        "1",
+        "--class",
+        "Item",
+    ];
+    assert_eq!(arkdiff_in(dir.path(), &args).status.code(), Some(1));
+    // A baseline summarized from a rawheap compares like the rawheap.
+    let baseline = dir.path().join("base.json");
+    let out = arkdiff_in(
+        dir.path(),
+        &["summarize", path_str(&base), "-o", path_str(&baseline)],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let from_baseline = report(dir.path(), &baseline, &head, &[]);
+    let from_rawheap = report(dir.path(), &base, &head, &[]);
+    assert_eq!(
+        from_baseline["heap"]["totals"],
+        from_rawheap["heap"]["totals"]
+    );
+    // A retainer path through the rawheap's root and properties.
+    let r = report(dir.path(), &base, &head, &["--explain", "Item"]);
+    let text = r["heap"]["explain"].to_string();
+    assert!(
+        text.contains("Holder") && text.contains("element:"),
+        "{text}"
+    );
+}
