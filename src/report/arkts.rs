@@ -6,11 +6,13 @@ use super::{ClassJson, HeapSection, LeakListJson, TotalsJson, WatchedJson};
 use crate::units::{format_size, format_size_delta};
 
 /// The class table's native columns, after the others, where the snapshots have native
-/// sizes; the last one only where retained sizes were computed.
+/// sizes and some object holds native memory (a rawheap always states native sizes, often
+/// all zero); the last two only where retained sizes were computed.
 pub(super) fn native_columns(heap: &HeapSection) -> &'static [&'static str] {
     const ALL: [&str; 4] = ["Native", "Δ Native", "Ret. native", "Δ Ret. native"];
     match heap.totals.native_size {
         None => &[],
+        Some(n) if n.base == 0 && n.head == 0 => &[],
         Some(_) if heap.retained => &ALL,
         Some(_) => &ALL[..2],
     }
@@ -34,9 +36,10 @@ pub(super) fn native_cells(heap: &HeapSection, c: &ClassJson) -> Vec<String> {
     cells
 }
 
-/// `native: 1.2 MiB -> 3.4 MiB (+2.2 MiB)`, where the snapshots have native sizes.
+/// `native: 1.2 MiB -> 3.4 MiB (+2.2 MiB)`, where the snapshots have native sizes and
+/// some object holds native memory.
 pub(super) fn native_line(t: &TotalsJson) -> Option<String> {
-    t.native_size.map(|n| {
+    t.native_size.filter(|n| n.base != 0 || n.head != 0).map(|n| {
         format!(
             "native: {} -> {} ({})",
             format_size(n.base),
