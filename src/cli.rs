@@ -157,6 +157,11 @@ pub struct Cli {
     #[arg(long, value_name = "PERCENT", help_heading = LEAKS)]
     pub suspect_min_share: Option<String>,
 
+    /// Each interval of a series covers N iterations of a repeated action: leak owners and
+    /// suspects are also reported per iteration (default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = LEAKS)]
+    pub iterations: Option<u32>,
+
     /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
     /// less memory.
     #[arg(long, help_heading = LEAKS)]
@@ -268,8 +273,8 @@ impl Args for ThresholdArgs {
                 .value_name(metric.value_name())
                 .help(metric.help())
                 .help_heading(heading(metric));
-            if metric == Metric::SuspectSize {
-                // `--fail-on-suspects` alone fails on any suspect.
+            if matches!(metric, Metric::SuspectSize | Metric::OwnerGrowth) {
+                // `--fail-on-suspects` alone fails on any suspect (and so on owners).
                 arg = arg.num_args(0..=1).default_missing_value("0");
             }
             cmd.arg(arg)
@@ -570,6 +575,7 @@ impl Cli {
             heap: HeapOptions {
                 graph: !self.no_retained,
                 explain: self.explain,
+                iterations: self.iterations.unwrap_or(1),
                 floor: SuspectFloor {
                     min_bytes: setting(
                         "--suspect-min-growth",

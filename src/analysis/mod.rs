@@ -2,4 +2,5 @@
 //! shortest retainer paths from the GC roots.
 
 pub mod dominators;
+pub mod holders;
 pub mod paths;

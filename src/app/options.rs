@@ -146,4 +146,6 @@ pub struct HeapOptions {
     pub explain: Vec<String>,
     /// The noise floor of leak suspects.
     pub floor: SuspectFloor,
+    /// How many iterations of a repeated action each interval of a series covers.
+    pub iterations: u32,
 }

@@ -3,7 +3,7 @@
 
 use hashbrown::HashMap;
 
-use crate::analysis::dominators::{dominators, dominators_of_owned};
+use crate::analysis::dominators::{Dominators, dominators, dominators_of_owned};
 use crate::analysis::paths::{Distances, Step};
 use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex};
 use crate::model::change::Change;
@@ -39,17 +39,31 @@ pub struct Analysed {
     pub class_retained: Option<Vec<u64>>,
     /// The counted objects in id order, for object matching.
     pub by_id: ById,
+    /// The dominator tree and retained sizes, where kept for leak owners.
+    pub dominators: Option<Dominators>,
 }
 
 impl Analysed {
     /// Computes the snapshot's per-class retained sizes, where its graph was read, and
     /// sorts its objects by id. The graph, with what retainer paths show, is kept only
     /// where paths will be looked for (`keep_graph`).
-    pub fn new(mut snap: HeapSnapshot, keep_graph: bool) -> Analysed {
-        let class_retained = if keep_graph {
-            snap.graph
-                .as_ref()
-                .map(|g| dominators(&snap, g).class_retained(&snap))
+    pub fn new(snap: HeapSnapshot, keep_graph: bool) -> Analysed {
+        Analysed::keeping(snap, keep_graph, false)
+    }
+
+    /// [`Analysed::new`], keeping the dominator tree too when `keep_dominators` (and the
+    /// graph with it), for leak owners.
+    pub fn keeping(mut snap: HeapSnapshot, keep_graph: bool, keep_dominators: bool) -> Analysed {
+        let mut kept = None;
+        let class_retained = if keep_graph || keep_dominators {
+            snap.graph.as_ref().map(|g| {
+                let d = dominators(&snap, g);
+                let per_class = d.class_retained(&snap);
+                if keep_dominators {
+                    kept = Some(d);
+                }
+                per_class
+            })
         } else {
             snap.graph
                 .take()
@@ -60,6 +74,7 @@ impl Analysed {
             snap,
             class_retained,
             by_id,
+            dominators: kept,
         }
     }
 }
@@ -130,7 +145,13 @@ impl<'a> Explainer<'a> {
     }
 
     pub fn detail(&self, name: &str) -> ClassDetail {
-        let path = self.explain(name);
+        self.detail_held(name, &|_| true)
+    }
+
+    /// [`Explainer::detail`], where the instance shown is one `held` accepts (one its leak
+    /// owner holds) when there is such a new one.
+    pub fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
+        let path = self.explain(name, held);
         ClassDetail {
             name: name.to_owned(),
             retained: self
@@ -142,7 +163,7 @@ impl<'a> Explainer<'a> {
         }
     }
 
-    fn explain(&self, name: &str) -> Option<Explanation> {
+    fn explain(&self, name: &str, held: &dyn Fn(usize) -> bool) -> Option<Explanation> {
         let snap = &self.head.snap;
         let graph = snap.graph.as_ref()?;
         let distances = self.distances.as_ref()?;
@@ -152,7 +173,10 @@ impl<'a> Explainer<'a> {
                 .as_ref()
                 .is_some_and(|b| !b.contains(snap.ids.get(node), name))
         };
-        let (node, new) = distances.representative(snap, graph, class, is_new)?;
+        let (node, new) = distances
+            .representative(snap, graph, class, |n| is_new(n) && held(n))
+            .filter(|&(_, new)| new)
+            .or_else(|| distances.representative(snap, graph, class, is_new))?;
         let steps = distances.path(snap, graph, node)?;
         Some(Explanation {
             id: snap.ids.get(node as usize),
@@ -160,6 +184,12 @@ impl<'a> Explainer<'a> {
             distance: distances.distance[node as usize],
             steps,
         })
+    }
+
+    /// How many edges a shortest path from the roots to a node of HEAD has.
+    pub fn distance(&self, node: u32) -> Option<u32> {
+        let d = self.distances.as_ref()?;
+        d.is_reached(node).then(|| d.distance[node as usize])
     }
 
     fn why_no_path(&self, name: &str) -> String {

@@ -27,6 +27,8 @@ pub enum Metric {
     GcTime,
     /// Size growth of a leak suspect over the series.
     SuspectSize,
+    /// Growth of a leak owner over the series (what it gained).
+    OwnerGrowth,
 }
 
 /// What a metric's values count.
@@ -50,7 +52,7 @@ pub enum Source {
 
 impl Metric {
     /// Every metric, in the order reports and help list them.
-    pub const ALL: [Metric; 7] = [
+    pub const ALL: [Metric; 8] = [
         Metric::HeapSize,
         Metric::ClassCount,
         Metric::ClassSize,
@@ -58,6 +60,7 @@ impl Metric {
         Metric::CpuTime,
         Metric::GcTime,
         Metric::SuspectSize,
+        Metric::OwnerGrowth,
     ];
 
     /// The command-line option that sets its fail level, without the dashes.
@@ -70,6 +73,7 @@ impl Metric {
             Metric::FunctionSelf => "max-function-self-growth",
             Metric::CpuTime => "max-cpu-time-growth",
             Metric::GcTime => "max-gc-time-growth",
+            Metric::OwnerGrowth => "fail-on-owners",
         }
     }
 
@@ -83,6 +87,7 @@ impl Metric {
             Metric::FunctionSelf => "function.self",
             Metric::CpuTime => "cpu.total",
             Metric::GcTime => "cpu.gc",
+            Metric::OwnerGrowth => "owners.growth",
         }
     }
 
@@ -96,12 +101,15 @@ impl Metric {
             Metric::FunctionSelf => "function.self_us_delta",
             Metric::CpuTime => "cpu.duration_us_delta",
             Metric::GcTime => "cpu.gc_us_delta",
+            Metric::OwnerGrowth => "trend.owner_growth",
         }
     }
 
     pub fn unit(self) -> Unit {
         match self {
-            Metric::HeapSize | Metric::ClassSize | Metric::SuspectSize => Unit::Bytes,
+            Metric::HeapSize | Metric::ClassSize | Metric::SuspectSize | Metric::OwnerGrowth => {
+                Unit::Bytes
+            }
             Metric::ClassCount => Unit::Count,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Unit::Micros,
         }
@@ -110,7 +118,7 @@ impl Metric {
     pub fn source(self) -> Source {
         match self {
             Metric::HeapSize | Metric::ClassCount | Metric::ClassSize => Source::Heap,
-            Metric::SuspectSize => Source::Trend,
+            Metric::SuspectSize | Metric::OwnerGrowth => Source::Trend,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Source::Cpu,
         }
     }
@@ -137,6 +145,9 @@ impl Metric {
             Metric::GcTime => {
                 "Fail if the garbage collector's time grows by more than LIMIT (e.g. 10ms, 25%)"
             }
+            Metric::OwnerGrowth => {
+                "Fail when an object is a leak owner (it keeps gaining new objects over a series); with MIN, only when it grew by more than MIN (e.g. 512KiB)"
+            }
         }
     }
 
@@ -144,7 +155,7 @@ impl Metric {
     pub fn value_name(self) -> &'static str {
         match self {
             Metric::ClassCount => "N",
-            Metric::SuspectSize => "MIN",
+            Metric::SuspectSize | Metric::OwnerGrowth => "MIN",
             _ => "LIMIT",
         }
     }
@@ -161,6 +172,9 @@ impl Metric {
         match (self, limit) {
             (Metric::SuspectSize, Limit::Percent(_)) => Err(format!(
                 "'{text}' is a percentage; a suspect's growth takes a size (e.g. 1MiB)"
+            )),
+            (Metric::OwnerGrowth, Limit::Percent(_)) => Err(format!(
+                "'{text}' is a percentage; an owner's growth takes a size (e.g. 512KiB)"
             )),
             _ => Ok(limit),
         }
