@@ -9,25 +9,32 @@ use crate::model::heap::HeapSnapshot;
 
 const NONE: u32 = u32::MAX;
 
-/// The name of a named edge, when labels were read.
-fn edge_name(g: &HeapGraph, edge: usize) -> Option<&str> {
-    let labels = g.labels.as_ref()?;
-    if !labels.edge_kinds[edge].is_named() {
-        return None;
-    }
-    labels
-        .strings
-        .get(&labels.edge_names[edge])
-        .map(String::as_str)
+/// The string indexes of the few edge names that entries and paths look at, found once
+/// per graph so that no edge's name is looked up as a string.
+struct Names {
+    proto: Option<u32>,
+    constructor: Option<u32>,
+    map: Option<u32>,
+    stores: [Option<u32>; 3],
 }
 
-/// Whether an edge is one of a container's entries: an element, a context slot, or a
-/// property other than the prototype and the constructor.
-fn is_entry(g: &HeapGraph, edge: usize) -> bool {
-    match g.edge_kind(edge) {
-        EdgeKind::Element | EdgeKind::Context => true,
-        EdgeKind::Property => !matches!(edge_name(g, edge), Some("__proto__" | "constructor")),
-        _ => false,
+impl Names {
+    fn of(g: &HeapGraph) -> Names {
+        let find = |wanted: &str| {
+            g.labels.as_ref().and_then(|l| {
+                l.strings
+                    .iter()
+                    .filter(|(_, s)| s.as_str() == wanted)
+                    .map(|(&i, _)| i)
+                    .min()
+            })
+        };
+        Names {
+            proto: find("__proto__"),
+            constructor: find("constructor"),
+            map: find("map"),
+            stores: STORES.map(find),
+        }
     }
 }
 
@@ -35,46 +42,95 @@ fn is_entry(g: &HeapGraph, edge: usize) -> bool {
 /// an array's elements, a dictionary object's properties.
 const STORES: [&str; 3] = ["table", "elements", "properties"];
 
+/// Counts entries, with the names looked up once (see [`entries`]).
+pub struct EntryCounter<'g> {
+    g: &'g HeapGraph,
+    names: Names,
+}
+
+impl<'g> EntryCounter<'g> {
+    pub fn new(g: &'g HeapGraph) -> EntryCounter<'g> {
+        EntryCounter {
+            g,
+            names: Names::of(g),
+        }
+    }
+
+    fn name(&self, edge: usize) -> Option<u32> {
+        let labels = self.g.labels.as_ref()?;
+        labels.edge_kinds[edge]
+            .is_named()
+            .then(|| labels.edge_names[edge])
+    }
+
+    /// Whether an edge is one of a container's entries: an element, a context slot, or a
+    /// property other than the prototype and the constructor.
+    fn is_entry(&self, edge: usize) -> bool {
+        match self.g.edge_kind(edge) {
+            EdgeKind::Element | EdgeKind::Context => true,
+            EdgeKind::Property => {
+                let name = self.name(edge);
+                name.is_none() || (name != self.names.proto && name != self.names.constructor)
+            }
+            _ => false,
+        }
+    }
+
+    /// See [`entries`].
+    pub fn count(&self, node: u32) -> u64 {
+        let g = self.g;
+        if g.labels.is_none() || node as usize >= g.node_count() {
+            return 0;
+        }
+        let direct = g.edges(node).filter(|&e| self.is_entry(e)).count() as u64;
+        if direct > 0 {
+            return direct;
+        }
+        g.edges(node)
+            .filter(|&e| {
+                g.edge_kind(e) == EdgeKind::Internal
+                    && self
+                        .name(e)
+                        .is_some_and(|n| self.names.stores.contains(&Some(n)))
+            })
+            .map(|e| {
+                let store = g.edge_targets[e];
+                g.edges(store)
+                    .filter(|&s| {
+                        !((self.name(s).is_some() && self.name(s) == self.names.map)
+                            || g.edge_targets[s] == node)
+                    })
+                    .count() as u64
+            })
+            .sum()
+    }
+}
+
 /// How many entries `node` holds: its elements, context slots and properties (not
 /// `__proto__` or `constructor`); for an object without any (a Map, a Set), the
 /// references of its backing store (`table`, `elements`, `properties`) other than the
 /// store's hidden class. A Map whose keys are objects or strings counts two references
 /// per entry, one whose keys are numbers one. Zero without labels.
 pub fn entries(g: &HeapGraph, node: u32) -> u64 {
-    if g.labels.is_none() || node as usize >= g.node_count() {
-        return 0;
-    }
-    let direct = g.edges(node).filter(|&e| is_entry(g, e)).count() as u64;
-    if direct > 0 {
-        return direct;
-    }
-    g.edges(node)
-        .filter(|&e| {
-            g.edge_kind(e) == EdgeKind::Internal
-                && edge_name(g, e).is_some_and(|n| STORES.contains(&n))
-        })
-        .map(|e| {
-            let store = g.edge_targets[e];
-            g.edges(store)
-                .filter(|&s| !(edge_name(g, s) == Some("map") || g.edge_targets[s] == node))
-                .count() as u64
-        })
-        .sum()
+    EntryCounter::new(g).count(node)
 }
 
-/// What an edge costs in [`PreferredPaths`]: a named reference 1, an engine-internal one
-/// 3, anything leaving a handle scope 12 (it says nothing about where the program keeps
-/// the object).
-fn cost(snap: &HeapSnapshot, g: &HeapGraph, from: u32, edge: usize) -> u32 {
+/// How the edges leaving a node cost in [`PreferredPaths`]: from the root or a synthetic
+/// node 1 each, from a handle scope 12 (it says nothing about where the program keeps the
+/// object); from any other node, a named reference 1 and an engine-internal one 3.
+fn leaving_cost(snap: &HeapSnapshot, g: &HeapGraph, from: u32) -> Option<u32> {
     if from == ROOT {
-        return 1;
+        return Some(1);
     }
     if g.node_name(from) == Some("(Handle scope)") {
-        return 12;
+        return Some(12);
     }
+    (snap.class_name(snap.classes[from as usize]) == "(synthetic)").then_some(1)
+}
+
+fn edge_cost(g: &HeapGraph, edge: usize) -> u32 {
     match g.edge_kind(edge) {
         EdgeKind::Property | EdgeKind::Context | EdgeKind::Element => 1,
-        _ if snap.class_name(snap.classes[from as usize]) == "(synthetic)" => 1,
         _ => 3,
     }
 }
@@ -83,12 +139,9 @@ fn cost(snap: &HeapSnapshot, g: &HeapGraph, from: u32, edge: usize) -> u32 {
 const MAX_COST: usize = 12;
 
 /// The cheapest paths from the root, where named edges cost less than internal ones
-/// (see [`cost`]): among the short paths to an object, the one that reads as the
+/// (see [`leaving_cost`]): among the short paths to an object, the one that reads as the
 /// program's own references.
 pub struct PreferredPaths {
-    cost: Vec<u32>,
-    /// Edges on the chosen path to each node.
-    steps: Vec<u32>,
     reached_by: Vec<u32>,
     parent: Vec<u32>,
 }
@@ -98,17 +151,16 @@ impl PreferredPaths {
     pub fn new(snap: &HeapSnapshot, g: &HeapGraph) -> PreferredPaths {
         let n = g.node_count();
         let mut paths = PreferredPaths {
-            cost: vec![NONE; n],
-            steps: vec![NONE; n],
             reached_by: vec![NONE; n],
             parent: vec![NONE; n],
         };
         if n == 0 {
             return paths;
         }
+        // The cost of the cheapest path found so far to each node; let go of once done.
+        let mut best = vec![NONE; n];
         let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); MAX_COST + 1];
-        paths.cost[ROOT as usize] = 0;
-        paths.steps[ROOT as usize] = 0;
+        best[ROOT as usize] = 0;
         buckets[0].push(ROOT);
         let mut pending = 1usize;
         let mut at = 0u32;
@@ -119,15 +171,15 @@ impl PreferredPaths {
                 continue;
             };
             pending -= 1;
-            if paths.cost[from as usize] != at {
+            if best[from as usize] != at {
                 continue;
             }
+            let leaving = leaving_cost(snap, g, from);
             for edge in g.edges(from) {
                 let to = g.edge_targets[edge] as usize;
-                let total = at + cost(snap, g, from, edge);
-                if total < paths.cost[to] {
-                    paths.cost[to] = total;
-                    paths.steps[to] = paths.steps[from as usize] + 1;
+                let total = at + leaving.unwrap_or_else(|| edge_cost(g, edge));
+                if total < best[to] {
+                    best[to] = total;
                     #[allow(clippy::cast_possible_truncation)] // edge counts fit a u32
                     let by = edge as u32;
                     paths.reached_by[to] = by;
@@ -150,8 +202,16 @@ impl PreferredPaths {
     /// How many edges the chosen path to `node` has; None when the root does not reach
     /// it.
     pub fn length(&self, node: u32) -> Option<u32> {
-        let s = self.steps[node as usize];
-        (s != NONE).then_some(s)
+        if node != ROOT && self.reached_by[node as usize] == NONE {
+            return None;
+        }
+        let mut steps = 0;
+        let mut v = node;
+        while self.reached_by[v as usize] != NONE {
+            steps += 1;
+            v = self.parent[v as usize];
+        }
+        Some(steps)
     }
 
     /// The chosen path from the root to `node`, root first, written like

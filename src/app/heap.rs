@@ -6,12 +6,14 @@ use super::error::{Error, Result};
 use super::options::{Config, HeapOptions};
 use std::cmp::Reverse;
 
-use crate::analysis::dominators::dominators;
+use hashbrown::HashMap;
+
+use crate::analysis::dominators::dominators_of_owned;
 use crate::analysis::holders::PreferredPaths;
 use crate::analysis::paths::Step;
 use crate::diff::explain::{Analysed, ClassDetail, Explainer};
-use crate::diff::heap::{self, IdMatching, ObjectIndex};
-use crate::diff::owners::{Frontier, Measure, frontier, measure, owners};
+use crate::diff::heap::{self, IdMatching};
+use crate::diff::owners::{Frontier, Measure, existed, frontier, measure, measure_kept, owners};
 use crate::diff::trend::{OwnerGrowth, SuspectFloor, trend};
 use crate::diff::{HeapResult, SeriesPoint, TrendResult};
 use crate::gate::Metric;
@@ -245,18 +247,25 @@ pub fn compare(
     let paths = trend_wanted || !options.explain.is_empty();
     // Leak owners need both ends' dominator trees, and edge names for entry counts.
     let owners_wanted = trend_wanted && options.graph;
-    let ends: Vec<(Pick<'_>, bool)> = if same_snapshot {
-        vec![(base, paths)]
+    // (pick, keep its graph for paths, is BASE)
+    let ends: Vec<(Pick<'_>, bool, bool)> = if same_snapshot {
+        vec![(base, paths, false)]
     } else {
-        vec![(base, false), (head, paths)]
+        vec![(base, false, true), (head, paths, false)]
     };
-    let mut loaded = parallel(&ends, |(p, keep)| {
+    let mut loaded = parallel(&ends, |&(p, keep, is_base)| {
         p.load(ParseOptions {
             graph: options.graph,
-            labels: options.graph && (*keep || owners_wanted),
+            labels: options.graph && (keep || owners_wanted),
             ..ParseOptions::default()
         })
-        .map(|snap| Analysed::keeping(snap, *keep, owners_wanted))
+        .map(|snap| {
+            if owners_wanted && is_base {
+                Analysed::measured(snap)
+            } else {
+                Analysed::keeping(snap, keep, owners_wanted)
+            }
+        })
     })
     .into_iter()
     .collect::<Result<Vec<Analysed>>>()?;
@@ -322,8 +331,7 @@ pub fn compare(
             Some("leak owners need the object graphs, which --no-retained skips".to_owned());
     }
     if let Some(b) = base_a.as_mut() {
-        b.snap.graph = None;
-        b.dominators = None;
+        b.measures = None;
     }
     head_a.dominators = None;
     let base_ref = base_a.as_ref().unwrap_or(&head_a);
@@ -339,17 +347,30 @@ pub fn compare(
             // One at a time, each reduced to its class totals and its candidates' measures
             // as soon as it is read and its graph let go of.
             for p in middle {
-                let m = p.load(ParseOptions {
+                let mut m = p.load(ParseOptions {
                     graph: true,
                     labels: true,
                     ..ParseOptions::default()
                 })?;
                 series.push(Aggregate::of(&m));
                 warnings.extend(m.warnings.iter().cloned());
-                let measured = match &m.graph {
+                let measured = match m.graph.take() {
                     Some(g) => {
-                        let d = dominators(&m, g);
-                        measure(&m, g, &d.retained, &stage.ids)
+                        // Entries first, then the graph goes as the dominators need it.
+                        let mut found = measure(&m, &g, &[], &stage.ids);
+                        let d = dominators_of_owned(&m, g);
+                        let ids: HashMap<u64, usize> = stage
+                            .ids
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &id)| (id, i))
+                            .collect();
+                        for (node, id) in m.ids.iter().enumerate() {
+                            if let Some(&i) = ids.get(&id) {
+                                found[i].retained = d.retained[node];
+                            }
+                        }
+                        found
                     }
                     None => vec![Measure::default(); stage.ids.len()],
                 };
@@ -513,18 +534,19 @@ fn owner_stage(
 ) -> Option<OwnerStage> {
     let base = base?;
     let (hg, hd) = (head.snap.graph.as_ref()?, head.dominators.as_ref()?);
-    let (bg, bd) = (base.snap.graph.as_ref()?, base.dominators.as_ref()?);
+    let kept = base.measures.as_ref()?;
     let preferred = PreferredPaths::new(&head.snap, hg);
-    let old = ObjectIndex::new(&base.snap, &base.by_id);
+    let old = existed((&base.snap, &base.by_id), (&head.snap, &head.by_id));
     let snap = &head.snap;
     let frontier = frontier(
         snap,
         hg,
         hd,
         &preferred,
-        |n| old.contains(snap.ids.get(n), snap.class_name(snap.classes[n])),
+        &old,
         floor.bytes(snap.totals().size),
     );
+    drop(old);
     let ids: Vec<u64> = frontier.candidates.iter().map(|c| c.id).collect();
     let paths = frontier
         .candidates
@@ -532,7 +554,7 @@ fn owner_stage(
         .map(|c| (preferred.path(snap, hg, c.node), preferred.length(c.node)))
         .collect();
     Some(OwnerStage {
-        base: measure(&base.snap, bg, &bd.retained, &ids),
+        base: measure_kept(&base.snap, kept, &ids),
         head: measure(snap, hg, &hd.retained, &ids),
         frontier,
         ids,

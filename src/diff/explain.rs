@@ -6,6 +6,7 @@ use hashbrown::HashMap;
 use crate::analysis::dominators::{Dominators, dominators, dominators_of_owned};
 use crate::analysis::paths::{Distances, Step};
 use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex};
+use crate::diff::owners::{NodeMeasures, all_entries};
 use crate::model::change::Change;
 use crate::model::heap::HeapSnapshot;
 
@@ -41,6 +42,8 @@ pub struct Analysed {
     pub by_id: ById,
     /// The dominator tree and retained sizes, where kept for leak owners.
     pub dominators: Option<Dominators>,
+    /// Every node's entries and retained size, where kept for leak owners.
+    pub measures: Option<NodeMeasures>,
 }
 
 impl Analysed {
@@ -49,6 +52,31 @@ impl Analysed {
     /// where paths will be looked for (`keep_graph`).
     pub fn new(snap: HeapSnapshot, keep_graph: bool) -> Analysed {
         Analysed::keeping(snap, keep_graph, false)
+    }
+
+    /// [`Analysed::new`] for the first snapshot of a series with leak owners: every node's
+    /// entries and retained size are kept, and the graph is let go of as soon as the
+    /// dominator tree has what it needs of it.
+    pub fn measured(mut snap: HeapSnapshot) -> Analysed {
+        let mut measures = None;
+        let class_retained = snap.graph.take().map(|g| {
+            let entries = all_entries(&g);
+            let d = dominators_of_owned(&snap, g);
+            let per_class = d.class_retained(&snap);
+            measures = Some(NodeMeasures {
+                entries,
+                retained: d.retained,
+            });
+            per_class
+        });
+        let by_id = ById::new(&snap);
+        Analysed {
+            snap,
+            class_retained,
+            by_id,
+            dominators: None,
+            measures,
+        }
     }
 
     /// [`Analysed::new`], keeping the dominator tree too when `keep_dominators` (and the
@@ -75,6 +103,7 @@ impl Analysed {
             class_retained,
             by_id,
             dominators: kept,
+            measures: None,
         }
     }
 }

@@ -16,13 +16,16 @@ use std::cmp::Reverse;
 use hashbrown::HashMap;
 
 use crate::analysis::dominators::Dominators;
-use crate::analysis::holders::{PreferredPaths, entries};
+use crate::analysis::holders::{EntryCounter, PreferredPaths};
 use crate::analysis::paths::Step;
+use crate::diff::heap::ById;
 use crate::model::change::delta;
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
 
 const NONE: u32 = u32::MAX;
+/// In the frontier walk, a dominator that does not refer to the new subtree itself.
+const JOINT: u32 = 1 << 31;
 
 /// How much of a frontier's gain one new child must hold for the owner to be that child.
 const NARROW_PERCENT: u64 = 90;
@@ -111,18 +114,61 @@ fn is_synthetic(snap: &HeapSnapshot, node: u32) -> bool {
     node == ROOT || snap.class_name(snap.classes[node as usize]) == "(synthetic)"
 }
 
-/// Finds the leak frontier of `head`, the last snapshot: `is_old` says whether a counted
-/// node existed in the first snapshot. Candidates gained at least `min_bytes`.
+/// The counted objects of a snapshot in id order, as (id, node).
+fn in_id_order(by_id: &ById) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
+    match by_id {
+        #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
+        ById::Packed(keys) => Box::new(keys.iter().map(|&k| (k >> 32, k as u32))),
+        ById::Wide(pairs) => Box::new(pairs.iter().copied()),
+    }
+}
+
+/// Which nodes of `head` already existed in `base` (same id and class), in one merge of
+/// both snapshots' objects in id order. Nodes that are not counted are not marked.
+pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Vec<bool> {
+    let (base, base_ids) = base;
+    let (head, head_ids) = head;
+    let base_class: HashMap<&str, u32> = base
+        .class_names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), u32::try_from(i).unwrap_or(NONE)))
+        .collect();
+    let to_base: Vec<u32> = head
+        .class_names
+        .iter()
+        .map(|n| base_class.get(n.as_str()).copied().unwrap_or(NONE))
+        .collect();
+    let mut old = vec![false; head.node_count()];
+    let mut b = in_id_order(base_ids).peekable();
+    for (id, node) in in_id_order(head_ids) {
+        while b.next_if(|&(bid, _)| bid < id).is_some() {}
+        let class = to_base[head.classes[node as usize] as usize];
+        let mut same = false;
+        while let Some((_, bn)) = b.next_if(|&(bid, _)| bid == id) {
+            same |= base.classes[bn as usize] == class;
+        }
+        old[node as usize] = same;
+    }
+    old
+}
+
+/// Finds the leak frontier of `head`, the last snapshot: `existed` says whether a counted
+/// node existed in the first snapshot (see [`existed`]). Candidates gained at least `min_bytes`.
 pub fn frontier(
     head: &HeapSnapshot,
     g: &HeapGraph,
     dom: &Dominators,
     paths: &PreferredPaths,
-    is_old: impl Fn(usize) -> bool,
+    existed: &[bool],
     min_bytes: u64,
 ) -> Frontier {
-    let n = g.node_count().min(head.node_count()).min(dom.idom.len());
-    let old: Vec<bool> = (0..n).map(|v| !head.is_counted(v) || is_old(v)).collect();
+    let n = g
+        .node_count()
+        .min(head.node_count())
+        .min(dom.idom.len())
+        .min(existed.len());
+    let old: Vec<bool> = (0..n).map(|v| !head.is_counted(v) || existed[v]).collect();
     let idom = &dom.idom;
     // Whether a node's immediate dominator refers to it itself.
     let mut direct = vec![false; n];
@@ -134,52 +180,44 @@ pub fn frontier(
             }
         }
     }
-    // The nearest old dominator of each node, and the top of its new subtree.
+    // The nearest old dominator of each node, with the top bit set where that dominator
+    // does not refer to the top of the node's new subtree itself (node numbers keep their
+    // top bit free).
     let dom_up = |v: u32| idom[v as usize];
-    let front = down_the_tree(
-        n,
-        dom_up,
-        ROOT,
-        |_, p, pv| if old[p as usize] { p } else { pv },
-    );
-    let top = down_the_tree(
-        n,
-        dom_up,
-        ROOT,
-        |x, p, pv| if old[p as usize] { x } else { pv },
-    );
+    let front = down_the_tree(n, dom_up, ROOT, |x, p, pv| {
+        if old[p as usize] {
+            p | if direct[x as usize] { 0 } else { JOINT }
+        } else {
+            pv
+        }
+    });
     let path_up = |v: u32| paths.parent(v);
-    let path_front = down_the_tree(
+    // The nearest old object on each node's preferred path; then, in place, its owner.
+    let mut owner_raw = down_the_tree(
         n,
         path_up,
         ROOT,
         |_, p, pv| if old[p as usize] { p } else { pv },
     );
-
-    let mut owner_raw = vec![NONE; n];
     let mut gained: HashMap<u32, u64> = HashMap::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in 0..n as u32 {
-        if old[v as usize] {
+        let on_path = owner_raw[v as usize];
+        owner_raw[v as usize] = NONE;
+        if old[v as usize] || front[v as usize] == NONE {
             continue;
         }
-        let mut owner = front[v as usize];
-        let t = top[v as usize];
-        if t != NONE && !direct[t as usize] {
-            let p = path_front[v as usize];
-            if p != NONE && !is_synthetic(head, p) {
-                owner = p;
-            }
+        let mut owner = front[v as usize] & !JOINT;
+        if front[v as usize] & JOINT != 0 && on_path != NONE && !is_synthetic(head, on_path) {
+            owner = on_path;
         }
-        if owner == NONE || is_synthetic(head, owner) {
+        if is_synthetic(head, owner) {
             continue;
         }
         owner_raw[v as usize] = owner;
         *gained.entry(owner).or_default() += head.self_sizes.get(v as usize);
     }
     drop(front);
-    drop(top);
-    drop(path_front);
 
     let mut frontiers: Vec<(u32, u64)> = gained
         .into_iter()
@@ -277,6 +315,38 @@ pub struct Measure {
     pub retained: u64,
 }
 
+/// Every node's entry count and retained size in one snapshot, kept where its graph is let
+/// go of before the objects to measure are known (the first snapshot of a series).
+#[derive(Debug, Clone, Default)]
+pub struct NodeMeasures {
+    pub entries: Vec<u32>,
+    pub retained: Vec<u64>,
+}
+
+/// Every node's entry count (see [`entries`]).
+pub fn all_entries(g: &HeapGraph) -> Vec<u32> {
+    let counter = EntryCounter::new(g);
+    #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+    (0..g.node_count() as u32)
+        .map(|v| u32::try_from(counter.count(v)).unwrap_or(u32::MAX))
+        .collect()
+}
+
+/// [`measure`] from measures kept for every node.
+pub fn measure_kept(snap: &HeapSnapshot, kept: &NodeMeasures, ids: &[u64]) -> Vec<Measure> {
+    let want: HashMap<u64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let mut out = vec![Measure::default(); ids.len()];
+    for (node, id) in snap.ids.iter().enumerate() {
+        if let Some(&i) = want.get(&id) {
+            out[i] = Measure {
+                entries: kept.entries.get(node).copied().map_or(0, u64::from),
+                retained: kept.retained.get(node).copied().unwrap_or(0),
+            };
+        }
+    }
+    out
+}
+
 /// Measures the objects with the given ids in one snapshot of the series (zero where
 /// the snapshot does not hold one).
 pub fn measure(snap: &HeapSnapshot, g: &HeapGraph, retained: &[u64], ids: &[u64]) -> Vec<Measure> {
@@ -285,11 +355,12 @@ pub fn measure(snap: &HeapSnapshot, g: &HeapGraph, retained: &[u64], ids: &[u64]
     if want.is_empty() {
         return out;
     }
+    let counter = EntryCounter::new(g);
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for (node, id) in snap.ids.iter().enumerate() {
         if let Some(&i) = want.get(&id) {
             out[i] = Measure {
-                entries: entries(g, node as u32),
+                entries: counter.count(node as u32),
                 retained: retained.get(node).copied().unwrap_or(0),
             };
         }
