@@ -438,14 +438,14 @@ fn owners(out: &mut dyn Write, trend: &super::TrendJson, top: usize) -> io::Resu
     writeln!(out)?;
     header(
         out,
-        3,
+        4,
         &[
             "Leak owner",
             "Held as",
             "Entries per snapshot",
+            "Suspects it holds",
             "Per iteration",
             "Gained",
-            "Suspects it holds",
         ],
     )?;
     for o in trend.owners.iter().take(top) {
@@ -473,9 +473,9 @@ fn owners(out: &mut dyn Write, trend: &super::TrendJson, top: usize) -> io::Resu
                 code(&format!("{} @{}", o.node, o.id)),
                 code(&held),
                 entries.join(" → "),
+                suspects.join(", "),
                 per,
                 format_size(o.gained_size),
-                suspects.join(", "),
             ],
         )?;
     }
