@@ -33,6 +33,9 @@ Examples:
       sizes and a retainer path from the GC roots for each.
   arkdiff app.htrace --explain LeakedRecord --fail-on-suspects 1MiB
       Also show what holds LeakedRecord; exit 1 when a suspect grew by more than 1 MiB.
+  arkdiff app.htrace --iterations 100 --fail-on-owners 512KiB
+      Leak owners (the objects that keep gaining new objects) per iteration, each
+      interval being 100 iterations; exit 1 when an owner grew by more than 512 KiB.
   arkdiff leak-0.heapsnapshot leak-3.heapsnapshot.gz --format json -o report.json
       Write the JSON report atomically.
   arkdiff base.htrace head.htrace --max-heap-growth 1MiB --max-class-count-growth 1000 \\
