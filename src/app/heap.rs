@@ -314,7 +314,13 @@ pub fn compare(
     if owners_wanted {
         if diff.id_matching == IdMatching::SameProcess {
             progress("finding leak owners".into());
-            stage = owner_stage(base_a.as_ref(), &head_a, options.floor);
+            // On a thread of its own, for the same reason as the middle snapshots.
+            let (base_ref, head_ref) = (base_a.as_ref(), &head_a);
+            stage = std::thread::scope(|s| {
+                s.spawn(|| owner_stage(base_ref, head_ref, options.floor))
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            });
             if stage.is_none() {
                 owners_note = Some(
                     "leak owners need both ends' object graphs, and one was not read (see the warnings)"
@@ -347,33 +353,14 @@ pub fn compare(
             // One at a time, each reduced to its class totals and its candidates' measures
             // as soon as it is read and its graph let go of.
             for p in middle {
-                let mut m = p.load(ParseOptions {
-                    graph: true,
-                    labels: true,
-                    ..ParseOptions::default()
-                })?;
-                series.push(Aggregate::of(&m));
-                warnings.extend(m.warnings.iter().cloned());
-                let measured = match m.graph.take() {
-                    Some(g) => {
-                        // Entries first, then the graph goes as the dominators need it.
-                        let mut found = measure(&m, &g, &[], &stage.ids);
-                        let d = dominators_of_owned(&m, g);
-                        let ids: HashMap<u64, usize> = stage
-                            .ids
-                            .iter()
-                            .enumerate()
-                            .map(|(i, &id)| (id, i))
-                            .collect();
-                        for (node, id) in m.ids.iter().enumerate() {
-                            if let Some(&i) = ids.get(&id) {
-                                found[i].retained = d.retained[node];
-                            }
-                        }
-                        found
-                    }
-                    None => vec![Measure::default(); stage.ids.len()],
-                };
+                // On a thread of its own, so that its memory comes from an allocator arena
+                // BASE's or HEAD's thread gave back rather than from new pages.
+                let (aggregate, mut w, measured) =
+                    parallel(std::slice::from_ref(p), |p| measure_middle(p, &stage.ids))
+                        .pop()
+                        .ok_or_else(|| Error::Internal("no snapshot loaded".into()))??;
+                series.push(aggregate);
+                warnings.append(&mut w);
                 if let Some(all) = by_snapshot.as_mut() {
                     all.push(measured);
                 }
@@ -512,6 +499,34 @@ pub fn compare(
         indexes: (base.index, head.index),
         retained,
     })
+}
+
+/// Reads a snapshot between BASE and HEAD for the trend and the leak owners: its class
+/// totals, its warnings, and the entries and retained size of the objects with `ids`.
+fn measure_middle(p: &Pick<'_>, ids: &[u64]) -> Result<(Aggregate, Vec<Warning>, Vec<Measure>)> {
+    let mut m = p.load(ParseOptions {
+        graph: true,
+        labels: true,
+        ..ParseOptions::default()
+    })?;
+    let aggregate = Aggregate::of(&m);
+    let measured = match m.graph.take() {
+        Some(g) => {
+            // Entries first, then the graph goes as the dominators need it.
+            let mut found = measure(&m, &g, &[], ids);
+            let d = dominators_of_owned(&m, g);
+            let wanted: HashMap<u64, usize> =
+                ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+            for (node, id) in m.ids.iter().enumerate() {
+                if let Some(&i) = wanted.get(&id) {
+                    found[i].retained = d.retained[node];
+                }
+            }
+            found
+        }
+        None => vec![Measure::default(); ids.len()],
+    };
+    Ok((aggregate, m.warnings, measured))
 }
 
 /// What the leak owners of a series start from: HEAD's frontier, its candidates' ids,
