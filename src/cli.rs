@@ -33,6 +33,9 @@ Examples:
       sizes and a retainer path from the GC roots for each.
   arkdiff app.htrace --explain LeakedRecord --fail-on-suspects 1MiB
       Also show what holds LeakedRecord; exit 1 when a suspect grew by more than 1 MiB.
+  arkdiff app.htrace --iterations 100 --fail-on-owners 512KiB
+      Leak owners (the objects that keep gaining new objects) per iteration, each
+      interval being 100 iterations; exit 1 when an owner grew by more than 512 KiB.
   arkdiff leak-0.heapsnapshot leak-3.heapsnapshot.gz --format json -o report.json
       Write the JSON report atomically.
   arkdiff base.htrace head.htrace --max-heap-growth 1MiB --max-class-count-growth 1000 \\
@@ -181,6 +184,11 @@ pub struct Cli {
     #[arg(long, value_name = "PERCENT", help_heading = LEAKS)]
     pub suspect_min_share: Option<String>,
 
+    /// Each interval of a series covers N iterations of a repeated action: leak owners and
+    /// suspects are also reported per iteration (default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = LEAKS)]
+    pub iterations: Option<u32>,
+
     /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
     /// less memory.
     #[arg(long, help_heading = LEAKS)]
@@ -292,8 +300,11 @@ impl Args for ThresholdArgs {
                 .value_name(metric.value_name())
                 .help(metric.help())
                 .help_heading(heading(metric));
-            if matches!(metric, Metric::SuspectSize | Metric::LeakList) {
-                // `--fail-on-suspects` alone fails on any suspect (and
+            if matches!(
+                metric,
+                Metric::SuspectSize | Metric::LeakList | Metric::OwnerGrowth
+            ) {
+                // `--fail-on-suspects` alone fails on any suspect (and so on owners, and
                 // `--fail-on-leaklist` on any watched object).
                 arg = arg.num_args(0..=1).default_missing_value("0");
             }
@@ -606,6 +617,7 @@ impl Cli {
                 graph: !self.no_retained,
                 explain: self.explain,
                 leaklist: self.leaklist,
+                iterations: self.iterations.unwrap_or(1),
                 floor: SuspectFloor {
                     min_bytes: setting(
                         "--suspect-min-growth",

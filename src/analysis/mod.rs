@@ -2,5 +2,6 @@
 //! shortest retainer paths from the GC roots.
 
 pub mod dominators;
+pub mod holders;
 pub mod leaklist;
 pub mod paths;

@@ -2,12 +2,20 @@
 //! analyses on them (the per-class diff, dominators and retained sizes, the trend over the
 //! series, and retainer paths), in parallel where the work allows.
 
+use std::cmp::Reverse;
+
+use hashbrown::HashMap;
+
 use super::error::{Error, Result};
 use super::options::{Config, HeapOptions};
+use crate::analysis::dominators::dominators_of_owned;
+use crate::analysis::holders::PreferredPaths;
 use crate::analysis::leaklist::{self, LeakListResult};
+use crate::analysis::paths::Step;
 use crate::diff::explain::{Analysed, ClassDetail, Explainer};
 use crate::diff::heap::{self, IdMatching};
-use crate::diff::trend::trend;
+use crate::diff::owners::{Frontier, Measure, existed, frontier, measure, measure_kept, owners};
+use crate::diff::trend::{OwnerGrowth, SuspectFloor, trend};
 use crate::diff::{HeapResult, SeriesPoint, TrendResult};
 use crate::gate::Metric;
 use crate::input::Capture;
@@ -152,6 +160,22 @@ pub fn compare_heaps(
             ));
         }
     }
+    if !trend_wanted && config.thresholds.rule(Metric::OwnerGrowth).is_set() {
+        if config.flag_thresholds.suspects {
+            return Err(Error::Usage(
+                "--fail-on-owners needs a series of heap snapshots: one input holding two or more, or three inputs or more".into(),
+            ));
+        }
+        if let Some(file) = &config.config_path {
+            warnings.push(Warning::new(
+                WarningCode::ThresholdUnchecked,
+                format!(
+                    "the owners threshold of {} is not checked: a pair of snapshots has no trend",
+                    file.display()
+                ),
+            ));
+        }
+    }
     let class_level = std::iter::once(&base)
         .chain(&middle)
         .chain(std::iter::once(&head))
@@ -228,26 +252,35 @@ pub fn compare(
     // Only HEAD's graph is needed after the dominators, and only for retainer paths: for
     // the suspects of a trend or the classes to explain.
     let paths = trend_wanted || !options.explain.is_empty() || leaklist.is_some();
-    let ends: Vec<(Pick<'_>, bool)> = if same_snapshot {
-        vec![(base, paths)]
+    // Leak owners need both ends' dominator trees, and edge names for entry counts.
+    let owners_wanted = trend_wanted && options.graph;
+    // (pick, keep its graph for paths, is BASE)
+    let ends: Vec<(Pick<'_>, bool, bool)> = if same_snapshot {
+        vec![(base, paths, false)]
     } else {
-        vec![(base, false), (head, paths)]
+        vec![(base, false, true), (head, paths, false)]
     };
-    let mut loaded = parallel(&ends, |(p, keep)| {
+    let mut loaded = parallel(&ends, |&(p, keep, is_base)| {
         p.load(ParseOptions {
             graph: options.graph,
-            labels: options.graph && *keep,
+            labels: options.graph && (keep || owners_wanted),
             ..ParseOptions::default()
         })
-        // HEAD's dominator tree gives the listed objects' retained sizes.
-        .map(|snap| Analysed::build(snap, *keep, *keep && leaklist.is_some()))
+        .map(|snap| {
+            if owners_wanted && is_base {
+                Analysed::measured(snap)
+            } else {
+                // HEAD's dominator tree gives the listed objects' retained sizes.
+                Analysed::keeping(snap, keep, owners_wanted || (keep && leaklist.is_some()))
+            }
+        })
     })
     .into_iter()
     .collect::<Result<Vec<Analysed>>>()?;
-    let head_a = loaded
+    let mut head_a = loaded
         .pop()
         .ok_or_else(|| Error::Internal("no snapshot loaded".into()))?;
-    let base_a = loaded.pop();
+    let mut base_a = loaded.pop();
     let base_ref = base_a.as_ref().unwrap_or(&head_a);
 
     let mut warnings = base_ref.snap.warnings.clone();
@@ -265,6 +298,7 @@ pub fn compare(
         retained,
     );
     native_memory(&mut diff, base_ref, &head_a, &mut warnings);
+    let retained = retained.is_some();
     if diff.id_matching == IdMatching::Disjoint
         && let Some(c) = diff.id_check
     {
@@ -292,25 +326,87 @@ pub fn compare(
         });
     }
 
+    // The leak frontier of HEAD, and what its candidates were in BASE; BASE's graph is
+    // let go of then, so that at most two graphs are held while the series is read.
+    let mut owners_note = None;
+    let mut stage = None;
+    if owners_wanted {
+        if diff.id_matching == IdMatching::SameProcess {
+            progress("finding leak owners".into());
+            // On a thread of its own, for the same reason as the middle snapshots.
+            let (base_ref, head_ref) = (base_a.as_ref(), &head_a);
+            stage = std::thread::scope(|s| {
+                s.spawn(|| owner_stage(base_ref, head_ref, options.floor))
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            });
+            if stage.is_none() {
+                owners_note = Some(
+                    "leak owners need both ends' object graphs, and one was not read (see the warnings)"
+                        .to_owned(),
+                );
+            }
+        } else {
+            owners_note = Some(
+                "leak owners need one process's series (ids that match across it); these snapshots look like different processes".to_owned(),
+            );
+        }
+    } else if trend_wanted {
+        owners_note =
+            Some("leak owners need the object graphs, which --no-retained skips".to_owned());
+    }
+    if let Some(b) = base_a.as_mut() {
+        b.measures = None;
+    }
+    head_a.dominators = None;
+    let base_ref = base_a.as_ref().unwrap_or(&head_a);
+
     let trend = if trend_wanted {
         progress(format!(
             "parsing {} more heap snapshots for the trend",
             middle.len()
         ));
-        // Each middle snapshot is reduced to its class totals as soon as it is read.
-        let middles = parallel(middle, |p| {
-            p.load(ParseOptions::default())
-                .map(|m| (Aggregate::of(&m), m.warnings))
-        })
-        .into_iter()
-        .collect::<Result<Vec<(Aggregate, Vec<Warning>)>>>()?;
         let mut series = vec![Aggregate::of(&base_ref.snap)];
-        for (aggregate, mut w) in middles {
-            warnings.append(&mut w);
-            series.push(aggregate);
+        let mut by_snapshot = stage.as_ref().map(|s| vec![s.base.clone()]);
+        if let Some(stage) = &stage {
+            // One at a time, each reduced to its class totals and its candidates' measures
+            // as soon as it is read and its graph let go of.
+            for p in middle {
+                // On a thread of its own, so that its memory comes from an allocator arena
+                // BASE's or HEAD's thread gave back rather than from new pages.
+                let (aggregate, mut w, measured) =
+                    parallel(std::slice::from_ref(p), |p| measure_middle(p, &stage.ids))
+                        .pop()
+                        .ok_or_else(|| Error::Internal("no snapshot loaded".into()))??;
+                series.push(aggregate);
+                warnings.append(&mut w);
+                if let Some(all) = by_snapshot.as_mut() {
+                    all.push(measured);
+                }
+            }
+        } else {
+            // Each middle snapshot is reduced to its class totals as soon as it is read.
+            let middles = parallel(middle, |p| {
+                p.load(ParseOptions::default())
+                    .map(|m| (Aggregate::of(&m), m.warnings))
+            })
+            .into_iter()
+            .collect::<Result<Vec<(Aggregate, Vec<Warning>)>>>()?;
+            for (aggregate, mut w) in middles {
+                warnings.append(&mut w);
+                series.push(aggregate);
+            }
         }
         series.push(Aggregate::of(&head_a.snap));
-        Some((trend(&series, options.floor), selection.points(), series))
+        if let (Some(stage), Some(all)) = (&stage, by_snapshot.as_mut()) {
+            all.push(stage.head.clone());
+        }
+        Some((
+            trend(&series, options.floor),
+            selection.points(),
+            series,
+            by_snapshot,
+        ))
     } else {
         None
     };
@@ -320,18 +416,85 @@ pub fn compare(
     if wants_paths {
         progress("finding retainer paths".into());
     }
-    let explainer = Explainer::new(base_ref, &head_a, &diff, wants_paths);
-    let trend = trend.map(|(trend, points, series)| {
+    let explainer = Explainer::new(base_ref, &head_a, &diff, wants_paths || stage.is_some());
+    let trend = trend.map(|(mut trend, points, series, measures)| {
+        let mut owners = match (&stage, measures) {
+            (Some(stage), Some(by_snapshot)) => {
+                // Per candidate, its measure in each snapshot.
+                let per_candidate: Vec<Vec<Measure>> = (0..stage.ids.len())
+                    .map(|c| by_snapshot.iter().map(|m| m[c]).collect())
+                    .collect();
+                owners(
+                    &stage.frontier.candidates,
+                    &per_candidate,
+                    trend.required_intervals,
+                    trend.floor_bytes,
+                )
+            }
+            _ => Vec::new(),
+        };
+        if let Some(stage) = &stage {
+            for o in &mut owners {
+                let (path, length) = stage.paths[o.candidate].clone();
+                let node = stage.frontier.candidates[o.candidate].node;
+                o.shortest_length = explainer.distance(node).filter(|&d| Some(d) < length);
+                o.path = path;
+            }
+        }
+        trend.owners = owners
+            .iter()
+            .map(|o| OwnerGrowth {
+                subject: format!("{} @{}", o.label, o.id),
+                class: o.class.clone(),
+                growth: o.growth(),
+                gained: o.gained.iter().map(|g| (g.class.clone(), g.size)).collect(),
+            })
+            .collect();
+        // Each suspect's top owner: the one that gained most of its size, at least half of
+        // the class's growth.
+        let suspect_owners: Vec<Option<usize>> = trend
+            .suspects
+            .iter()
+            .map(|s| {
+                owners
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, o)| {
+                        o.gained
+                            .iter()
+                            .find(|g| {
+                                g.class == s.name
+                                    && i64::try_from(g.size).unwrap_or(i64::MAX) * 2
+                                        >= s.size_growth()
+                            })
+                            .map(|g| (g.size, Reverse(i)))
+                    })
+                    .max()
+                    .map(|(_, Reverse(i))| i)
+            })
+            .collect();
         let suspects = trend
             .suspects
             .iter()
-            .map(|s| explainer.detail(&s.name))
+            .zip(&suspect_owners)
+            .map(|(s, owner)| match (owner, &stage) {
+                (Some(o), Some(stage)) => {
+                    let candidate = owners[*o].candidate;
+                    explainer
+                        .detail_held(&s.name, &|n| stage.frontier.owner_of(n) == Some(candidate))
+                }
+                _ => explainer.detail(&s.name),
+            })
             .collect();
         TrendResult {
             trend,
             points,
             suspects,
             series,
+            owners,
+            owners_note: owners_note.clone(),
+            suspect_owners,
+            iterations: options.iterations,
         }
     });
     let details: Vec<ClassDetail> = options
@@ -354,8 +517,84 @@ pub fn compare(
         explained: details,
         warnings,
         indexes: (base.index, head.index),
-        retained: retained.is_some(),
+        retained,
         leaklist: leaklist.transpose()?,
+    })
+}
+
+/// Reads a snapshot between BASE and HEAD for the trend and the leak owners: its class
+/// totals, its warnings, and the entries and retained size of the objects with `ids`.
+fn measure_middle(p: &Pick<'_>, ids: &[u64]) -> Result<(Aggregate, Vec<Warning>, Vec<Measure>)> {
+    let mut m = p.load(ParseOptions {
+        graph: true,
+        labels: true,
+        ..ParseOptions::default()
+    })?;
+    let aggregate = Aggregate::of(&m);
+    let measured = match m.graph.take() {
+        Some(g) => {
+            // Entries first, then the graph goes as the dominators need it.
+            let mut found = measure(&m, &g, &[], ids);
+            let d = dominators_of_owned(&m, g);
+            let wanted: HashMap<u64, usize> =
+                ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+            for (node, id) in m.ids.iter().enumerate() {
+                if let Some(&i) = wanted.get(&id) {
+                    found[i].retained = d.retained[node];
+                }
+            }
+            found
+        }
+        None => vec![Measure::default(); ids.len()],
+    };
+    Ok((aggregate, m.warnings, measured))
+}
+
+/// What the leak owners of a series start from: HEAD's frontier, its candidates' ids,
+/// their measures at both ends, and their preferred paths in HEAD.
+struct OwnerStage {
+    frontier: Frontier,
+    ids: Vec<u64>,
+    base: Vec<Measure>,
+    head: Vec<Measure>,
+    /// Per candidate: its preferred path and that path's length.
+    paths: Vec<(Option<Vec<Step>>, Option<u32>)>,
+}
+
+/// Finds HEAD's leak frontier against BASE; None when a graph or a dominator tree is
+/// missing.
+fn owner_stage(
+    base: Option<&Analysed>,
+    head: &Analysed,
+    floor: SuspectFloor,
+) -> Option<OwnerStage> {
+    let base = base?;
+    let (hg, hd) = (head.snap.graph.as_ref()?, head.dominators.as_ref()?);
+    let kept = base.measures.as_ref()?;
+    let preferred = PreferredPaths::new(&head.snap, hg);
+    let old = existed((&base.snap, &base.by_id), (&head.snap, &head.by_id));
+    let snap = &head.snap;
+    let frontier = frontier(
+        snap,
+        hg,
+        hd,
+        &preferred,
+        &old,
+        floor.bytes(snap.totals().size),
+    );
+    drop(old);
+    let ids: Vec<u64> = frontier.candidates.iter().map(|c| c.id).collect();
+    let paths = frontier
+        .candidates
+        .iter()
+        .map(|c| (preferred.path(snap, hg, c.node), preferred.length(c.node)))
+        .collect();
+    Some(OwnerStage {
+        base: measure_kept(&base.snap, kept, &ids),
+        head: measure(snap, hg, &hd.retained, &ids),
+        frontier,
+        ids,
+        paths,
     })
 }
 
@@ -393,12 +632,18 @@ pub fn compare_class_level(
     };
     let trend = selection.trend.then(|| {
         let trend = trend(&series, options.floor);
-        let suspects = trend.suspects.iter().map(|s| detail(&s.name)).collect();
+        let suspects: Vec<ClassDetail> = trend.suspects.iter().map(|s| detail(&s.name)).collect();
         TrendResult {
+            suspect_owners: vec![None; suspects.len()],
             trend,
             points: selection.points(),
             suspects,
             series: series.clone(),
+            owners: Vec::new(),
+            owners_note: Some(
+                "a baseline keeps class totals only, so there are no leak owners".to_owned(),
+            ),
+            iterations: options.iterations,
         }
     });
     let explained: Vec<ClassDetail> = options.explain.iter().map(|n| detail(n)).collect();
@@ -455,7 +700,7 @@ fn join_leaklist(
 ) -> Result<LeakListResult> {
     let heap_sha256 = file_sha256(&capture.path)?;
     let result = LeakListResult {
-        objects: leaklist::join(&head.snap, list, head.tree.as_ref()),
+        objects: leaklist::join(&head.snap, list, head.dominators.as_ref()),
         list: list.clone(),
         heap_path: capture.path.display().to_string(),
         heap_sha256,

@@ -154,4 +154,6 @@ pub struct HeapOptions {
     /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
     /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
     pub leaklist: Option<PathBuf>,
+    /// How many iterations of a repeated action each interval of a series covers.
+    pub iterations: u32,
 }

@@ -598,7 +598,7 @@ service = "shop app"
         );
         assert_eq!(
             error("[tags]\nside = \"x\"\n"),
-            "arkdiff.toml line 2: tags.side: arkdiff's points set the tag `side` themselves (they set `class`, `column`, `function`, `line`, `side`, `url`)"
+            "arkdiff.toml line 2: tags.side: arkdiff's points set the tag `side` themselves (they set `class`, `column`, `function`, `line`, `side`, `url`, `owner`)"
         );
         assert_eq!(
             error("[tags]\n\"\" = \"x\"\nenv = \"\"\n"),
@@ -609,7 +609,7 @@ service = "shop app"
             "arkdiff.toml line 2: tags.env: the value of `env` is empty, and line protocol has no empty tags"
         );
         assert!(
-            error("[tag]\nenv = \"ci\"\n").ends_with("`native`, `leaklist`, `tags`"),
+            error("[tag]\nenv = \"ci\"\n").ends_with("`native`, `leaklist`, `owners`, `tags`"),
             "{}",
             error("[tag]\nenv = \"ci\"\n")
         );

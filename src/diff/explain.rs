@@ -6,6 +6,7 @@ use hashbrown::HashMap;
 use crate::analysis::dominators::{Dominators, dominators, dominators_of_owned};
 use crate::analysis::paths::{Distances, Step};
 use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex};
+use crate::diff::owners::{NodeMeasures, all_entries};
 use crate::model::change::Change;
 use crate::model::heap::HeapSnapshot;
 
@@ -44,8 +45,11 @@ pub struct Analysed {
     pub class_retained_native: Option<Vec<u64>>,
     /// The counted objects in id order, for object matching.
     pub by_id: ById,
-    /// The dominator tree, where it was asked to be kept.
-    pub tree: Option<Dominators>,
+    /// The dominator tree and retained sizes, where kept (for leak owners and the
+    /// retained sizes of single objects).
+    pub dominators: Option<Dominators>,
+    /// Every node's entries and retained size, where kept for leak owners.
+    pub measures: Option<NodeMeasures>,
 }
 
 impl Analysed {
@@ -53,13 +57,41 @@ impl Analysed {
     /// sorts its objects by id. The graph, with what retainer paths show, is kept only
     /// where paths will be looked for (`keep_graph`).
     pub fn new(snap: HeapSnapshot, keep_graph: bool) -> Analysed {
-        Analysed::build(snap, keep_graph, false)
+        Analysed::keeping(snap, keep_graph, false)
     }
 
-    /// [`Analysed::new`], keeping the dominator tree itself when `keep_tree` (for the
-    /// retained sizes of single objects).
-    pub fn build(mut snap: HeapSnapshot, keep_graph: bool, keep_tree: bool) -> Analysed {
-        let tree = if keep_graph {
+    /// [`Analysed::new`] for the first snapshot of a series with leak owners: every node's
+    /// entries and retained size are kept, and the graph is let go of as soon as the
+    /// dominator tree has what it needs of it.
+    pub fn measured(mut snap: HeapSnapshot) -> Analysed {
+        let mut measures = None;
+        let mut class_retained_native = None;
+        let class_retained = snap.graph.take().map(|g| {
+            let entries = all_entries(&g);
+            let d = dominators_of_owned(&snap, g);
+            let per_class = d.class_retained(&snap);
+            class_retained_native = d.class_retained_native(&snap);
+            measures = Some(NodeMeasures {
+                entries,
+                retained: d.retained,
+            });
+            per_class
+        });
+        let by_id = ById::new(&snap);
+        Analysed {
+            snap,
+            class_retained,
+            class_retained_native,
+            by_id,
+            dominators: None,
+            measures,
+        }
+    }
+
+    /// [`Analysed::new`], keeping the dominator tree too when `keep_dominators` (and the
+    /// graph with it): for leak owners, and for the retained sizes of single objects.
+    pub fn keeping(mut snap: HeapSnapshot, keep_graph: bool, keep_dominators: bool) -> Analysed {
+        let tree = if keep_graph || keep_dominators {
             snap.graph.as_ref().map(|g| dominators(&snap, g))
         } else {
             snap.graph.take().map(|g| dominators_of_owned(&snap, g))
@@ -72,7 +104,8 @@ impl Analysed {
             class_retained,
             class_retained_native,
             by_id,
-            tree: tree.filter(|_| keep_tree),
+            dominators: tree.filter(|_| keep_dominators),
+            measures: None,
         }
     }
 }
@@ -143,7 +176,13 @@ impl<'a> Explainer<'a> {
     }
 
     pub fn detail(&self, name: &str) -> ClassDetail {
-        let path = self.explain(name);
+        self.detail_held(name, &|_| true)
+    }
+
+    /// [`Explainer::detail`], where the instance shown is one `held` accepts (one its leak
+    /// owner holds) when there is such a new one.
+    pub fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
+        let path = self.explain(name, held);
         ClassDetail {
             name: name.to_owned(),
             retained: self
@@ -155,7 +194,7 @@ impl<'a> Explainer<'a> {
         }
     }
 
-    fn explain(&self, name: &str) -> Option<Explanation> {
+    fn explain(&self, name: &str, held: &dyn Fn(usize) -> bool) -> Option<Explanation> {
         let snap = &self.head.snap;
         let graph = snap.graph.as_ref()?;
         let distances = self.distances.as_ref()?;
@@ -165,7 +204,10 @@ impl<'a> Explainer<'a> {
                 .as_ref()
                 .is_some_and(|b| !b.contains(snap.ids.get(node), name))
         };
-        let (node, new) = distances.representative(snap, graph, class, is_new)?;
+        let (node, new) = distances
+            .representative(snap, graph, class, |n| is_new(n) && held(n))
+            .filter(|&(_, new)| new)
+            .or_else(|| distances.representative(snap, graph, class, is_new))?;
         let steps = distances.path(snap, graph, node)?;
         Some(Explanation {
             id: snap.ids.get(node as usize),
@@ -174,6 +216,12 @@ impl<'a> Explainer<'a> {
             steps,
             root_group: distances.root_group(snap, graph, node),
         })
+    }
+
+    /// How many edges a shortest path from the roots to a node of HEAD has.
+    pub fn distance(&self, node: u32) -> Option<u32> {
+        let d = self.distances.as_ref()?;
+        d.is_reached(node).then(|| d.distance[node as usize])
     }
 
     fn why_no_path(&self, name: &str) -> String {

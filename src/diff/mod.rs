@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod explain;
 pub mod flame;
 pub mod heap;
+pub mod owners;
 pub mod runs;
 pub mod stats;
 pub mod trend;
@@ -25,6 +26,14 @@ pub struct TrendResult {
     pub suspects: Vec<ClassDetail>,
     /// The class totals of each snapshot of the series, in order.
     pub series: Vec<Aggregate>,
+    /// The leak owners, largest growth first (see [`owners`]).
+    pub owners: Vec<owners::Owner>,
+    /// Why there are no owners where they were not looked for.
+    pub owners_note: Option<String>,
+    /// For each suspect (same order), the owner holding most of its new objects.
+    pub suspect_owners: Vec<Option<usize>>,
+    /// How many iterations of a repeated action each interval covers (`--iterations`).
+    pub iterations: u32,
 }
 
 #[derive(Debug, Clone)]

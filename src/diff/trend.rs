@@ -81,6 +81,20 @@ pub struct Trend {
     pub required_intervals: usize,
     /// Leak suspects, by size growth (largest first), then name.
     pub suspects: Vec<ClassSeries>,
+    /// What the gate needs of the leak owners (filled in once they are known).
+    pub owners: Vec<OwnerGrowth>,
+}
+
+/// A leak owner as the gate sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerGrowth {
+    /// `Map @77357`.
+    pub subject: String,
+    pub class: String,
+    /// Its growth (see `owners::Owner::growth`).
+    pub growth: u64,
+    /// The self size it gained, by class.
+    pub gained: Vec<(String, u64)>,
 }
 
 /// Finds the classes that keep growing. A class is a suspect when its size grows in every
@@ -125,6 +139,7 @@ pub fn trend(series: &[Aggregate], floor: SuspectFloor) -> Trend {
         floor_bytes,
         required_intervals,
         suspects,
+        owners: Vec::new(),
     }
 }
 

@@ -33,6 +33,8 @@ pub enum Metric {
     ClassNative,
     /// The retained size of an object the leak watcher's list names.
     LeakList,
+    /// Growth of a leak owner over the series (what it gained).
+    OwnerGrowth,
 }
 
 /// What a metric's values count.
@@ -58,7 +60,7 @@ pub enum Source {
 
 impl Metric {
     /// Every metric, in the order reports and help list them.
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 11] = [
         Metric::HeapSize,
         Metric::ClassCount,
         Metric::ClassSize,
@@ -69,6 +71,7 @@ impl Metric {
         Metric::HeapNative,
         Metric::ClassNative,
         Metric::LeakList,
+        Metric::OwnerGrowth,
     ];
 
     /// The command-line option that sets its fail level, without the dashes.
@@ -84,6 +87,7 @@ impl Metric {
             Metric::HeapNative => "max-native-growth",
             Metric::ClassNative => "max-class-native-growth",
             Metric::LeakList => "fail-on-leaklist",
+            Metric::OwnerGrowth => "fail-on-owners",
         }
     }
 
@@ -100,6 +104,7 @@ impl Metric {
             Metric::HeapNative => "native.size",
             Metric::ClassNative => "class.native",
             Metric::LeakList => "leaklist.retained",
+            Metric::OwnerGrowth => "owners.growth",
         }
     }
 
@@ -116,6 +121,7 @@ impl Metric {
             Metric::HeapNative => "heap.native_size_delta",
             Metric::ClassNative => "class.native_size_delta",
             Metric::LeakList => "leaklist.retained_size",
+            Metric::OwnerGrowth => "trend.owner_growth",
         }
     }
 
@@ -126,7 +132,8 @@ impl Metric {
             | Metric::SuspectSize
             | Metric::HeapNative
             | Metric::ClassNative
-            | Metric::LeakList => Unit::Bytes,
+            | Metric::LeakList
+            | Metric::OwnerGrowth => Unit::Bytes,
             Metric::ClassCount => Unit::Count,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Unit::Micros,
         }
@@ -140,7 +147,7 @@ impl Metric {
             | Metric::HeapNative
             | Metric::ClassNative => Source::Heap,
             Metric::LeakList => Source::LeakList,
-            Metric::SuspectSize => Source::Trend,
+            Metric::SuspectSize | Metric::OwnerGrowth => Source::Trend,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Source::Cpu,
         }
     }
@@ -176,6 +183,9 @@ impl Metric {
             Metric::LeakList => {
                 "Fail when the leak watcher's list (--leaklist) names any object; with MIN, only objects that retain more than MIN (e.g. 64KiB)"
             }
+            Metric::OwnerGrowth => {
+                "Fail when an object is a leak owner (it keeps gaining new objects over a series); with MIN, only when it grew by more than MIN (e.g. 512KiB)"
+            }
         }
     }
 
@@ -183,7 +193,7 @@ impl Metric {
     pub fn value_name(self) -> &'static str {
         match self {
             Metric::ClassCount => "N",
-            Metric::SuspectSize | Metric::LeakList => "MIN",
+            Metric::SuspectSize | Metric::LeakList | Metric::OwnerGrowth => "MIN",
             _ => "LIMIT",
         }
     }
@@ -203,6 +213,9 @@ impl Metric {
             )),
             (Metric::LeakList, Limit::Percent(_)) => Err(format!(
                 "'{text}' is a percentage; a watched object's retained size takes a size (e.g. 64KiB)"
+            )),
+            (Metric::OwnerGrowth, Limit::Percent(_)) => Err(format!(
+                "'{text}' is a percentage; an owner's growth takes a size (e.g. 512KiB)"
             )),
             _ => Ok(limit),
         }

@@ -293,6 +293,11 @@ pub fn evaluate(
             violations.extend(t.check(Metric::SuspectSize, &s.name, Change::new(first, last)));
         }
     }
+    if let Some(trend) = trend
+        && t.rule(Metric::OwnerGrowth).is_set()
+    {
+        check_owners(trend, t, &mut violations);
+    }
     if let Some(cpu) = cpu {
         check_cpu(cpu, t, &mut violations);
     }
@@ -310,6 +315,36 @@ pub fn evaluate(
         status,
         thresholds,
         violations,
+    }
+}
+
+/// Leak owners: `--class` and `--ignore` apply to the owner's class and to the classes
+/// it gained. An owner whose class is in scope is measured by its whole growth, less what
+/// it gained of ignored classes; another by what it gained of classes in scope.
+fn check_owners(trend: &Trend, t: &Thresholds, violations: &mut Vec<Violation>) {
+    for o in &trend.owners {
+        if t.ignored(&o.class) {
+            continue;
+        }
+        let class_in_scope = t.in_scope(&o.class);
+        let value = if class_in_scope {
+            let ignored: u64 = o
+                .gained
+                .iter()
+                .filter(|(c, _)| t.ignored(c))
+                .map(|&(_, s)| s)
+                .sum();
+            o.growth.saturating_sub(ignored)
+        } else {
+            o.gained
+                .iter()
+                .filter(|(c, _)| t.in_scope(c))
+                .map(|&(_, s)| s)
+                .sum()
+        };
+        if value > 0 {
+            violations.extend(t.check(Metric::OwnerGrowth, &o.subject, Change::new(0, value)));
+        }
     }
 }
 

@@ -39,14 +39,16 @@ pub(super) fn native_cells(heap: &HeapSection, c: &ClassJson) -> Vec<String> {
 /// `native: 1.2 MiB -> 3.4 MiB (+2.2 MiB)`, where the snapshots have native sizes and
 /// some object holds native memory.
 pub(super) fn native_line(t: &TotalsJson) -> Option<String> {
-    t.native_size.filter(|n| n.base != 0 || n.head != 0).map(|n| {
-        format!(
-            "native: {} -> {} ({})",
-            format_size(n.base),
-            format_size(n.head),
-            format_size_delta(n.delta())
-        )
-    })
+    t.native_size
+        .filter(|n| n.base != 0 || n.head != 0)
+        .map(|n| {
+            format!(
+                "native: {} -> {} ({})",
+                format_size(n.base),
+                format_size(n.head),
+                format_size_delta(n.delta())
+            )
+        })
 }
 
 /// The leak list table's columns.

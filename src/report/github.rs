@@ -105,6 +105,38 @@ impl Render for Github {
                 escape_data(&watched_message(w))
             )?;
         }
+        // Leak owners the gate did not already annotate: a notice each.
+        let owners = report
+            .heap
+            .iter()
+            .flat_map(|h| h.trend.iter())
+            .flat_map(|t| t.owners.iter());
+        for o in owners.take(MAX_ANNOTATIONS) {
+            let subject = format!("{} @{}", o.node, o.id);
+            if gate.violations.iter().any(|v| v.subject == subject) {
+                continue;
+            }
+            let held = o
+                .retainer_steps
+                .as_ref()
+                .and_then(|s| s.last())
+                .and_then(|s| s.edge.clone())
+                .map_or_else(String::new, |e| format!(" (held as {e})"));
+            let per = o
+                .entries_steady
+                .map_or_else(String::new, |n| format!(", {n:+} per iteration"));
+            writeln!(
+                out,
+                "::notice title={}::{}",
+                escape_property("arkdiff leak owner"),
+                escape_data(&format!(
+                    "{subject}{held} kept gaining new objects: entries {} to {}{per}, gained {}",
+                    o.entries.first().copied().unwrap_or(0),
+                    o.entries.last().copied().unwrap_or(0),
+                    crate::units::format_size(o.gained_size)
+                ))
+            )?;
+        }
         let n = gate.violations.len();
         if gate.thresholds == 0 {
             writeln!(out, "arkdiff: report only (no thresholds given)")

@@ -5,7 +5,8 @@
 //! One line per measured subject and side (`side=base`, `side=head`): the heap totals
 //! (`arkdiff_heap`), each class (`arkdiff_class`), the CPU totals (`arkdiff_cpu`), each
 //! CPU profile in Datakit's profiling shape (`arkdiff_profile`), each function
-//! (`arkdiff_function`), and last the gate (`arkdiff_gate`). Counts, sizes and times are
+//! (`arkdiff_function`), each leak owner of a series (`arkdiff_owner`, HEAD only), and
+//! last the gate (`arkdiff_gate`). Counts, sizes and times are
 //! integers (`i`).
 //!
 //! Every point ends in a timestamp in nanoseconds: `--timestamp` where given, else the
@@ -26,7 +27,9 @@ use super::{Render, Report, Side};
 use crate::gate::Level;
 
 /// The tag keys the points set themselves, which `--tag` and `[tags]` may not set.
-pub const OWN_TAGS: [&str; 6] = ["class", "column", "function", "line", "side", "url"];
+pub const OWN_TAGS: [&str; 7] = [
+    "class", "column", "function", "line", "side", "url", "owner",
+];
 
 pub struct LineProtocol {
     /// Classes and functions written.
@@ -279,6 +282,30 @@ impl Render for LineProtocol {
                     "arkdiff_class",
                     &[("class", &c.name), ("side", "head")],
                     &head,
+                    head_time,
+                );
+            }
+            // Leak owners, in HEAD: their entries and retained size, and their growth.
+            for o in heap
+                .trend
+                .iter()
+                .flat_map(|t| t.owners.iter().take(self.top))
+            {
+                let owner = format!("{} @{}", o.node, o.id);
+                let last = |v: &[u64]| v.last().copied().unwrap_or(0);
+                text += &self.line(
+                    "arkdiff_owner",
+                    &[("class", &o.class), ("owner", &owner), ("side", "head")],
+                    &[
+                        ("entries", Int(last(&o.entries))),
+                        ("retained", Int(last(&o.retained))),
+                        (
+                            "entries_growth",
+                            Int(o.entries_growth.max(0).unsigned_abs()),
+                        ),
+                        ("growth", Int(o.growth)),
+                        ("gained", Int(o.gained_size)),
+                    ],
                     head_time,
                 );
             }

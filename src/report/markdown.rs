@@ -276,6 +276,7 @@ impl Markdown {
                     .collect();
                 retainer_paths(out, &paths)?;
             }
+            owners(out, trend, self.top)?;
         }
         let explained: Vec<(&str, &PathJson)> = heap
             .explain
@@ -495,6 +496,86 @@ impl Render for Markdown {
         }
         Ok(())
     }
+}
+
+/// The leak owners of a series: one row each, then each one's path and the suspects it
+/// holds.
+fn owners(out: &mut dyn Write, trend: &super::TrendJson, top: usize) -> io::Result<()> {
+    if let Some(note) = &trend.owners_note {
+        return writeln!(out, "\nLeak owners were not looked for: {note}.");
+    }
+    if trend.owners.is_empty() {
+        return writeln!(
+            out,
+            "\nNo leak owner (no object kept gaining new objects by {} or more).",
+            format_size(trend.floor_bytes)
+        );
+    }
+    writeln!(out)?;
+    header(
+        out,
+        4,
+        &[
+            "Leak owner",
+            "Held as",
+            "Entries per snapshot",
+            "Suspects it holds",
+            "Per iteration",
+            "Gained",
+        ],
+    )?;
+    for o in trend.owners.iter().take(top) {
+        let entries: Vec<String> = o.entries.iter().map(|&v| format_count(v)).collect();
+        let held = o
+            .retainer_steps
+            .as_ref()
+            .and_then(|s| s.last())
+            .and_then(|s| s.edge.clone())
+            .unwrap_or_default();
+        let per = match (o.entries_steady, o.entries_per_iteration) {
+            (Some(n), _) => format!("{} (steady)", format_count_delta(n)),
+            (None, Some(mean)) => format!("{mean:+.1}"),
+            _ => String::new(),
+        };
+        let suspects: Vec<String> = trend
+            .suspects
+            .iter()
+            .filter(|s| s.owner == Some(o.id))
+            .map(|s| code(&s.name))
+            .collect();
+        row(
+            out,
+            &[
+                code(&format!("{} @{}", o.node, o.id)),
+                code(&held),
+                entries.join(" → "),
+                suspects.join(", "),
+                per,
+                format_size(o.gained_size),
+            ],
+        )?;
+    }
+    more(out, trend.owners.len().saturating_sub(top), "owners")?;
+    let paths: Vec<(String, PathJson)> = trend
+        .owners
+        .iter()
+        .take(top)
+        .map(|o| {
+            (
+                format!("{} @{}", o.node, o.id),
+                PathJson {
+                    instance_id: Some(o.id),
+                    instance_new: None,
+                    retainer_path: o.retainer_path.clone(),
+                    retainer_steps: o.retainer_steps.clone(),
+                    retainer_note: None,
+                    root_group: None,
+                },
+            )
+        })
+        .collect();
+    let paths: Vec<(&str, &PathJson)> = paths.iter().map(|(n, p)| (n.as_str(), p)).collect();
+    retainer_paths(out, &paths)
 }
 
 #[cfg(test)]

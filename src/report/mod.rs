@@ -17,11 +17,13 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::analysis::paths::Step;
 use crate::diff::HeapResult;
 use crate::diff::cpu::CpuDiff;
 use crate::diff::explain::ClassDetail;
 use crate::diff::flame::Flame;
 use crate::diff::heap::IdMatching;
+use crate::diff::owners::{Owner, per_iteration};
 use crate::gate::{Level, Metric, Status, Unit, Verdict};
 use crate::input::ProfileSource;
 use crate::model::change::Change;
@@ -236,6 +238,54 @@ pub struct TrendJson {
     /// In how many intervals a suspect's size had to grow.
     pub required_intervals: usize,
     pub suspects: Vec<SuspectJson>,
+    /// Iterations of a repeated action per interval (`--iterations`, default 1).
+    pub iterations: u32,
+    /// The objects that keep gaining new objects, largest growth first.
+    pub owners: Vec<OwnerJson>,
+    /// Why owners were not looked for, when they were not.
+    pub owners_note: Option<String>,
+}
+
+/// A leak owner: an object that lives through the series and keeps gaining new objects.
+#[derive(Debug, Clone, Serialize)]
+pub struct OwnerJson {
+    pub id: u64,
+    pub class: String,
+    /// How the owner is shown in a path.
+    pub node: String,
+    /// Entry count in each snapshot (elements, Map/Set entries, context slots,
+    /// properties).
+    pub entries: Vec<u64>,
+    /// Retained size in each snapshot.
+    pub retained: Vec<u64>,
+    pub entries_steps: Vec<i64>,
+    pub retained_steps: Vec<i64>,
+    pub entries_growth: i64,
+    pub retained_growth: i64,
+    /// The growth that ranks owners and that `--fail-on-owners` compares.
+    pub growth: u64,
+    /// Entry growth per iteration.
+    pub entries_per_iteration: Option<f64>,
+    /// The entries every iteration added, when every interval added the same.
+    pub entries_steady: Option<i64>,
+    /// The new objects it holds in the last snapshot, by class.
+    pub gained: Vec<GainedJson>,
+    pub gained_size: u64,
+    /// The path from the GC roots to the owner, preferring named edges.
+    pub retainer_path: Option<Vec<String>>,
+    pub retainer_steps: Option<Vec<StepJson>>,
+    /// `shortest` when the path shown is a shortest one, `named` when a longer path
+    /// through named references was preferred to it.
+    pub path_choice: Option<&'static str>,
+    /// The length of a shortest path, when the path shown is longer.
+    pub shortest_length: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GainedJson {
+    pub class: String,
+    pub count: u64,
+    pub size: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -268,6 +318,12 @@ pub struct SuspectJson {
     pub retained_delta: Option<i64>,
     #[serde(flatten)]
     pub path: PathJson,
+    /// The id of the owner that gained most of its new objects, if any.
+    pub owner: Option<u64>,
+    /// Count growth per iteration.
+    pub count_per_iteration: Option<f64>,
+    /// The objects every iteration added, when every interval added the same.
+    pub count_steady: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -769,7 +825,7 @@ pub fn shown_steps(steps: &[String]) -> (&[String], usize, &[String]) {
 }
 
 /// A path as text, one line per step: the first node, then `edge → node @id`.
-fn path_lines(steps: &[crate::analysis::paths::Step]) -> Vec<String> {
+fn path_lines(steps: &[Step]) -> Vec<String> {
     steps
         .iter()
         .map(|s| match &s.edge {
@@ -779,7 +835,7 @@ fn path_lines(steps: &[crate::analysis::paths::Step]) -> Vec<String> {
         .collect()
 }
 
-fn path_steps(steps: &[crate::analysis::paths::Step]) -> Vec<StepJson> {
+fn path_steps(steps: &[Step]) -> Vec<StepJson> {
     steps
         .iter()
         .map(|s| StepJson {
@@ -801,6 +857,47 @@ impl PathJson {
             retainer_steps: p.map(|p| path_steps(&p.steps)),
             retainer_note: c.no_path.clone(),
             root_group: p.and_then(|p| p.root_group),
+        }
+    }
+}
+
+impl OwnerJson {
+    fn new(o: &Owner, iterations: u32) -> OwnerJson {
+        let steps = o.entries_steps();
+        let per = per_iteration(&steps, iterations);
+        OwnerJson {
+            id: o.id,
+            class: o.class.clone(),
+            node: o.label.clone(),
+            entries: o.entries.clone(),
+            retained: o.retained.clone(),
+            retained_steps: o.retained_steps(),
+            entries_growth: o.entries_growth(),
+            retained_growth: o.retained_growth(),
+            growth: o.growth(),
+            entries_per_iteration: per.map(|p| p.mean),
+            entries_steady: per.and_then(|p| p.steady),
+            entries_steps: steps,
+            gained: o
+                .gained
+                .iter()
+                .map(|g| GainedJson {
+                    class: g.class.clone(),
+                    count: g.count,
+                    size: g.size,
+                })
+                .collect(),
+            gained_size: o.gained_size,
+            retainer_path: o.path.as_ref().map(|p| path_lines(p)),
+            retainer_steps: o.path.as_ref().map(|p| path_steps(p)),
+            path_choice: o.path.as_ref().map(|_| {
+                if o.shortest_length.is_some() {
+                    "named"
+                } else {
+                    "shortest"
+                }
+            }),
+            shortest_length: o.shortest_length,
         }
     }
 }
@@ -830,7 +927,8 @@ impl HeapSection {
                 .suspects
                 .iter()
                 .zip(&t.suspects)
-                .map(|(s, detail)| SuspectJson {
+                .zip(&t.suspect_owners)
+                .map(|((s, detail), owner)| SuspectJson {
                     name: s.name.clone(),
                     counts: s.counts.clone(),
                     sizes: s.sizes.clone(),
@@ -842,8 +940,20 @@ impl HeapSection {
                     retained_base: detail.retained.map(|r| r.base),
                     retained_delta: detail.retained.map(Change::delta),
                     path: PathJson::from_detail(detail),
+                    owner: owner.map(|o| t.owners[o].id),
+                    count_per_iteration: per_iteration(&s.count_steps(), t.iterations)
+                        .map(|p| p.mean),
+                    count_steady: per_iteration(&s.count_steps(), t.iterations)
+                        .and_then(|p| p.steady),
                 })
                 .collect(),
+            iterations: t.iterations,
+            owners: t
+                .owners
+                .iter()
+                .map(|o| OwnerJson::new(o, t.iterations))
+                .collect(),
+            owners_note: t.owners_note.clone(),
         });
         HeapSection {
             id_matching: d.id_matching,

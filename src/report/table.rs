@@ -288,11 +288,12 @@ impl TableRenderer {
             "every interval".to_owned()
         };
         if trend.suspects.is_empty() {
-            return writeln!(
+            writeln!(
                 out,
                 "No leak suspect: no class grows in {rule} by {} or more.",
                 format_size(trend.floor_bytes)
-            );
+            )?;
+            return self.owners(trend, out);
         }
         let plural = if trend.suspects.len() == 1 { "" } else { "es" };
         writeln!(
@@ -333,7 +334,14 @@ impl TableRenderer {
         if hidden > 0 {
             writeln!(out, "… {hidden} more suspects (--top to show more)")?;
         }
-        for s in trend.suspects.iter().take(self.top.min(SUSPECT_PATHS)) {
+        self.owners(trend, out)?;
+        // Suspects held by an owner were shown under it; the others' paths follow.
+        for s in trend
+            .suspects
+            .iter()
+            .filter(|s| s.owner.is_none() || trend.owners.is_empty())
+            .take(self.top.min(SUSPECT_PATHS))
+        {
             if s.path.retainer_path.is_some() {
                 writeln!(out)?;
                 write_path(out, &s.name, &s.path)?;
@@ -341,6 +349,128 @@ impl TableRenderer {
         }
         Ok(())
     }
+
+    /// The leak owners, each with its path, its growth, what it gained, and the suspects
+    /// it holds (with their paths): one leak, one story.
+    fn owners(&self, trend: &super::TrendJson, out: &mut dyn Write) -> io::Result<()> {
+        if let Some(note) = &trend.owners_note {
+            writeln!(out, "\nLeak owners: not looked for: {note}.")?;
+            return Ok(());
+        }
+        if trend.owners.is_empty() {
+            return writeln!(
+                out,
+                "\nNo leak owner: no object keeps gaining new objects by {} or more.",
+                format_size(trend.floor_bytes)
+            );
+        }
+        let plural = if trend.owners.len() == 1 { "" } else { "s" };
+        writeln!(
+            out,
+            "\nLeak owners: {} object{plural} kept gaining new objects:",
+            trend.owners.len()
+        )?;
+        for (i, o) in trend.owners.iter().enumerate().take(self.top) {
+            writeln!(out)?;
+            writeln!(out, "{}", owner_summary(i + 1, o, trend.iterations))?;
+            if let Some(steps) = &o.retainer_path {
+                let how = match o.shortest_length {
+                    Some(n) => format!(
+                        "a path of {} through named references (a shortest one has {n}, through internal references)",
+                        steps.len().saturating_sub(1)
+                    ),
+                    None => format!("a shortest path of {}", steps.len().saturating_sub(1)),
+                };
+                writeln!(out, "  held by {how} from the GC roots:")?;
+                let (head, hidden, tail) = super::shown_steps(steps);
+                for step in head {
+                    writeln!(out, "    {step}")?;
+                }
+                if hidden > 0 {
+                    writeln!(
+                        out,
+                        "    … {hidden} more steps (all of them are in the JSON report)"
+                    )?;
+                }
+                for step in tail {
+                    writeln!(out, "    {step}")?;
+                }
+            }
+            let held: Vec<&super::SuspectJson> = trend
+                .suspects
+                .iter()
+                .filter(|s| s.owner == Some(o.id))
+                .collect();
+            if !held.is_empty() {
+                let names: Vec<&str> = held.iter().map(|s| s.name.as_str()).collect();
+                writeln!(out, "  suspects it holds: {}", names.join(", "))?;
+                for s in held.into_iter().take(SUSPECT_PATHS) {
+                    write_held_path(out, o.id, s)?;
+                }
+            }
+        }
+        let hidden = trend.owners.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more owners (--top to show more)")?;
+        }
+        Ok(())
+    }
+}
+
+/// A suspect's path from its owner on: `  LeakedRecord @83871: Map @77357 → table
+/// (internal) → (array) @194587 → 4247 (internal) → LeakedRecord @83871`.
+fn write_held_path(out: &mut dyn Write, owner: u64, s: &super::SuspectJson) -> io::Result<()> {
+    let Some(steps) = &s.path.retainer_steps else {
+        return Ok(());
+    };
+    let Some(at) = steps.iter().position(|step| step.id == owner) else {
+        return write_path(out, &format!("  {}", s.name), &s.path);
+    };
+    write!(out, "    {}: {} @{}", s.name, steps[at].node, steps[at].id)?;
+    for step in &steps[at + 1..] {
+        let edge = step.edge.as_deref().unwrap_or("");
+        write!(out, " → {edge} → {} @{}", step.node, step.id)?;
+    }
+    writeln!(out)
+}
+
+/// `1. Map @77357: entries 0 → 2,000 → …; retained …; gained …` on a few lines.
+pub(super) fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
+    let arrow = |values: &[u64], f: fn(u64) -> String| {
+        values.iter().map(|&v| f(v)).collect::<Vec<_>>().join(" → ")
+    };
+    let per = match (o.entries_steady, o.entries_per_iteration) {
+        (Some(n), _) => format!(
+            " ({} per iteration, every iteration)",
+            format_count_delta(n)
+        ),
+        (None, Some(mean)) if iterations > 1 => format!(" ({mean:+.1} per iteration on average)"),
+        _ => String::new(),
+    };
+    let gained: Vec<String> = o
+        .gained
+        .iter()
+        .take(4)
+        .map(|g| {
+            format!(
+                "{} {} ({})",
+                format_count(g.count),
+                g.class,
+                format_size(g.size)
+            )
+        })
+        .collect();
+    let more = if o.gained.len() > 4 { ", …" } else { "" };
+    format!(
+        "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}{more}",
+        o.node,
+        o.id,
+        arrow(&o.entries, format_count),
+        arrow(&o.retained, format_size),
+        format_size_delta(o.retained_growth),
+        format_size(o.gained_size),
+        gained.join(", ")
+    )
 }
 
 impl TableRenderer {

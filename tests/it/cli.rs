@@ -674,6 +674,7 @@ fn short_and_long_help_completions_and_the_man_page() {
     assert!(section(&short, "Heap thresholds:").contains("--max-class-count-growth <N>"));
     assert!(section(&short, "CPU thresholds:").contains("--max-gc-time-growth <LIMIT>"));
     assert!(section(&short, "Leak hunting:").contains("--fail-on-suspects [<MIN>]"));
+    assert!(section(&short, "Leak hunting:").contains("--fail-on-owners [<MIN>]"));
     assert!(!short.contains("Examples:") && long.contains("Examples:"));
     assert!(short.len() < long.len());
 

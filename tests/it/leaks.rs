@@ -461,3 +461,246 @@ fn dominators_and_retained_sizes_agree_with_devtools() {
         "{renamed:?}"
     );
 }
+
+// Leak owners (tests/data/README.md, `gen/owners.js`): four leaks, a bounded cache and
+// per-iteration churn, two iterations of 250 per interval.
+const OWNERS_SERIES: [&str; 4] = [
+    "owners-0.heapsnapshot.gz",
+    "owners-1.heapsnapshot.gz",
+    "owners-2.heapsnapshot.gz",
+    "owners-3.heapsnapshot.gz",
+];
+
+fn owners(report: &Value) -> &Vec<Value> {
+    report["heap"]["trend"]["owners"]
+        .as_array()
+        .expect("a trend with owners")
+}
+
+/// The last step of an owner's path: how its holder refers to it.
+fn held_as(owner: &Value) -> &str {
+    owner["retainer_steps"].as_array().unwrap().last().unwrap()["edge"]
+        .as_str()
+        .unwrap()
+}
+
+fn gained(owner: &Value, class: &str) -> Option<u64> {
+    owner["gained"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["class"] == class)
+        .map(|g| g["count"].as_u64().unwrap())
+}
+
+#[test]
+fn each_leak_of_the_owners_program_is_an_owner_with_its_path() {
+    let report = series_report(&OWNERS_SERIES, &["--iterations", "2"]);
+    let found = owners(&report);
+    let mut held: Vec<&str> = found.iter().map(held_as).collect();
+    held.sort_unstable();
+    assert_eq!(
+        held,
+        vec![".data", ".jobs", ".sessions", "lines (context variable)"],
+        "{found:#?}"
+    );
+    for (edge, class, leaked) in [
+        (".sessions", "Set", Some("Session")),
+        (".data", "Array", Some("Widget")),
+        (".jobs", "Map", Some("Job")),
+        ("lines (context variable)", "Array", None),
+    ] {
+        let o = found.iter().find(|o| held_as(o) == edge).unwrap();
+        assert_eq!(o["class"], class, "{edge}");
+        // 250 per iteration, two iterations per interval, exactly.
+        assert_eq!(steps(&o["entries_steps"]), vec![500, 500, 500], "{edge}");
+        assert_eq!(o["entries_steady"], 250, "{edge}");
+        assert_eq!(o["entries_per_iteration"], 250.0, "{edge}");
+        if let Some(leaked) = leaked {
+            assert_eq!(gained(o, leaked), Some(1500), "{edge}");
+        }
+        let retained = steps(&o["retained_steps"]);
+        assert!(retained.iter().all(|&r| r > 0), "{edge}: {retained:?}");
+        assert!(
+            o["retainer_path"].as_array().unwrap().len() >= 3,
+            "{edge}: {o:#?}"
+        );
+    }
+    // The timer that holds the jobs shows on their path.
+    let jobs = found.iter().find(|o| held_as(o) == ".jobs").unwrap();
+    let nodes: Vec<&str> = jobs["retainer_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["node"].as_str().unwrap())
+        .collect();
+    assert!(nodes.contains(&"Timeout"), "{nodes:?}");
+    // The bounded cache and the churn are not owners, and no owner gained their objects.
+    for o in found {
+        assert_eq!(gained(o, "CacheEntry"), None, "{o:#?}");
+        assert_eq!(gained(o, "Scratch"), None, "{o:#?}");
+        assert_ne!(held_as(o), "cache (context variable)");
+    }
+    // Ranked by growth.
+    let growth: Vec<u64> = found
+        .iter()
+        .map(|o| o["growth"].as_u64().unwrap())
+        .collect();
+    assert!(growth.is_sorted_by(|a, b| a >= b), "{growth:?}");
+    // A suspect's path ends at an instance its owner holds.
+    let session = suspect(&report, "Session");
+    let set = found.iter().find(|o| held_as(o) == ".sessions").unwrap();
+    assert_eq!(session["owner"], set["id"]);
+    assert_eq!(session["count_steady"], 250);
+    assert!(
+        session["retainer_steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == set["id"])
+    );
+}
+
+#[test]
+fn the_sample_names_registry_and_the_tick_listeners_as_its_owners() {
+    let out = arkdiff(&["../../samples/leak4.htrace.gz", "--format", "json"]);
+    let report = json(&out);
+    let found = owners(&report);
+    let held: Vec<&str> = found.iter().map(held_as).collect();
+    assert_eq!(held.len(), 2, "{found:#?}");
+    assert!(held.contains(&"registry (context variable)"), "{held:?}");
+    assert!(held.contains(&".tick"), "{held:?}");
+    for o in found {
+        assert_eq!(o["entries"], serde_json::json!([0, 2000, 4000, 6000]));
+        assert_eq!(o["entries_steady"], 2000);
+    }
+    let registry = found.iter().find(|o| held_as(o) == ".tick").unwrap();
+    assert_eq!(gained(registry, "Function"), Some(6000));
+    let map = found
+        .iter()
+        .find(|o| held_as(o) == "registry (context variable)")
+        .unwrap();
+    assert_eq!(gained(map, "LeakedRecord"), Some(6000));
+    // Suspects point at their owner: eight suspects, two stories.
+    assert_eq!(suspect(&report, "LeakedRecord")["owner"], map["id"]);
+    assert_eq!(suspect(&report, "Function")["owner"], registry["id"]);
+    let text = stdout(&arkdiff(&["../../samples/leak4.htrace.gz"]));
+    assert!(text.contains("Leak owners: 2 objects"), "{text}");
+    assert!(
+        text.contains("suspects it holds: Function, system / Context"),
+        "{text}"
+    );
+}
+
+#[test]
+fn owner_paths_are_edges_of_the_snapshot() {
+    let report = series_report(&LEAK_SERIES, &[]);
+    let text = maybe_gunzip(std::fs::read(data("leak-3.heapsnapshot.gz")).unwrap());
+    let graph = Graph::parse(&text);
+    assert_eq!(owners(&report).len(), 2);
+    for o in owners(&report) {
+        let path = o["retainer_steps"].as_array().unwrap();
+        assert_eq!(path.last().unwrap()["id"], o["id"]);
+        for pair in path.windows(2) {
+            let from = graph.node_of_id(pair[0]["id"].as_u64().unwrap());
+            let to = graph.node_of_id(pair[1]["id"].as_u64().unwrap());
+            let kind = pair[1]["edge_type"].as_str().unwrap();
+            assert!(
+                graph.edges[from]
+                    .iter()
+                    .any(|e| e.to == to && e.kind == kind),
+                "no {kind} edge {} -> {}",
+                pair[0]["id"],
+                pair[1]["id"]
+            );
+        }
+        assert!(["shortest", "named"].contains(&o["path_choice"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn the_stable_program_has_no_owners() {
+    let report = series_report(
+        &[
+            "stable-0.heapsnapshot.gz",
+            "stable-1.heapsnapshot.gz",
+            "stable-2.heapsnapshot.gz",
+            "stable-3.heapsnapshot.gz",
+        ],
+        &[],
+    );
+    assert!(owners(&report).is_empty(), "{:#?}", owners(&report));
+    assert!(report["heap"]["trend"]["owners_note"].is_null());
+    // Without the graphs, owners are not looked for, and the report says why.
+    let report = series_report(&LEAK_SERIES, &["--no-retained"]);
+    assert!(owners(&report).is_empty());
+    let note = report["heap"]["trend"]["owners_note"].as_str().unwrap();
+    assert!(note.contains("--no-retained"), "{note}");
+}
+
+#[test]
+fn a_class_whose_objects_were_all_replaced_is_a_row() {
+    // Seven BindingData objects on each side, none of them the same: same count and
+    // size, seven new and seven deleted (semantics: not "no change at all").
+    let out = arkdiff(&[
+        "stable-0.heapsnapshot.gz",
+        "stable-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]);
+    let report = json(&out);
+    let row = support::class_row(&report, "Detached Node / BindingData");
+    assert_eq!(row["count_delta"], 0);
+    assert_eq!(row["size_delta"], 0);
+    assert_eq!(row["new_count"], 7);
+    assert_eq!(row["deleted_count"], 7);
+}
+
+#[test]
+fn fail_on_owners_gates_the_series_and_takes_the_class_filters() {
+    let mut args: Vec<&str> = LEAK_SERIES.to_vec();
+    args.push("--fail-on-owners");
+    let out = arkdiff(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("trend.owner_growth Map @77357"), "{text}");
+    assert!(text.contains("trend.owner_growth Array @110889"), "{text}");
+    // With MIN: the registry gained 1.95 MiB, the listeners 665 KiB.
+    args.extend(["1MiB", "--format", "json"]);
+    let report = json(&arkdiff(&args));
+    let subjects: Vec<&str> = report["gate"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(subjects, vec!["Map @77357"]);
+    // What it gained of ignored classes does not count.
+    args.extend(["--ignore", "(concatenated string)", "--ignore", "(array)"]);
+    let out = arkdiff(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // --class: only what the owners gained of that class.
+    let mut args: Vec<&str> = LEAK_SERIES.to_vec();
+    args.extend(["--fail-on-owners", "300KiB", "--class", "LeakedRecord"]);
+    assert_eq!(arkdiff(&args).status.code(), Some(0));
+    let mut args: Vec<&str> = LEAK_SERIES.to_vec();
+    args.extend(["--fail-on-owners", "200KiB", "--class", "LeakedRecord"]);
+    assert_eq!(arkdiff(&args).status.code(), Some(1));
+    // A pair has no owners to gate.
+    let out = arkdiff(&[LEAK_SERIES[0], LEAK_SERIES[3], "--fail-on-owners"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--fail-on-owners needs a series"));
+}
+
+#[test]
+fn the_thresholds_file_gates_owners() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("arkdiff.toml");
+    std::fs::write(&config, "[owners]\ngrowth = { fail = \"1MiB\" }\n").unwrap();
+    let mut args: Vec<&str> = LEAK_SERIES.to_vec();
+    let config = config.to_str().unwrap().to_owned();
+    args.extend(["--config", &config]);
+    let out = arkdiff(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("trend.owner_growth Map @77357"));
+}

@@ -276,6 +276,17 @@
       } else {
         chart.append(h("p", { class: "note" }, "No class grew in at least " + trend.required_intervals + " intervals by " + size(trend.floor_bytes) + " or more: no suspects."));
       }
+      const owners = (trend.owners || []).slice(0, PALETTE.length);
+      if (owners.length) {
+        chart.append(
+          lineChart({
+            title: "Leak owners' retained size",
+            xs,
+            series: owners.map((o, k) => ({ name: o.node + " @" + o.id, label: o.node + " @" + o.id, values: o.retained, color: PALETTE[k], entries: o.entries })),
+            tipLines: (se, i) => ["#" + i + ": " + where(i), size(se.values[i]) + " · " + count(se.entries[i]) + " entries", step(se.values, i)],
+          })
+        );
+      }
     } else {
       chart.dataset.empty = "1";
       chart.append(h("p", { class: "note" }, "Two snapshots compared: there is no trend to chart. Compare a capture holding several snapshots, or three inputs or more, to chart growth."));
@@ -317,7 +328,16 @@
     }
     root.append(h("h3", null, "Classes"), dataTable({ id: "class-table", noun: "classes", rows: heap.classes, columns: cols, text: (c) => c.name, limit: 400 }));
 
-    const paths = (trend ? trend.suspects.map((sp) => ({ sp, why: "suspect" })) : []).concat(heap.explain.map((sp) => ({ sp, why: "explained" })));
+    const owners = trend ? trend.owners || [] : [];
+    if (owners.length) {
+      root.append(
+        h("h3", null, "Leak owners"),
+        h("p", { class: "note" }, "Objects that kept gaining new objects over the series, largest growth first, each with a path from the GC roots that prefers named references, what it gained, and the suspects it holds."),
+        ...owners.map((o) => ownerBox(o, trend))
+      );
+    }
+    const held = new Set(owners.map((o) => o.id));
+    const paths = (trend ? trend.suspects.filter((sp) => !held.has(sp.owner)).map((sp) => ({ sp, why: "suspect" })) : []).concat(heap.explain.map((sp) => ({ sp, why: "explained" })));
     if (paths.length) {
       root.append(
         h("h3", null, "Retainer paths"),
@@ -347,6 +367,20 @@
     ];
     root.append(dataTable({ id: "leaklist-table", noun: "watched objects", rows: list.objects, columns: cols, text: (o) => o.name + " " + o.msg, limit: 400 }));
     root.append(...list.objects.map((o) => retainerPath(Object.assign({}, o, { name: o.name + " #" + o.hash, retained_size: o.retained_size }), "watched")));
+  }
+
+  // One leak owner: its path, its entries per snapshot, what it gained, and the suspects it
+  // holds, each with its own path.
+  function ownerBox(o, trend) {
+    const box = h("div", { class: "owner" });
+    const last = o.retained[o.retained.length - 1];
+    const path = retainerPath({ name: o.node + " @" + o.id, retainer_steps: o.retainer_steps, retained_size: last, retainer_note: "No path was found." }, "owner");
+    const per = o.entries_steady != null ? " (" + countDelta(o.entries_steady) + " per iteration, every iteration)" : "";
+    const how = o.path_choice === "named" ? " · path through named references (a shortest one has " + o.shortest_length + " steps)" : "";
+    path.querySelector("summary").append(" · entries " + o.entries.map(count).join(" → ") + per + " · gained " + size(o.gained_size) + how);
+    box.append(path, h("p", { class: "note" }, "Gained: " + o.gained.slice(0, 6).map((g) => count(g.count) + " " + g.class + " (" + size(g.size) + ")").join(", ")));
+    for (const sp of trend.suspects.filter((sp) => sp.owner === o.id)) box.append(retainerPath(sp, "suspect"));
+    return box;
   }
 
   function retainerPath(sp, why) {
