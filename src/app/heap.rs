@@ -358,7 +358,10 @@ pub fn compare(
     if let Some(b) = base_a.as_mut() {
         b.measures = None;
     }
-    head_a.dominators = None;
+    if leaklist.is_none() {
+        // The leak list's objects take their retained sizes from HEAD's tree.
+        head_a.dominators = None;
+    }
     let base_ref = base_a.as_ref().unwrap_or(&head_a);
 
     let trend = if trend_wanted {
