@@ -3,7 +3,7 @@
 //! retainer path that prefers the edges a developer names (properties, context
 //! variables, elements) over engine-internal ones and handle scopes.
 
-use crate::analysis::paths::Step;
+use crate::analysis::paths::{Step, drop_unnamed_root};
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
 
@@ -235,11 +235,7 @@ impl PreferredPaths {
             v = self.parent[v as usize];
         }
         steps.reverse();
-        if steps.len() > 1 && g.node_name(ROOT).is_none_or(str::is_empty) {
-            steps.remove(0);
-            steps[0].edge = None;
-            steps[0].edge_kind = None;
-        }
+        drop_unnamed_root(&mut steps, g);
         Some(steps)
     }
 }

@@ -44,6 +44,16 @@ pub struct Step {
     pub id: u64,
 }
 
+/// Starts a root-first path at the root's first child when the root has no name (V8's
+/// synthetic root says nothing a reader needs).
+pub(crate) fn drop_unnamed_root(steps: &mut Vec<Step>, g: &HeapGraph) {
+    if steps.len() > 1 && g.node_name(ROOT).is_none_or(str::is_empty) {
+        steps.remove(0);
+        steps[0].edge = None;
+        steps[0].edge_kind = None;
+    }
+}
+
 impl Distances {
     pub fn new(g: &HeapGraph) -> Distances {
         let n = g.node_count();
@@ -109,11 +119,7 @@ impl Distances {
             v = self.parent[v as usize];
         }
         steps.reverse();
-        if steps.len() > 1 && g.node_name(ROOT).is_none_or(str::is_empty) {
-            steps.remove(0);
-            steps[0].edge = None;
-            steps[0].edge_kind = None;
-        }
+        drop_unnamed_root(&mut steps, g);
         Some(steps)
     }
 
