@@ -627,6 +627,10 @@ pub fn compare_class_level(
     }
     let (first, last) = (&series[0], &series[series.len() - 1]);
     let diff = heap::diff_aggregates(first, last);
+    warnings.extend(native_one_side(
+        first.native.is_some(),
+        last.native.is_some(),
+    ));
     let detail = |name: &str| ClassDetail {
         name: name.to_owned(),
         retained: None,
@@ -678,19 +682,26 @@ fn native_memory(
     if let (Some(b), Some(h)) = (&base.class_retained_native, &head.class_retained_native) {
         heap::add_retained_native(diff, (&base.snap, b), (&head.snap, h));
     }
-    if base.snap.has_native_sizes() != head.snap.has_native_sizes() {
-        let (with, without) = if base.snap.has_native_sizes() {
-            ("BASE", "HEAD")
-        } else {
-            ("HEAD", "BASE")
-        };
-        warnings.push(Warning::new(
-            WarningCode::NativeOneSide,
-            format!(
-                "{with}'s snapshot states native sizes but {without}'s does not, so native memory is not compared"
-            ),
-        ));
-    }
+    warnings.extend(native_one_side(
+        base.snap.has_native_sizes(),
+        head.snap.has_native_sizes(),
+    ));
+}
+
+/// The warning that native memory is not compared, when only one side states native
+/// sizes.
+fn native_one_side(base: bool, head: bool) -> Option<Warning> {
+    let (with, without) = match (base, head) {
+        (true, false) => ("BASE", "HEAD"),
+        (false, true) => ("HEAD", "BASE"),
+        _ => return None,
+    };
+    Some(Warning::new(
+        WarningCode::NativeOneSide,
+        format!(
+            "{with}'s snapshot states native sizes but {without}'s does not, so native memory is not compared"
+        ),
+    ))
 }
 
 /// Joins the leak watcher's list with HEAD, and checks its `snapshot_hash` against HEAD's

@@ -33,19 +33,22 @@ pub fn make(capture: &Capture, snapshot: Option<usize>) -> Result<Baseline> {
         .map(|i| -> Result<HeapTotals> {
             let snap = capture.load(i, ParseOptions::default())?;
             let aggregate = Aggregate::of(&snap);
+            let native = aggregate.native.as_ref();
             let mut classes: Vec<ClassTotal> = aggregate
                 .classes
-                .into_iter()
+                .iter()
                 .map(|(name, t)| ClassTotal {
-                    name,
+                    name: name.clone(),
                     count: t.count,
                     size: t.size,
+                    native_size: native.map(|n| n.class(name)),
                 })
                 .collect();
             classes.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.name.cmp(&b.name)));
             Ok(HeapTotals {
                 count: aggregate.totals.count,
                 size: aggregate.totals.size,
+                native_size: native.map(|n| n.total),
                 classes,
             })
         })

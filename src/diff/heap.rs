@@ -420,13 +420,26 @@ pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
                 native: None,
             }),
     );
+    let native = base
+        .native
+        .as_ref()
+        .zip(head.native.as_ref())
+        .map(|(b, h)| {
+            for row in &mut rows {
+                row.native = Some(NativeChange {
+                    size: Change::new(b.class(&row.name), h.class(&row.name)),
+                    retained: None,
+                });
+            }
+            Change::new(b.total, h.total)
+        });
     let unchanged = sort_rows(&mut rows);
     HeapDiff {
         id_matching: IdMatching::None,
         id_check: None,
         count: Change::new(base.totals.count, head.totals.count),
         size: Change::new(base.totals.size, head.totals.size),
-        native: None,
+        native,
         classes: rows,
         unchanged,
     }

@@ -169,6 +169,7 @@ mod tests {
                 size,
             },
             classes,
+            native: None,
         }
     }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::error::{InputError, Result};
-use crate::model::aggregate::Aggregate;
+use crate::model::aggregate::{Aggregate, NativeTotals};
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
 use crate::model::heap::Totals;
 
@@ -52,6 +52,10 @@ pub struct Source {
 pub struct HeapTotals {
     pub count: u64,
     pub size: u64,
+    /// The total native size (ArkTS `native_size`), where the snapshot states native
+    /// sizes; then every class has its own. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_size: Option<u64>,
     /// Every class with a counted object, largest self size first.
     pub classes: Vec<ClassTotal>,
 }
@@ -61,6 +65,8 @@ pub struct ClassTotal {
     pub name: String,
     pub count: u64,
     pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_size: Option<u64>,
 }
 
 /// CPU times in microseconds, as the diff uses them (semantics.md §4).
@@ -114,6 +120,14 @@ impl Baseline {
                     )
                 })
                 .collect(),
+            native: h.native_size.map(|total| NativeTotals {
+                total,
+                classes: h
+                    .classes
+                    .iter()
+                    .map(|c| (c.name.clone(), c.native_size.unwrap_or(0)))
+                    .collect(),
+            }),
         })
     }
 
@@ -182,7 +196,7 @@ impl Baseline {
     fn check(&self) -> std::result::Result<(), String> {
         if let Some(h) = &self.heap {
             let mut seen = hashbrown::HashSet::with_capacity(h.classes.len());
-            let (mut count, mut size) = (0u64, 0u64);
+            let (mut count, mut size, mut native) = (0u64, 0u64, 0u64);
             for (i, c) in h.classes.iter().enumerate() {
                 if !seen.insert(c.name.as_str()) {
                     return Err(format!(
@@ -190,8 +204,27 @@ impl Baseline {
                         c.name.escape_debug()
                     ));
                 }
+                if c.native_size.is_some() != h.native_size.is_some() {
+                    let (class, heap) = if c.native_size.is_some() {
+                        ("has a native_size", "has none")
+                    } else {
+                        ("has no native_size", "has one")
+                    };
+                    return Err(format!(
+                        "heap.classes[{i}]: class \"{}\" {class}, but the heap {heap}",
+                        c.name.escape_debug()
+                    ));
+                }
                 count = count.saturating_add(c.count);
                 size = size.saturating_add(c.size);
+                native = native.saturating_add(c.native_size.unwrap_or(0));
+            }
+            if let Some(total) = h.native_size
+                && total != native
+            {
+                return Err(format!(
+                    "heap: native_size {total} is not the sum of the classes' ({native})"
+                ));
             }
             if (count, size) != (h.count, h.size) {
                 return Err(format!(
@@ -228,9 +261,12 @@ impl Baseline {
         match &self.heap {
             None => writeln!(out, "  \"heap\": null,")?,
             Some(h) => {
+                let native = h
+                    .native_size
+                    .map_or_else(String::new, |n| format!(", \"native_size\": {n}"));
                 writeln!(
                     out,
-                    "  \"heap\": {{\"count\": {}, \"size\": {}, \"classes\": [",
+                    "  \"heap\": {{\"count\": {}, \"size\": {}{native}, \"classes\": [",
                     h.count, h.size
                 )?;
                 lines(out, &h.classes)?;
@@ -307,16 +343,19 @@ mod tests {
             heap: Some(HeapTotals {
                 count: 3,
                 size: 96,
+                native_size: None,
                 classes: vec![
                     ClassTotal {
                         name: "Big \"quoted\"".into(),
                         count: 1,
                         size: 64,
+                        native_size: None,
                     },
                     ClassTotal {
                         name: "Small".into(),
                         count: 2,
                         size: 32,
+                        native_size: None,
                     },
                 ],
             }),
@@ -356,6 +395,46 @@ mod tests {
         assert_eq!((t.duration_us, t.gc_us, t.samples), (10, 2, 4));
         let f = Frame::one_based("f", "file:///a.js?v=1", 1, 2);
         assert_eq!(t.functions[&f].total_us, 7);
+        assert_eq!(a.native, None);
+    }
+
+    #[test]
+    fn native_sizes_are_kept_where_the_snapshot_has_them() {
+        let mut b = sample();
+        let h = b.heap.as_mut().unwrap();
+        h.native_size = Some(4096);
+        h.classes[0].native_size = Some(4096);
+        h.classes[1].native_size = Some(0);
+        let mut text = Vec::new();
+        b.write(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("\"size\": 96, \"native_size\": 4096, \"classes\""));
+        assert!(text.contains("{\"name\":\"Small\",\"count\":2,\"size\":32,\"native_size\":0}"));
+        let native = Baseline::read(text.as_bytes())
+            .unwrap()
+            .aggregate()
+            .unwrap()
+            .native
+            .unwrap();
+        assert_eq!(native.total, 4096);
+        assert_eq!(native.class("Big \"quoted\""), 4096);
+        assert_eq!(native.class("Small"), 0);
+
+        let refused = |edit: &dyn Fn(&mut HeapTotals)| {
+            let mut b = b.clone();
+            edit(b.heap.as_mut().unwrap());
+            let mut text = Vec::new();
+            b.write(&mut text).unwrap();
+            Baseline::read(&text[..]).unwrap_err()
+        };
+        assert_eq!(
+            refused(&|h| h.native_size = Some(1)),
+            "heap: native_size 1 is not the sum of the classes' (4096)"
+        );
+        assert_eq!(
+            refused(&|h| h.classes[1].native_size = None),
+            "heap.classes[1]: class \"Small\" has no native_size, but the heap has one"
+        );
     }
 
     #[test]

@@ -9,20 +9,47 @@ use super::heap::{HeapSnapshot, Totals};
 pub struct Aggregate {
     pub totals: Totals,
     pub classes: HashMap<String, Totals>,
+    /// Native sizes (ArkTS `native_size`), where the snapshot states them.
+    pub native: Option<NativeTotals>,
+}
+
+/// The native sizes of a snapshot's counted objects: in total and per class name (every
+/// class of [`Aggregate::classes`] has an entry).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NativeTotals {
+    pub total: u64,
+    pub classes: HashMap<String, u64>,
+}
+
+impl NativeTotals {
+    /// A class's native size; 0 for a class the snapshot does not have.
+    pub fn class(&self, name: &str) -> u64 {
+        self.classes.get(name).copied().unwrap_or(0)
+    }
 }
 
 impl Aggregate {
     pub fn of(snap: &HeapSnapshot) -> Aggregate {
-        let classes = snap
+        let classes: HashMap<String, Totals> = snap
             .class_totals()
             .into_iter()
             .enumerate()
             .filter(|(_, t)| t.count > 0)
             .map(|(class, t)| (snap.class_names[class].clone(), t))
             .collect();
+        let native = snap.native_totals().map(|(per_class, total)| NativeTotals {
+            total,
+            classes: per_class
+                .into_iter()
+                .enumerate()
+                .filter(|&(class, _)| classes.contains_key(&snap.class_names[class]))
+                .map(|(class, size)| (snap.class_names[class].clone(), size))
+                .collect(),
+        });
         Aggregate {
             totals: snap.totals(),
             classes,
+            native,
         }
     }
 }

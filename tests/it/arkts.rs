@@ -153,6 +153,77 @@ fn native_columns_appear_in_the_table_and_markdown_only_where_the_data_has_them(
 }
 
 #[test]
+fn a_baseline_keeps_native_sizes() {
+    let dir = pair(Writer::Runtime);
+    let o = run(
+        dir.path(),
+        &["summarize", "base.heapsnapshot", "-o", "base.json"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let baseline = std::fs::read_to_string(dir.path().join("base.json")).unwrap();
+    assert!(
+        baseline.contains(&format!(
+            "\"native_size\": {}",
+            2 * PIXEL_MAP_NATIVE + OTHER_NATIVE
+        )),
+        "{baseline}"
+    );
+    // The baseline compares like the snapshot it was made from, natives included (no
+    // retained sizes: a baseline keeps none).
+    let from_baseline = json(&run(
+        dir.path(),
+        &["base.json", "head.heapsnapshot", "--format", "json"],
+    ));
+    let t = &heap(&from_baseline)["totals"];
+    assert_eq!(t["native_size_base"], 2 * PIXEL_MAP_NATIVE + OTHER_NATIVE);
+    assert_eq!(t["native_size_delta"], 3 * PIXEL_MAP_NATIVE);
+    let pm = class_row(&from_baseline, "PixelMap");
+    assert_eq!(pm["native_size_delta"], 3 * PIXEL_MAP_NATIVE);
+    assert_eq!(pm["retained_native_delta"], Value::Null);
+    let o = run(
+        dir.path(),
+        &[
+            "base.json",
+            "head.heapsnapshot",
+            "--max-class-native-growth",
+            "1MiB",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("class.native_size_delta PixelMap grew +3.00 MiB"),
+        "{}",
+        stdout(&o)
+    );
+    // A V8 baseline keeps none, and says why the natives are not compared.
+    let v8 = String::from_utf8(app_heap(2, Writer::Runtime).write(Writer::Runtime))
+        .unwrap()
+        .replace(",\"native_size\"]", "]");
+    std::fs::write(dir.path().join("v8.heapsnapshot"), strip_last_field(&v8)).unwrap();
+    let o = run(
+        dir.path(),
+        &["summarize", "v8.heapsnapshot", "-o", "v8.json"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v8_baseline = std::fs::read_to_string(dir.path().join("v8.json")).unwrap();
+    assert!(!v8_baseline.contains("native_size"), "{v8_baseline}");
+    let r = json(&run(
+        dir.path(),
+        &["v8.json", "head.heapsnapshot", "--format", "json"],
+    ));
+    assert!(heap(&r)["totals"].get("native_size_base").is_none());
+    assert!(
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "native-one-side"),
+        "{}",
+        r["warnings"]
+    );
+}
+
+#[test]
 fn native_thresholds_need_native_sizes_on_both_sides() {
     let dir = pair(Writer::Runtime);
     let v8 = String::from_utf8(app_heap(5, Writer::Runtime).write(Writer::Runtime))
