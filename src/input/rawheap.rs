@@ -574,6 +574,9 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
         r.v1_jstypes()?;
     }
     r.build_nodes();
+    if options.graph && matches!(r.by_addr, AddrIndex::Empty) {
+        r.by_addr = AddrIndex::new(&r.objs);
+    }
     r.build_edges(options.graph)?;
     Ok(r.finish(options))
 }
@@ -745,7 +748,7 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
             r.objs.push(o);
         }
         if r.version == Version::V2 {
-            r.by_addr = AddrIndex::new(&r.objs);
+            // The address index is built when the graph needs it (see `parse`).
             r.scan_tokens(mem, end)?;
         }
     }
@@ -779,6 +782,26 @@ fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), R
         }
     }
     r.obj_names = vec![NO_NAME; r.objs.len()];
+    if matches!(r.by_addr, AddrIndex::Empty) {
+        // Version 2 without a graph: no address index. The table's addresses (32 bits)
+        // with their objects are sorted once, which costs little as writers dump objects
+        // mostly in address order; names list their objects in address order too, so
+        // each search is a short step forward from the last.
+        let mut sorted: Vec<u64> = r
+            .objs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| o.addr << 32 | i as u64)
+            .collect();
+        sorted.sort();
+        let mut hint = 0;
+        for &(addr, name) in &named {
+            if let Some(i) = find_sorted(&sorted, addr, &mut hint) {
+                r.obj_names[i] = name;
+            }
+        }
+        return Ok(());
+    }
     for &(addr, name) in &named {
         match r.by_addr.get(addr) {
             Some(i) => r.obj_names[i as usize] = name,
@@ -796,6 +819,37 @@ fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), R
 
 /// No string-table name.
 const NO_NAME: u32 = u32::MAX;
+
+/// The object at a 32-bit address in a sorted list of `address << 32 | object`; of
+/// objects that share an address, the last (as the address index has it). The search
+/// gallops forward from `hint` (where the last search ended) when the address lies past
+/// it, and otherwise searches the whole list.
+#[allow(clippy::cast_possible_truncation)] // the low half of an entry is the object
+fn find_sorted(sorted: &[u64], addr: u64, hint: &mut usize) -> Option<usize> {
+    if addr >= 1 << 32 {
+        return None;
+    }
+    let key = addr << 32;
+    let (mut lo, mut hi) = (0, sorted.len());
+    if sorted.get(*hint).is_some_and(|&e| e < key) {
+        lo = *hint;
+        let mut step = 1;
+        while lo + step < sorted.len() && sorted[lo + step] < key {
+            lo += step;
+            step *= 2;
+        }
+        hi = (lo + step + 1).min(sorted.len());
+    }
+    let mut i = lo + sorted[lo..hi].partition_point(|&e| e < key);
+    *hint = i.saturating_sub(1);
+    if sorted.get(i).is_none_or(|&e| e >> 32 != addr) {
+        return None;
+    }
+    while sorted.get(i + 1).is_some_and(|&e| e >> 32 == addr) {
+        i += 1;
+    }
+    Some((sorted[i] & 0xFFFF_FFFF) as usize)
+}
 
 /// A version-2 token.
 #[derive(Clone, Copy)]
@@ -1761,13 +1815,25 @@ impl Reader<'_> {
             ..HeapSnapshot::default()
         };
         let count = self.kinds.len();
+        snap.fresh_ids = fresh_ids(&self.objs);
+        // What only the decoding needed goes before the snapshot's columns are made, and
+        // each column of the decoder as soon as it is copied: this keeps the peak down.
+        self.objs = Vec::new();
+        self.node_of_obj = Vec::new();
+        self.obj_names = Vec::new();
+        self.by_addr = AddrIndex::Empty;
+        self.kinds = Vec::new();
         snap.ids.reserve(count);
+        for &id in &std::mem::take(&mut self.ids) {
+            snap.ids.push(id);
+        }
         snap.self_sizes.reserve(count);
+        for &size in &std::mem::take(&mut self.sizes) {
+            snap.self_sizes.push(u64::from(size));
+        }
         snap.native_sizes.reserve(count);
-        for i in 0..count {
-            snap.ids.push(self.ids[i]);
-            snap.self_sizes.push(u64::from(self.sizes[i]));
-            snap.native_sizes.push(u64::from(self.natives[i]));
+        for &native in &std::mem::take(&mut self.natives) {
+            snap.native_sizes.push(u64::from(native));
         }
         let mut by_key: HashMap<(u8, u32), ClassId> = HashMap::new();
         let mut interned: HashMap<String, ClassId> = HashMap::new();
@@ -1790,7 +1856,6 @@ impl Reader<'_> {
             });
             snap.classes.push(class);
         }
-        snap.fresh_ids = fresh_ids(&self.objs);
         if self.unbounded_reads > 0 {
             snap.warnings.push(Warning::new(
                 WarningCode::RawheapPastMemory,
