@@ -259,16 +259,21 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Objects by address. Addresses that fit 32 bits (version 2 always) pack with their
-/// object into one word of an open-addressing table, so that a lookup costs one memory
-/// access; wider ones (version-1 pointers) go to a hash map. A repeated address names its
-/// last object.
+/// Objects by address. When the addresses span less than 4 GiB, each packs (less the
+/// lowest) with its object into one word of an open-addressing table, so that a lookup
+/// costs one memory access; otherwise they go to a hash map. The table's home slot keeps
+/// address order where the addresses spread evenly enough (nearby addresses, nearby
+/// slots, so that lookups in address order stay in cache) and scatters them otherwise.
+/// A repeated address names its last object.
 #[derive(Default)]
 enum AddrIndex {
     #[default]
     Empty,
     Packed {
         slots: Vec<u64>,
+        base: u64,
+        /// `Some(shift)`: the home slot is the offset shifted right; `None`: scattered.
+        linear: Option<u32>,
         shift: u32,
     },
     Wide(HashMap<u64, u32>),
@@ -278,10 +283,9 @@ const EMPTY_SLOT: u64 = u64::MAX;
 
 impl AddrIndex {
     fn new(objs: &[Obj]) -> AddrIndex {
-        let packable = objs.len() < (u32::MAX as usize) / 4
-            && objs
-                .iter()
-                .all(|o| u32::try_from(o.addr).is_ok_and(|a| a != u32::MAX));
+        let base = objs.iter().map(|o| o.addr).min().unwrap_or(0);
+        let top = objs.iter().map(|o| o.addr).max().unwrap_or(0);
+        let packable = objs.len() < (u32::MAX as usize) / 4 && top - base < u64::from(u32::MAX);
         if !packable {
             let mut map = HashMap::with_capacity(objs.len());
             for (i, o) in objs.iter().enumerate() {
@@ -290,27 +294,61 @@ impl AddrIndex {
             return AddrIndex::Wide(map);
         }
         let bits = (objs.len() * 2).next_power_of_two().trailing_zeros().max(4);
-        let mut slots = vec![EMPTY_SLOT; 1 << bits];
         let shift = 64 - bits;
+        // The smallest shift that maps every offset into the table.
+        let span_bits = 64 - (top - base).leading_zeros();
+        let linear = span_bits.saturating_sub(bits);
+        let mut slots = vec![EMPTY_SLOT; 1 << bits];
+        // Addresses that crowd into part of their span make long runs of taken slots;
+        // past an average of 4 probes a lookup, the table is made again scattered.
+        if Self::fill(&mut slots, objs, base, Some(linear), shift) > objs.len() * 4 {
+            slots.fill(EMPTY_SLOT);
+            Self::fill(&mut slots, objs, base, None, shift);
+            return AddrIndex::Packed {
+                slots,
+                base,
+                linear: None,
+                shift,
+            };
+        }
+        AddrIndex::Packed {
+            slots,
+            base,
+            linear: Some(linear),
+            shift,
+        }
+    }
+
+    /// Fills the table; returns the probes it took.
+    fn fill(slots: &mut [u64], objs: &[Obj], base: u64, linear: Option<u32>, shift: u32) -> usize {
         let mask = slots.len() - 1;
+        let mut probes = 0;
         for (i, o) in objs.iter().enumerate() {
-            let mut at = Self::home(o.addr, shift);
+            let off = o.addr - base;
+            let mut at = Self::home(off, linear, shift, mask);
             loop {
+                probes += 1;
                 let slot = slots[at];
-                if slot == EMPTY_SLOT || slot >> 32 == o.addr {
-                    slots[at] = o.addr << 32 | i as u64;
+                if slot == EMPTY_SLOT || slot >> 32 == off {
+                    slots[at] = off << 32 | i as u64;
                     break;
                 }
                 at = (at + 1) & mask;
             }
+            if linear.is_some() && probes > objs.len() * 4 {
+                break;
+            }
         }
-        AddrIndex::Packed { slots, shift }
+        probes
     }
 
     #[inline]
-    #[allow(clippy::cast_possible_truncation)] // the shift leaves at most the table's bits
-    fn home(addr: u64, shift: u32) -> usize {
-        (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    #[allow(clippy::cast_possible_truncation)] // the shift or the mask leaves the table's bits
+    fn home(off: u64, linear: Option<u32>, shift: u32, mask: usize) -> usize {
+        match linear {
+            Some(s) => (off >> s) as usize & mask,
+            None => (off.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize,
+        }
     }
 
     /// The object at an address.
@@ -320,18 +358,24 @@ impl AddrIndex {
         match self {
             AddrIndex::Empty => None,
             AddrIndex::Wide(map) => map.get(&addr).copied(),
-            AddrIndex::Packed { slots, shift } => {
-                if addr >= u64::from(u32::MAX) {
+            AddrIndex::Packed {
+                slots,
+                base,
+                linear,
+                shift,
+            } => {
+                let off = addr.checked_sub(*base)?;
+                if off >= u64::from(u32::MAX) {
                     return None;
                 }
                 let mask = slots.len() - 1;
-                let mut at = Self::home(addr, *shift);
+                let mut at = Self::home(off, *linear, *shift, mask);
                 loop {
                     let slot = slots[at];
                     if slot == EMPTY_SLOT {
                         return None;
                     }
-                    if slot >> 32 == addr {
+                    if slot >> 32 == off {
                         return Some(slot as u32);
                     }
                     at = (at + 1) & mask;
