@@ -837,6 +837,8 @@ fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), R
             .enumerate()
             .map(|(i, o)| o.addr << 32 | i as u64)
             .collect();
+        // The stable sort merges the runs already in order, which the unstable one does not.
+        #[allow(clippy::stable_sort_primitive)]
         sorted.sort();
         let mut hint = 0;
         for &(addr, name) in &named {
