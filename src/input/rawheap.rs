@@ -259,16 +259,21 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Objects by address. Addresses that fit 32 bits (version 2 always) pack with their
-/// object into one word of an open-addressing table, so that a lookup costs one memory
-/// access; wider ones (version-1 pointers) go to a hash map. A repeated address names its
-/// last object.
+/// Objects by address. When the addresses span less than 4 GiB, each packs (less the
+/// lowest) with its object into one word of an open-addressing table, so that a lookup
+/// costs one memory access; otherwise they go to a hash map. The table's home slot keeps
+/// address order where the addresses spread evenly enough (nearby addresses, nearby
+/// slots, so that lookups in address order stay in cache) and scatters them otherwise.
+/// A repeated address names its last object.
 #[derive(Default)]
 enum AddrIndex {
     #[default]
     Empty,
     Packed {
         slots: Vec<u64>,
+        base: u64,
+        /// `Some(shift)`: the home slot is the offset shifted right; `None`: scattered.
+        linear: Option<u32>,
         shift: u32,
     },
     Wide(HashMap<u64, u32>),
@@ -278,10 +283,9 @@ const EMPTY_SLOT: u64 = u64::MAX;
 
 impl AddrIndex {
     fn new(objs: &[Obj]) -> AddrIndex {
-        let packable = objs.len() < (u32::MAX as usize) / 4
-            && objs
-                .iter()
-                .all(|o| u32::try_from(o.addr).is_ok_and(|a| a != u32::MAX));
+        let base = objs.iter().map(|o| o.addr).min().unwrap_or(0);
+        let top = objs.iter().map(|o| o.addr).max().unwrap_or(0);
+        let packable = objs.len() < (u32::MAX as usize) / 4 && top - base < u64::from(u32::MAX);
         if !packable {
             let mut map = HashMap::with_capacity(objs.len());
             for (i, o) in objs.iter().enumerate() {
@@ -290,27 +294,61 @@ impl AddrIndex {
             return AddrIndex::Wide(map);
         }
         let bits = (objs.len() * 2).next_power_of_two().trailing_zeros().max(4);
-        let mut slots = vec![EMPTY_SLOT; 1 << bits];
         let shift = 64 - bits;
+        // The smallest shift that maps every offset into the table.
+        let span_bits = 64 - (top - base).leading_zeros();
+        let linear = span_bits.saturating_sub(bits);
+        let mut slots = vec![EMPTY_SLOT; 1 << bits];
+        // Addresses that crowd into part of their span make long runs of taken slots;
+        // past an average of 4 probes a lookup, the table is made again scattered.
+        if Self::fill(&mut slots, objs, base, Some(linear), shift) > objs.len() * 4 {
+            slots.fill(EMPTY_SLOT);
+            Self::fill(&mut slots, objs, base, None, shift);
+            return AddrIndex::Packed {
+                slots,
+                base,
+                linear: None,
+                shift,
+            };
+        }
+        AddrIndex::Packed {
+            slots,
+            base,
+            linear: Some(linear),
+            shift,
+        }
+    }
+
+    /// Fills the table; returns the probes it took.
+    fn fill(slots: &mut [u64], objs: &[Obj], base: u64, linear: Option<u32>, shift: u32) -> usize {
         let mask = slots.len() - 1;
+        let mut probes = 0;
         for (i, o) in objs.iter().enumerate() {
-            let mut at = Self::home(o.addr, shift);
+            let off = o.addr - base;
+            let mut at = Self::home(off, linear, shift, mask);
             loop {
+                probes += 1;
                 let slot = slots[at];
-                if slot == EMPTY_SLOT || slot >> 32 == o.addr {
-                    slots[at] = o.addr << 32 | i as u64;
+                if slot == EMPTY_SLOT || slot >> 32 == off {
+                    slots[at] = off << 32 | i as u64;
                     break;
                 }
                 at = (at + 1) & mask;
             }
+            if linear.is_some() && probes > objs.len() * 4 {
+                break;
+            }
         }
-        AddrIndex::Packed { slots, shift }
+        probes
     }
 
     #[inline]
-    #[allow(clippy::cast_possible_truncation)] // the shift leaves at most the table's bits
-    fn home(addr: u64, shift: u32) -> usize {
-        (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    #[allow(clippy::cast_possible_truncation)] // the shift or the mask leaves the table's bits
+    fn home(off: u64, linear: Option<u32>, shift: u32, mask: usize) -> usize {
+        match linear {
+            Some(s) => (off >> s) as usize & mask,
+            None => (off.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize,
+        }
     }
 
     /// The object at an address.
@@ -320,18 +358,24 @@ impl AddrIndex {
         match self {
             AddrIndex::Empty => None,
             AddrIndex::Wide(map) => map.get(&addr).copied(),
-            AddrIndex::Packed { slots, shift } => {
-                if addr >= u64::from(u32::MAX) {
+            AddrIndex::Packed {
+                slots,
+                base,
+                linear,
+                shift,
+            } => {
+                let off = addr.checked_sub(*base)?;
+                if off >= u64::from(u32::MAX) {
                     return None;
                 }
                 let mask = slots.len() - 1;
-                let mut at = Self::home(addr, *shift);
+                let mut at = Self::home(off, *linear, *shift, mask);
                 loop {
                     let slot = slots[at];
                     if slot == EMPTY_SLOT {
                         return None;
                     }
-                    if slot >> 32 == addr {
+                    if slot >> 32 == off {
                         return Some(slot as u32);
                     }
                     at = (at + 1) & mask;
@@ -574,6 +618,9 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
         r.v1_jstypes()?;
     }
     r.build_nodes();
+    if options.graph && matches!(r.by_addr, AddrIndex::Empty) {
+        r.by_addr = AddrIndex::new(&r.objs);
+    }
     r.build_edges(options.graph)?;
     Ok(r.finish(options))
 }
@@ -745,7 +792,7 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
             r.objs.push(o);
         }
         if r.version == Version::V2 {
-            r.by_addr = AddrIndex::new(&r.objs);
+            // The address index is built when the graph needs it (see `parse`).
             r.scan_tokens(mem, end)?;
         }
     }
@@ -779,6 +826,28 @@ fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), R
         }
     }
     r.obj_names = vec![NO_NAME; r.objs.len()];
+    if matches!(r.by_addr, AddrIndex::Empty) {
+        // Version 2 without a graph: no address index. The table's addresses (32 bits)
+        // with their objects are sorted once, which costs little as writers dump objects
+        // mostly in address order; names list their objects in address order too, so
+        // each search is a short step forward from the last.
+        let mut sorted: Vec<u64> = r
+            .objs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| o.addr << 32 | i as u64)
+            .collect();
+        // The stable sort merges the runs already in order, which the unstable one does not.
+        #[allow(clippy::stable_sort_primitive)]
+        sorted.sort();
+        let mut hint = 0;
+        for &(addr, name) in &named {
+            if let Some(i) = find_sorted(&sorted, addr, &mut hint) {
+                r.obj_names[i] = name;
+            }
+        }
+        return Ok(());
+    }
     for &(addr, name) in &named {
         match r.by_addr.get(addr) {
             Some(i) => r.obj_names[i as usize] = name,
@@ -796,6 +865,37 @@ fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), R
 
 /// No string-table name.
 const NO_NAME: u32 = u32::MAX;
+
+/// The object at a 32-bit address in a sorted list of `address << 32 | object`; of
+/// objects that share an address, the last (as the address index has it). The search
+/// gallops forward from `hint` (where the last search ended) when the address lies past
+/// it, and otherwise searches the whole list.
+#[allow(clippy::cast_possible_truncation)] // the low half of an entry is the object
+fn find_sorted(sorted: &[u64], addr: u64, hint: &mut usize) -> Option<usize> {
+    if addr >= 1 << 32 {
+        return None;
+    }
+    let key = addr << 32;
+    let (mut lo, mut hi) = (0, sorted.len());
+    if sorted.get(*hint).is_some_and(|&e| e < key) {
+        lo = *hint;
+        let mut step = 1;
+        while lo + step < sorted.len() && sorted[lo + step] < key {
+            lo += step;
+            step *= 2;
+        }
+        hi = (lo + step + 1).min(sorted.len());
+    }
+    let mut i = lo + sorted[lo..hi].partition_point(|&e| e < key);
+    *hint = i.saturating_sub(1);
+    if sorted.get(i).is_none_or(|&e| e >> 32 != addr) {
+        return None;
+    }
+    while sorted.get(i + 1).is_some_and(|&e| e >> 32 == addr) {
+        i += 1;
+    }
+    Some((sorted[i] & 0xFFFF_FFFF) as usize)
+}
 
 /// A version-2 token.
 #[derive(Clone, Copy)]
@@ -1761,13 +1861,25 @@ impl Reader<'_> {
             ..HeapSnapshot::default()
         };
         let count = self.kinds.len();
+        snap.fresh_ids = fresh_ids(&self.objs);
+        // What only the decoding needed goes before the snapshot's columns are made, and
+        // each column of the decoder as soon as it is copied: this keeps the peak down.
+        self.objs = Vec::new();
+        self.node_of_obj = Vec::new();
+        self.obj_names = Vec::new();
+        self.by_addr = AddrIndex::Empty;
+        self.kinds = Vec::new();
         snap.ids.reserve(count);
+        for &id in &std::mem::take(&mut self.ids) {
+            snap.ids.push(id);
+        }
         snap.self_sizes.reserve(count);
+        for &size in &std::mem::take(&mut self.sizes) {
+            snap.self_sizes.push(u64::from(size));
+        }
         snap.native_sizes.reserve(count);
-        for i in 0..count {
-            snap.ids.push(self.ids[i]);
-            snap.self_sizes.push(u64::from(self.sizes[i]));
-            snap.native_sizes.push(u64::from(self.natives[i]));
+        for &native in &std::mem::take(&mut self.natives) {
+            snap.native_sizes.push(u64::from(native));
         }
         let mut by_key: HashMap<(u8, u32), ClassId> = HashMap::new();
         let mut interned: HashMap<String, ClassId> = HashMap::new();
@@ -1790,7 +1902,6 @@ impl Reader<'_> {
             });
             snap.classes.push(class);
         }
-        snap.fresh_ids = fresh_ids(&self.objs);
         if self.unbounded_reads > 0 {
             snap.warnings.push(Warning::new(
                 WarningCode::RawheapPastMemory,

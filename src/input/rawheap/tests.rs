@@ -600,3 +600,76 @@ fn every_prefix_and_byte_flip_is_an_error_or_a_graph_never_a_panic() {
         }
     }
 }
+
+fn objs_at(addrs: &[u64]) -> Vec<Obj> {
+    addrs
+        .iter()
+        .map(|&addr| Obj {
+            addr,
+            id: 0,
+            size: 0,
+            native: 0,
+            jstype: None,
+            start: 0,
+            end: 0,
+        })
+        .collect()
+}
+
+#[test]
+fn the_address_index_finds_every_object_however_the_addresses_spread() {
+    let even: Vec<u64> = (0..5_000).map(|i| 0x7f00_0000_0000 + 40 * i).collect();
+    // Two dense clusters 3 GiB apart crowd the address-ordered slots: the index scatters.
+    let crowded: Vec<u64> = (0..5_000)
+        .map(|i| 0x1000 + 8 * (i % 2_500) + (i / 2_500) * (3 << 30))
+        .collect();
+    // Wider than 4 GiB: a hash map.
+    let wide: Vec<u64> = (0..5_000).map(|i| 0x1000 + i * (1 << 22)).collect();
+    for (addrs, kind) in [(even, "linear"), (crowded, "scattered"), (wide, "wide")] {
+        let mut addrs = addrs;
+        // Out of order, with one address repeated (its last object wins).
+        addrs.reverse();
+        addrs.push(addrs[10]);
+        let index = AddrIndex::new(&objs_at(&addrs));
+        let got = match &index {
+            AddrIndex::Packed {
+                linear: Some(_), ..
+            } => "linear",
+            AddrIndex::Packed { linear: None, .. } => "scattered",
+            AddrIndex::Wide(_) => "wide",
+            AddrIndex::Empty => "empty",
+        };
+        assert_eq!(got, kind);
+        let last = addrs.len() - 1;
+        for (i, &a) in addrs.iter().enumerate() {
+            let want = if i == 10 { last } else { i };
+            assert_eq!(index.get(a), Some(want as u32), "{kind}: {a:#x}");
+            assert_eq!(index.get(a + 1), None, "{kind}: {:#x}", a + 1);
+        }
+        assert_eq!(index.get(0), None);
+        assert_eq!(index.get(u64::MAX), None);
+    }
+}
+
+#[test]
+fn a_sorted_address_list_finds_the_last_object_of_each_address() {
+    let mut sorted: Vec<u64> = [(0x10u64, 0u64), (0x18, 3), (0x18, 4), (0x40, 1), (0x48, 2)]
+        .iter()
+        .map(|&(a, i)| a << 32 | i)
+        .collect();
+    sorted.sort_unstable();
+    let mut hint = 0;
+    for (addr, want) in [
+        (0x10, Some(0)),
+        (0x18, Some(4)),
+        (0x18, Some(4)),
+        (0x20, None),
+        (0x48, Some(2)),
+        (0x10, Some(0)),
+        (0x50, None),
+        (0x8, None),
+        (1 << 32, None),
+    ] {
+        assert_eq!(find_sorted(&sorted, addr, &mut hint), want, "{addr:#x}");
+    }
+}
