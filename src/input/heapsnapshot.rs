@@ -15,6 +15,7 @@ use hashbrown::{HashMap, HashSet};
 use serde::Deserialize;
 
 use super::json::{JsonError, JsonReader};
+use super::parallel;
 use crate::model::graph::{EdgeKind, GraphBuilder};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
 use crate::warning::{Warning, WarningCode};
@@ -61,7 +62,16 @@ pub struct ParseOptions {
     /// are trusted for memory reserved up front only as far as this many bytes can hold
     /// (a node takes at least 14 bytes of text, an edge 6). Unknown: nothing is reserved.
     pub text_bytes: Option<u64>,
+    /// How many threads read the `nodes` and `edges` arrays besides the calling one (see
+    /// [`super::parallel`]); 0 reads them on the calling thread. With threads, any problem
+    /// in those arrays is [`GAVE_UP`]: read the document again without threads to learn
+    /// what it is.
+    pub threads: usize,
 }
+
+/// The error of a read with [`ParseOptions::threads`] that met a problem in the `nodes` or
+/// `edges` array.
+pub const GAVE_UP: &str = "the threads reading the arrays gave up";
 
 /// The fewest bytes of text a node and an edge take: 7 and 3 one-digit numbers, each
 /// with its comma.
@@ -297,7 +307,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 "\"nodes\" comes before \"snapshot\", so its fields are unknown",
                             ));
                         };
-                        read_nodes(&mut json, l, &mut snap, &mut raw, options.text_bytes)?;
+                        read_nodes(&mut json, l, &mut snap, &mut raw, options)?;
                         nodes_seen = true;
                     }
                     b"edges" if options.graph && edges.is_none() => {
@@ -336,6 +346,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             edge_layout,
                             &edge_kinds,
                             builder,
+                            options.threads,
                         )?);
                     }
                     b"strings" => {
@@ -430,12 +441,13 @@ fn read_edges<R: Read>(
     l: EdgeLayout,
     kinds: &[EdgeKind],
     mut builder: GraphBuilder,
+    threads: usize,
 ) -> Result<Edges, JsonError> {
     let mut row = [0u64; 64];
     let mut field = 0usize;
     let mut values = 0u64;
     let mut broken: Option<String> = None;
-    json.u64_array(|value| {
+    let sink = |value| {
         values += 1;
         row[field] = value;
         field += 1;
@@ -448,7 +460,8 @@ fn read_edges<R: Read>(
             }
         }
         Ok(())
-    })?;
+    };
+    read_array(json, threads, sink)?;
     if field != 0 && broken.is_none() {
         broken = Some(format!(
             "the edges array ends in the middle of an edge: {values} values, not a multiple of the {} edge fields",
@@ -501,10 +514,10 @@ fn read_nodes<R: Read>(
     l: Layout,
     snap: &mut HeapSnapshot,
     raw: &mut RawNodes,
-    text_bytes: Option<u64>,
+    options: ParseOptions,
 ) -> Result<(), JsonError> {
     // The declared count is a hint only, trusted as far as the text can hold it.
-    if let (Some(n), Some(bytes)) = (snap.declared_node_count, text_bytes) {
+    if let (Some(n), Some(bytes)) = (snap.declared_node_count, options.text_bytes) {
         let reserve =
             usize::try_from(n.min(bytes / MIN_NODE_TEXT).min(MAX_NODE_RESERVE)).unwrap_or(0);
         snap.ids.reserve(reserve);
@@ -515,7 +528,7 @@ fn read_nodes<R: Read>(
     }
     let mut row = [0u64; 64];
     let mut field = 0usize;
-    json.u64_array(|value| {
+    let sink = |value| {
         row[field] = value;
         field += 1;
         if field == l.stride {
@@ -523,7 +536,8 @@ fn read_nodes<R: Read>(
             push_node(snap, raw, l, &row[..l.stride])?;
         }
         Ok(())
-    })?;
+    };
+    read_array(json, options.threads, sink)?;
     if field != 0 {
         return Err(json.invalid(format!(
             "the nodes array ends in the middle of a node: {} values, not a multiple of the {} node fields",
@@ -532,6 +546,21 @@ fn read_nodes<R: Read>(
         )));
     }
     Ok(())
+}
+
+/// Reads an integer array into `sink`, on `threads` more threads if any.
+fn read_array<R: Read>(
+    json: &mut JsonReader<R>,
+    threads: usize,
+    sink: impl FnMut(u64) -> Result<(), String>,
+) -> Result<(), JsonError> {
+    if threads == 0 {
+        json.u64_array(sink)
+    } else if parallel::u64_array(json, threads, sink)? {
+        Ok(())
+    } else {
+        Err(json.invalid(GAVE_UP))
+    }
 }
 
 #[inline]
