@@ -695,7 +695,13 @@ impl Capture {
                     ..options
                 };
                 with_threads(options, |options| {
-                    let reader = open_unwrapped(&self.path, &self.detected.wrapping)?;
+                    // The JSON reader has a buffer of its own: a plain file is read into it
+                    // straight, not copied through another.
+                    let reader: Box<dyn Read + Send> = if self.detected.wrapping.is_empty() {
+                        Box::new(open_file(&self.path)?)
+                    } else {
+                        open_unwrapped(&self.path, &self.detected.wrapping)?
+                    };
                     heapsnapshot::parse_with(reader, options).map_err(|e| {
                         InputError::new(&self.path, Problem::Json(e))
                             .in_format(self.detected.describe())
