@@ -62,8 +62,9 @@ pub struct ParseOptions {
     /// are trusted for memory reserved up front only as far as this many bytes can hold
     /// (a node takes at least 14 bytes of text, an edge 6). Unknown: nothing is reserved.
     pub text_bytes: Option<u64>,
-    /// How many threads read the `nodes` and `edges` arrays besides the calling one (see
-    /// [`super::parallel`]); 0 reads them on the calling thread. With threads, any problem
+    /// At most how many threads read the `nodes` and `edges` arrays besides the calling one
+    /// (fewer while other snapshots are read: [`super::Busy`]); 0 reads them on the
+    /// calling thread. With threads, any problem
     /// in those arrays is [`GAVE_UP`]: read the document again without threads to learn
     /// what it is.
     pub threads: usize,
@@ -554,6 +555,11 @@ fn read_array<R: Read>(
     threads: usize,
     sink: impl FnMut(u64) -> Result<(), String>,
 ) -> Result<(), JsonError> {
+    let threads = if threads == 0 {
+        0
+    } else {
+        parallel::workers(threads)
+    };
     if threads == 0 {
         json.u64_array(sink)
     } else if parallel::u64_array(json, threads, sink)? {
@@ -740,6 +746,12 @@ fn resolve_classes(
     }
     snap.class_names = names;
 }
+
+/// The tests' generator of large, valid snapshots.
+#[cfg(test)]
+#[allow(dead_code, clippy::pedantic)]
+#[path = "../../tests/it/support/synth.rs"]
+mod synth;
 
 #[cfg(test)]
 mod tests {
@@ -1068,6 +1080,112 @@ mod tests {
             assert_eq!(g.edge_label(0), "ref (xref)");
             assert_eq!(snap.node_label(1), "(framework) Window_GLOBAL");
             assert_eq!(snap.node_label(2), "LocalHandleRoot[1]");
+        }
+    }
+
+    /// What a snapshot's reading gives: every column and the graph, warnings included.
+    fn columns(snap: &HeapSnapshot) -> String {
+        let graph = snap.graph.as_ref().map(|g| {
+            let labels = g.labels.as_ref().map(|l| {
+                let node_labels: Vec<String> = (0..snap.node_count())
+                    .map(|n| snap.node_label(n as u32))
+                    .collect();
+                let edge_labels: Vec<String> =
+                    (0..g.edge_count()).map(|e| g.edge_label(e)).collect();
+                (
+                    &l.edge_kinds,
+                    &l.edge_names,
+                    &l.node_names,
+                    node_labels,
+                    edge_labels,
+                )
+            });
+            (&g.first_edge, &g.edge_targets, labels)
+        });
+        format!(
+            "{:?}",
+            (
+                &snap.ids,
+                &snap.self_sizes,
+                &snap.native_sizes,
+                &snap.classes,
+                &snap.class_names,
+                &snap.edge_counts,
+                (
+                    snap.declared_node_count,
+                    snap.declared_edge_count,
+                    snap.node_field_count
+                ),
+                graph,
+                &snap.warnings
+            )
+        )
+    }
+
+    fn parse_on(text: &[u8], threads: usize) -> std::result::Result<HeapSnapshot, String> {
+        let options = ParseOptions {
+            graph: true,
+            labels: true,
+            threads,
+            ..ParseOptions::default()
+        };
+        parse_with(text, options).map_err(|e| e.to_string())
+    }
+
+    /// A synthetic snapshot with the graph's every edge kind and names, as the tests'
+    /// generator makes it.
+    fn snapshot_text(nodes: u64) -> Vec<u8> {
+        let mut text = Vec::new();
+        super::synth::write_snapshot(&mut text, nodes).unwrap();
+        text
+    }
+
+    #[test]
+    fn snapshots_read_on_threads_equal_those_read_in_order() {
+        for nodes in [2, 3, 50, 20_000] {
+            let text = snapshot_text(nodes);
+            let in_order = parse_on(&text, 0).unwrap();
+            let threaded = parse_on(&text, 2).unwrap();
+            assert_eq!(columns(&threaded), columns(&in_order), "{nodes} nodes");
+            assert!(in_order.graph.is_some());
+        }
+    }
+
+    #[test]
+    fn damaged_snapshots_give_up_on_threads_and_keep_their_errors_in_order() {
+        let text = snapshot_text(20_000);
+        let nodes_at = text.windows(8).position(|w| w == b"\"nodes\":").unwrap();
+        let edges_at = text.windows(8).position(|w| w == b"\"edges\":").unwrap();
+        let strings_at = text.windows(10).position(|w| w == b"\"strings\":").unwrap();
+        // Cut short, and a byte changed, inside either array and after them.
+        for at in [
+            nodes_at + 20,
+            usize::midpoint(nodes_at, edges_at),
+            edges_at + 40,
+            usize::midpoint(edges_at, strings_at),
+            strings_at + 30,
+        ] {
+            let cut = &text[..at];
+            let in_order = parse_on(cut, 0).unwrap_err();
+            assert!(in_order.contains(&format!("at byte {at}")), "{in_order}");
+            assert!(parse_on(cut, 2).is_err());
+            for bad in [b'x', b'-', b'.', b'"'] {
+                let mut damaged = text.clone();
+                // The first digit at or after `at`.
+                let digit = at + damaged[at..].iter().position(u8::is_ascii_digit).unwrap();
+                damaged[digit] = bad;
+                let in_order = parse_on(&damaged, 0);
+                let threaded = parse_on(&damaged, 2);
+                match (&in_order, &threaded) {
+                    // Edges the graph cannot use are a warning; the threads read them the same.
+                    (Ok(a), Ok(b)) => assert_eq!(columns(a), columns(b)),
+                    (Err(_), Err(e)) => assert!(
+                        e.contains(GAVE_UP) || Some(e) == in_order.as_ref().err(),
+                        "{e}"
+                    ),
+                    _ => panic!("{at} {bad}: {in_order:?} against {threaded:?}"),
+                }
+            }
         }
     }
 }

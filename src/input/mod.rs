@@ -8,6 +8,7 @@ pub mod htrace;
 pub mod json;
 pub mod leaklist;
 mod parallel;
+pub use parallel::Busy;
 pub mod selfprof;
 pub mod trace_event;
 

@@ -14,12 +14,54 @@
 //! the very same error or warning either way.
 
 use std::io::Read;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use super::json::{JsonReader, Result, scan_u64_list};
 
 /// Pieces on their way per worker.
-const IN_FLIGHT: usize = 2;
+const IN_FLIGHT: usize = 8;
+/// The longest piece a worker gets, so that a piece's text and numbers stay in the
+/// cores' caches from the worker's reading to the sink's.
+const PIECE: usize = 64 << 10;
+
+/// Threads of this process busy with a snapshot each (see [`Busy`]).
+static BUSY: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks the calling thread busy with a snapshot (reading it, then analysing it) while it
+/// lives, so that arrays read meanwhile take only the cores no such thread holds: two
+/// snapshots read side by side on two cores read their arrays on their own threads, and
+/// when one of them is done the other's next array takes the core it left.
+pub struct Busy(());
+
+impl Busy {
+    pub fn new() -> Busy {
+        BUSY.fetch_add(1, Ordering::Relaxed);
+        Busy(())
+    }
+}
+
+impl Default for Busy {
+    fn default() -> Self {
+        Busy::new()
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        BUSY.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How many workers an array gets now, of at most `threads`: one more than the cores no
+/// busy thread holds (the reading thread only hands numbers on), none when there is none.
+pub fn workers(threads: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    match cores.checked_sub(BUSY.load(Ordering::Relaxed)) {
+        Some(spare) if spare > 0 => threads.min(spare + 1),
+        _ => 0,
+    }
+}
 
 /// A piece of text for a worker, and the buffer for its numbers.
 struct Job {
@@ -75,7 +117,7 @@ pub fn u64_array<R: Read>(
             spare: Vec::new(),
             good: true,
         };
-        let cut = json.u64_array_pieces(|text, last| {
+        let mut send = |text: &[u8], last: bool| -> bool {
             if pipe.sent - pipe.taken == IN_FLIGHT * threads && !pipe.take(&mut sink) {
                 return false;
             }
@@ -93,6 +135,20 @@ pub fn u64_array<R: Read>(
             }
             pipe.sent += 1;
             true
+        };
+        let cut = json.u64_array_pieces(|mut text, last| {
+            // Smaller pieces, each ending just after a comma.
+            while text.len() > PIECE {
+                let Some(j) = memchr::memrchr(b',', &text[..PIECE]) else {
+                    break;
+                };
+                if !send(&text[..=j], false) {
+                    return false;
+                }
+                text = &text[j + 1..];
+            }
+            // A piece that ended with a comma may leave nothing after it.
+            (text.is_empty() && !last) || send(text, last)
         });
         // The workers end once their queues are closed and empty.
         let mut all = matches!(cut, Ok(true));
@@ -139,17 +195,9 @@ impl Pipe {
     }
 }
 
-/// The tests' generator of large, valid snapshots.
-#[cfg(test)]
-#[allow(dead_code, clippy::pedantic)]
-#[path = "../../tests/it/support/synth.rs"]
-mod synth;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::heapsnapshot::{self, GAVE_UP, ParseOptions};
-    use crate::model::heap::HeapSnapshot;
     use proptest::prelude::*;
 
     /// The smallest buffer a reader takes: pieces of 64 bytes and more, cut anywhere.
@@ -292,112 +340,6 @@ mod tests {
             let got = on_threads(text.as_bytes(), capacity, 2);
             if let Some(got) = got {
                 prop_assert_eq!(Ok(got), expected);
-            }
-        }
-    }
-
-    /// What a snapshot's reading gives: every column and the graph, warnings included.
-    fn columns(snap: &HeapSnapshot) -> String {
-        let graph = snap.graph.as_ref().map(|g| {
-            let labels = g.labels.as_ref().map(|l| {
-                let node_labels: Vec<String> = (0..snap.node_count())
-                    .map(|n| snap.node_label(n as u32))
-                    .collect();
-                let edge_labels: Vec<String> =
-                    (0..g.edge_count()).map(|e| g.edge_label(e)).collect();
-                (
-                    &l.edge_kinds,
-                    &l.edge_names,
-                    &l.node_names,
-                    node_labels,
-                    edge_labels,
-                )
-            });
-            (&g.first_edge, &g.edge_targets, labels)
-        });
-        format!(
-            "{:?}",
-            (
-                &snap.ids,
-                &snap.self_sizes,
-                &snap.native_sizes,
-                &snap.classes,
-                &snap.class_names,
-                &snap.edge_counts,
-                (
-                    snap.declared_node_count,
-                    snap.declared_edge_count,
-                    snap.node_field_count
-                ),
-                graph,
-                &snap.warnings
-            )
-        )
-    }
-
-    fn parse(text: &[u8], threads: usize) -> std::result::Result<HeapSnapshot, String> {
-        let options = ParseOptions {
-            graph: true,
-            labels: true,
-            threads,
-            ..ParseOptions::default()
-        };
-        heapsnapshot::parse_with(text, options).map_err(|e| e.to_string())
-    }
-
-    /// A synthetic snapshot with the graph's every edge kind and names, as the tests'
-    /// generator makes it.
-    fn snapshot_text(nodes: u64) -> Vec<u8> {
-        let mut text = Vec::new();
-        super::synth::write_snapshot(&mut text, nodes).unwrap();
-        text
-    }
-
-    #[test]
-    fn snapshots_read_on_threads_equal_those_read_in_order() {
-        for nodes in [2, 3, 50, 20_000] {
-            let text = snapshot_text(nodes);
-            let in_order = parse(&text, 0).unwrap();
-            let threaded = parse(&text, 2).unwrap();
-            assert_eq!(columns(&threaded), columns(&in_order), "{nodes} nodes");
-            assert!(in_order.graph.is_some());
-        }
-    }
-
-    #[test]
-    fn damaged_snapshots_give_up_on_threads_and_keep_their_errors_in_order() {
-        let text = snapshot_text(20_000);
-        let nodes_at = text.windows(8).position(|w| w == b"\"nodes\":").unwrap();
-        let edges_at = text.windows(8).position(|w| w == b"\"edges\":").unwrap();
-        let strings_at = text.windows(10).position(|w| w == b"\"strings\":").unwrap();
-        // Cut short, and a byte changed, inside either array and after them.
-        for at in [
-            nodes_at + 20,
-            usize::midpoint(nodes_at, edges_at),
-            edges_at + 40,
-            usize::midpoint(edges_at, strings_at),
-            strings_at + 30,
-        ] {
-            let cut = &text[..at];
-            let in_order = parse(cut, 0).unwrap_err();
-            assert!(in_order.contains(&format!("at byte {at}")), "{in_order}");
-            assert!(parse(cut, 2).is_err());
-            for bad in [b'x', b'-', b'.', b'"'] {
-                let mut damaged = text.clone();
-                // The first digit at or after `at`.
-                let digit = at + damaged[at..].iter().position(u8::is_ascii_digit).unwrap();
-                damaged[digit] = bad;
-                let in_order = parse(&damaged, 0);
-                let threaded = parse(&damaged, 2);
-                match (&in_order, &threaded) {
-                    // Edges the graph cannot use are a warning; the threads read them the same.
-                    (Ok(a), Ok(b)) => assert_eq!(columns(a), columns(b)),
-                    (Err(_), Err(e)) => assert!(
-                        e.contains(GAVE_UP) || Some(e) == in_order.as_ref().err(),
-                        "{e}"
-                    ),
-                    _ => panic!("{at} {bad}: {in_order:?} against {threaded:?}"),
-                }
             }
         }
     }
