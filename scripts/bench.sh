@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark arkdiff's heap diff side by side with Chrome DevTools' own heap snapshot code on
 # the same inputs: a pair of large snapshots of one process, and an htrace carrying both.
-# A benchmark, not a test: it prints a Markdown table (wall time, peak RSS, ratios) and
-# checks nothing.
+# A benchmark, not a test: it prints a Markdown table (wall time, CPU time over wall time,
+# peak RSS, ratios). The one thing it checks is that the fast paths give the reference
+# path's answer: each arkdiff row's JSON report equals the one of the same command with
+# ARKDIFF_SEQUENTIAL=1 (every snapshot read on one thread), byte for byte.
 #
 # Usage: scripts/bench.sh [--dir DIR] [--runs K] [--synthetic] [--nodes N] [--smoke]
 #
@@ -24,9 +26,9 @@
 #                  (HEAD as ArkTS .rawheap dumps of versions 1 and 2, by the test support's
 #                  writer: tests/it/support/rawheap.rs)
 #
-# Rows, each timed with /usr/bin/time -f "%e %M" (wall seconds, peak RSS) after the files
-# were read once (warm page cache):
-#   1. parse only: arkdiff HEAD --head-snapshot 0 --no-retained   (one snapshot, one core)
+# Rows, each timed with /usr/bin/time -f "%e %M %U %S" (wall seconds, peak RSS, user and
+# system CPU seconds) after the files were read once (warm page cache):
+#   1. parse only: arkdiff HEAD --head-snapshot 0 --no-retained   (one snapshot)
 #   2. pair diff:  arkdiff BASE HEAD                              (classes, new/deleted,
 #                                                                  dominators, retained sizes)
 #   3. pair diff:  arkdiff BASE HEAD --no-retained                (classes, new/deleted)
@@ -139,33 +141,54 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
-# measure NAME CMD...: runs CMD $runs times; prints "seconds rss_kb" of the median run.
+# measure NAME CMD...: runs CMD $runs times; prints "seconds rss_kb cpu_seconds" of the
+# median run.
 measure() {
   local name=$1
   shift
   : > "$work/$name.runs"
   for ((i = 0; i < runs; i++)); do
-    if ! /usr/bin/time -f "%e %M" -o "$work/$name.time" "$@" > "$work/$name.out" 2> "$work/$name.err"; then
+    if ! /usr/bin/time -f "%e %M %U %S" -o "$work/$name.time" "$@" > "$work/$name.out" 2> "$work/$name.err"; then
       echo "bench: '$name' failed:" >&2
       cat "$work/$name.err" >&2
       return 1
     fi
     cat "$work/$name.time" >> "$work/$name.runs"
   done
-  sort -n "$work/$name.runs" | awk -v k="$runs" 'NR == int((k + 1) / 2) { print $1, $2 }'
+  sort -n "$work/$name.runs" | awk -v k="$runs" 'NR == int((k + 1) / 2) { print $1, $2, $3 + $4 }'
 }
 
-declare -A secs rss
+# same_as_reference NAME ARKDIFF_ARGS...: the JSON report of the arkdiff command equals the
+# one of the reference path (ARKDIFF_SEQUENTIAL=1), or the script fails.
+same_as_reference() {
+  local name=$1
+  shift
+  "$arkdiff" "$@" -q --format json > "$work/$name.fast.json" 2> "$work/$name.fast.err" || true
+  ARKDIFF_SEQUENTIAL=1 "$arkdiff" "$@" -q --format json > "$work/$name.ref.json" 2> "$work/$name.ref.err" || true
+  if ! cmp -s "$work/$name.fast.json" "$work/$name.ref.json" || ! cmp -s "$work/$name.fast.err" "$work/$name.ref.err"; then
+    echo "bench: '$name': the report differs from the reference path's (ARKDIFF_SEQUENTIAL=1):" >&2
+    diff "$work/$name.ref.json" "$work/$name.fast.json" | head -20 >&2 || true
+    exit 1
+  fi
+  [[ -s $work/$name.fast.json ]] || die "'$name' wrote no report: $(cat "$work/$name.fast.err")"
+  echo "  $name: the report equals the reference path's" >&2
+}
+
+declare -A secs rss cpu
 row() {
   local name=$1
   shift
   local r
   r=$(measure "$name" "$@") || exit 1
-  secs[$name]=${r% *}
-  rss[$name]=${r#* }
-  echo "  $name: ${secs[$name]} s, $((rss[$name] / 1024)) MB" >&2
+  read -r "secs[$name]" "rss[$name]" "cpu[$name]" <<< "$r"
+  echo "  $name: ${secs[$name]} s, $((rss[$name] / 1024)) MB, CPU/wall $(ratio "${cpu[$name]}" "${secs[$name]}")" >&2
+  if [[ $1 == "$arkdiff" ]]; then
+    shift
+    same_as_reference "$name" "$@"
+  fi
 }
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
 echo "measuring ($runs run(s) each, median)..." >&2
 row parse "$arkdiff" "$head" --head-snapshot 0 --no-retained --top 0
 row pair "$arkdiff" "$base" "$head" --top 0
@@ -181,7 +204,6 @@ if ! $smoke && $have_node && [[ -n $modules ]]; then
 fi
 
 # --- report -----------------------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "-" }'; }
 line() {
   local name=$1 what=$2
@@ -190,16 +212,17 @@ line() {
     vs_t="$(ratio "${secs[devtools]}" "${secs[$name]}")x faster"
     vs_m=$(pct "${rss[$name]}" "${rss[devtools]}")
   fi
-  echo "| $what | ${secs[$name]} | $((rss[$name] / 1024)) | $vs_t | $vs_m |"
+  echo "| $what | ${secs[$name]} | $(ratio "${cpu[$name]}" "${secs[$name]}") | $((rss[$name] / 1024)) | $vs_t | $vs_m |"
 }
 
 echo
 echo "Inputs: $source_note; BASE $(mb "$base") MB, HEAD $(mb "$head") MB, htrace $(mb "$htrace") MB."
-echo "Machine: $(nproc) cores; median of $runs run(s); wall time and peak RSS from /usr/bin/time."
+echo "Machine: $(nproc) cores; median of $runs run(s); wall time, CPU time and peak RSS from /usr/bin/time."
+echo "Every arkdiff row's report equals the reference path's (ARKDIFF_SEQUENTIAL=1)."
 echo
-echo "| command | wall s | peak RSS MB | time vs DevTools | memory vs DevTools |"
-echo "| --- | ---: | ---: | ---: | ---: |"
-line parse "arkdiff HEAD, parse only ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s, one core)"
+echo "| command | wall s | CPU/wall | peak RSS MB | time vs DevTools | memory vs DevTools |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+line parse "arkdiff HEAD, parse only ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s)"
 line pair "arkdiff BASE HEAD (with retained sizes)"
 line pair_counts "arkdiff BASE HEAD --no-retained"
 line htrace "arkdiff pair.htrace (both snapshots streamed from the capture; trend, retained sizes, retainer paths)"
@@ -213,7 +236,7 @@ for v in 1 2; do
   line "$raw" "arkdiff HEAD as a version-$v .rawheap ($(mb "${!raw}") MB, $objects objects), parse only: $(per "$objects" "${secs[$raw]}") per object, against $(per "$head_nodes" "${secs[parse]}") per node for HEAD"
 done
 if $have_peer; then
-  echo "| Chrome DevTools' diffFromStreams BASE HEAD | ${secs[devtools]} | $((rss[devtools] / 1024)) | 1x | 100% |"
+  echo "| Chrome DevTools' diffFromStreams BASE HEAD | ${secs[devtools]} | $(ratio "${cpu[devtools]}" "${secs[devtools]}") | $((rss[devtools] / 1024)) | 1x | 100% |"
 else
   echo
   echo "(Chrome DevTools' code was not run: $(if $smoke; then echo "smoke run"; elif ! $have_node; then echo "no Node.js"; else echo "heap-snapshot-toolkit not installed"; fi).)"

@@ -218,7 +218,15 @@ fn parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec
     let mut out = Vec::with_capacity(items.len());
     for chunk in items.chunks(threads.max(1)) {
         let results: Vec<R> = std::thread::scope(|s| {
-            let handles: Vec<_> = chunk.iter().map(|item| s.spawn(|| work(item))).collect();
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|item| {
+                    s.spawn(|| {
+                        let _busy = crate::input::Busy::new();
+                        work(item)
+                    })
+                })
+                .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))

@@ -15,6 +15,7 @@ use hashbrown::{HashMap, HashSet};
 use serde::Deserialize;
 
 use super::json::{JsonError, JsonReader};
+use super::parallel;
 use crate::model::graph::{EdgeKind, GraphBuilder};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
 use crate::warning::{Warning, WarningCode};
@@ -61,7 +62,17 @@ pub struct ParseOptions {
     /// are trusted for memory reserved up front only as far as this many bytes can hold
     /// (a node takes at least 14 bytes of text, an edge 6). Unknown: nothing is reserved.
     pub text_bytes: Option<u64>,
+    /// At most how many threads read the `nodes` and `edges` arrays besides the calling one
+    /// (fewer while other snapshots are read: [`super::Busy`]); 0 reads them on the
+    /// calling thread. With threads, any problem
+    /// in those arrays is [`GAVE_UP`]: read the document again without threads to learn
+    /// what it is.
+    pub threads: usize,
 }
+
+/// The error of a read with [`ParseOptions::threads`] that met a problem in the `nodes` or
+/// `edges` array.
+pub const GAVE_UP: &str = "the threads reading the arrays gave up";
 
 /// The fewest bytes of text a node and an edge take: 7 and 3 one-digit numbers, each
 /// with its comma.
@@ -297,7 +308,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 "\"nodes\" comes before \"snapshot\", so its fields are unknown",
                             ));
                         };
-                        read_nodes(&mut json, l, &mut snap, &mut raw, options.text_bytes)?;
+                        read_nodes(&mut json, l, &mut snap, &mut raw, options)?;
                         nodes_seen = true;
                     }
                     b"edges" if options.graph && edges.is_none() => {
@@ -336,6 +347,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             edge_layout,
                             &edge_kinds,
                             builder,
+                            options.threads,
                         )?);
                     }
                     b"strings" => {
@@ -430,12 +442,13 @@ fn read_edges<R: Read>(
     l: EdgeLayout,
     kinds: &[EdgeKind],
     mut builder: GraphBuilder,
+    threads: usize,
 ) -> Result<Edges, JsonError> {
     let mut row = [0u64; 64];
     let mut field = 0usize;
     let mut values = 0u64;
     let mut broken: Option<String> = None;
-    json.u64_array(|value| {
+    let sink = |value| {
         values += 1;
         row[field] = value;
         field += 1;
@@ -448,7 +461,8 @@ fn read_edges<R: Read>(
             }
         }
         Ok(())
-    })?;
+    };
+    read_array(json, threads, sink)?;
     if field != 0 && broken.is_none() {
         broken = Some(format!(
             "the edges array ends in the middle of an edge: {values} values, not a multiple of the {} edge fields",
@@ -501,10 +515,10 @@ fn read_nodes<R: Read>(
     l: Layout,
     snap: &mut HeapSnapshot,
     raw: &mut RawNodes,
-    text_bytes: Option<u64>,
+    options: ParseOptions,
 ) -> Result<(), JsonError> {
     // The declared count is a hint only, trusted as far as the text can hold it.
-    if let (Some(n), Some(bytes)) = (snap.declared_node_count, text_bytes) {
+    if let (Some(n), Some(bytes)) = (snap.declared_node_count, options.text_bytes) {
         let reserve =
             usize::try_from(n.min(bytes / MIN_NODE_TEXT).min(MAX_NODE_RESERVE)).unwrap_or(0);
         snap.ids.reserve(reserve);
@@ -515,7 +529,7 @@ fn read_nodes<R: Read>(
     }
     let mut row = [0u64; 64];
     let mut field = 0usize;
-    json.u64_array(|value| {
+    let sink = |value| {
         row[field] = value;
         field += 1;
         if field == l.stride {
@@ -523,7 +537,8 @@ fn read_nodes<R: Read>(
             push_node(snap, raw, l, &row[..l.stride])?;
         }
         Ok(())
-    })?;
+    };
+    read_array(json, options.threads, sink)?;
     if field != 0 {
         return Err(json.invalid(format!(
             "the nodes array ends in the middle of a node: {} values, not a multiple of the {} node fields",
@@ -532,6 +547,26 @@ fn read_nodes<R: Read>(
         )));
     }
     Ok(())
+}
+
+/// Reads an integer array into `sink`, on `threads` more threads if any.
+fn read_array<R: Read>(
+    json: &mut JsonReader<R>,
+    threads: usize,
+    sink: impl FnMut(u64) -> Result<(), String>,
+) -> Result<(), JsonError> {
+    let threads = if threads == 0 {
+        0
+    } else {
+        parallel::workers(threads)
+    };
+    if threads == 0 {
+        json.u64_array(sink)
+    } else if parallel::u64_array(json, threads, sink)? {
+        Ok(())
+    } else {
+        Err(json.invalid(GAVE_UP))
+    }
 }
 
 #[inline]
@@ -711,6 +746,12 @@ fn resolve_classes(
     }
     snap.class_names = names;
 }
+
+/// The tests' generator of large, valid snapshots.
+#[cfg(test)]
+#[allow(dead_code, clippy::pedantic)]
+#[path = "../../tests/it/support/synth.rs"]
+mod synth;
 
 #[cfg(test)]
 mod tests {
@@ -1039,6 +1080,112 @@ mod tests {
             assert_eq!(g.edge_label(0), "ref (xref)");
             assert_eq!(snap.node_label(1), "(framework) Window_GLOBAL");
             assert_eq!(snap.node_label(2), "LocalHandleRoot[1]");
+        }
+    }
+
+    /// What a snapshot's reading gives: every column and the graph, warnings included.
+    fn columns(snap: &HeapSnapshot) -> String {
+        let graph = snap.graph.as_ref().map(|g| {
+            let labels = g.labels.as_ref().map(|l| {
+                let node_labels: Vec<String> = (0..snap.node_count())
+                    .map(|n| snap.node_label(n as u32))
+                    .collect();
+                let edge_labels: Vec<String> =
+                    (0..g.edge_count()).map(|e| g.edge_label(e)).collect();
+                (
+                    &l.edge_kinds,
+                    &l.edge_names,
+                    &l.node_names,
+                    node_labels,
+                    edge_labels,
+                )
+            });
+            (&g.first_edge, &g.edge_targets, labels)
+        });
+        format!(
+            "{:?}",
+            (
+                &snap.ids,
+                &snap.self_sizes,
+                &snap.native_sizes,
+                &snap.classes,
+                &snap.class_names,
+                &snap.edge_counts,
+                (
+                    snap.declared_node_count,
+                    snap.declared_edge_count,
+                    snap.node_field_count
+                ),
+                graph,
+                &snap.warnings
+            )
+        )
+    }
+
+    fn parse_on(text: &[u8], threads: usize) -> std::result::Result<HeapSnapshot, String> {
+        let options = ParseOptions {
+            graph: true,
+            labels: true,
+            threads,
+            ..ParseOptions::default()
+        };
+        parse_with(text, options).map_err(|e| e.to_string())
+    }
+
+    /// A synthetic snapshot with the graph's every edge kind and names, as the tests'
+    /// generator makes it.
+    fn snapshot_text(nodes: u64) -> Vec<u8> {
+        let mut text = Vec::new();
+        super::synth::write_snapshot(&mut text, nodes).unwrap();
+        text
+    }
+
+    #[test]
+    fn snapshots_read_on_threads_equal_those_read_in_order() {
+        for nodes in [2, 3, 50, 20_000] {
+            let text = snapshot_text(nodes);
+            let in_order = parse_on(&text, 0).unwrap();
+            let threaded = parse_on(&text, 2).unwrap();
+            assert_eq!(columns(&threaded), columns(&in_order), "{nodes} nodes");
+            assert!(in_order.graph.is_some());
+        }
+    }
+
+    #[test]
+    fn damaged_snapshots_give_up_on_threads_and_keep_their_errors_in_order() {
+        let text = snapshot_text(20_000);
+        let nodes_at = text.windows(8).position(|w| w == b"\"nodes\":").unwrap();
+        let edges_at = text.windows(8).position(|w| w == b"\"edges\":").unwrap();
+        let strings_at = text.windows(10).position(|w| w == b"\"strings\":").unwrap();
+        // Cut short, and a byte changed, inside either array and after them.
+        for at in [
+            nodes_at + 20,
+            usize::midpoint(nodes_at, edges_at),
+            edges_at + 40,
+            usize::midpoint(edges_at, strings_at),
+            strings_at + 30,
+        ] {
+            let cut = &text[..at];
+            let in_order = parse_on(cut, 0).unwrap_err();
+            assert!(in_order.contains(&format!("at byte {at}")), "{in_order}");
+            assert!(parse_on(cut, 2).is_err());
+            for bad in [b'x', b'-', b'.', b'"'] {
+                let mut damaged = text.clone();
+                // The first digit at or after `at`.
+                let digit = at + damaged[at..].iter().position(u8::is_ascii_digit).unwrap();
+                damaged[digit] = bad;
+                let in_order = parse_on(&damaged, 0);
+                let threaded = parse_on(&damaged, 2);
+                match (&in_order, &threaded) {
+                    // Edges the graph cannot use are a warning; the threads read them the same.
+                    (Ok(a), Ok(b)) => assert_eq!(columns(a), columns(b)),
+                    (Err(_), Err(e)) => assert!(
+                        e.contains(GAVE_UP) || Some(e) == in_order.as_ref().err(),
+                        "{e}"
+                    ),
+                    _ => panic!("{at} {bad}: {in_order:?} against {threaded:?}"),
+                }
+            }
         }
     }
 }

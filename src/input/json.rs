@@ -441,6 +441,46 @@ impl<R: Read> JsonReader<R> {
         }
     }
 
+    /// Hands the text of an array of integers to `piece` in pieces, for reading
+    /// elsewhere (see [`scan_u64_list`]), and consumes the array: every piece but the last
+    /// ends just after a comma, the last one just before the first `]`, and `piece` learns
+    /// which one is the last. Nothing in the pieces is checked here. Returns false, with
+    /// the reader somewhere inside the array, when `piece` returns false, or when the text
+    /// cannot be cut that way (it ends, or a buffer holds no comma): then only
+    /// [`JsonReader::u64_array`], reading from the start again, says what is wrong.
+    pub fn u64_array_pieces(&mut self, mut piece: impl FnMut(&[u8], bool) -> bool) -> Result<bool> {
+        self.expect(b'[', "'['")?;
+        if self.eat(b']')? {
+            return Ok(true);
+        }
+        loop {
+            let window = &self.buf[self.pos..self.end];
+            if let Some(i) = memchr::memchr(b']', window) {
+                let ok = piece(&window[..i], true);
+                self.pos += i + 1;
+                return Ok(ok);
+            }
+            // Pieces of at least half a buffer, but for the text's last bytes.
+            if window.len() >= self.buf.len() / 2 || self.eof {
+                match memchr::memrchr(b',', window) {
+                    Some(j) => {
+                        if !piece(&window[..=j], false) {
+                            return Ok(false);
+                        }
+                        self.pos += j + 1;
+                        continue;
+                    }
+                    None if self.eof => return Ok(false),
+                    None => {}
+                }
+            }
+            if self.pos == 0 && self.end == self.buf.len() {
+                return Ok(false);
+            }
+            self.fill()?;
+        }
+    }
+
     /// Skips one value of any kind.
     pub fn skip_value(&mut self) -> Result<()> {
         match self.peek()? {
@@ -577,6 +617,39 @@ fn eight_digits(x: u64) -> u64 {
     let x = (x.wrapping_mul(10) + (x >> 8)) & 0x00FF_00FF_00FF_00FF;
     let x = (x.wrapping_mul(100) + (x >> 16)) & 0x0000_FFFF_0000_FFFF;
     (x.wrapping_mul(10_000) + (x >> 32)) & 0xFFFF_FFFF
+}
+
+/// Reads a piece of an integer array's text that [`JsonReader::u64_array_pieces`] cut out,
+/// appending its numbers to `out`: white space, numbers and commas only, every number
+/// followed by a comma but, in the `last` piece, the final one. True when the piece is
+/// all that; false for anything [`JsonReader::u64_array`] would not take (or an empty
+/// array's trailing comma), whose reading then says what it is.
+pub(super) fn scan_u64_list(text: &[u8], last: bool, out: &mut Vec<u64>) -> bool {
+    let n = text.len();
+    let mut p = 0;
+    loop {
+        while p < n && matches!(text[p], b' ' | b'\n' | b'\r' | b'\t') {
+            p += 1;
+        }
+        let Some((value, len)) = scan_u64(&text[p..]) else {
+            return false;
+        };
+        out.push(value);
+        p += len;
+        while p < n && matches!(text[p], b' ' | b'\n' | b'\r' | b'\t') {
+            p += 1;
+        }
+        if p == n {
+            return last;
+        }
+        if text[p] != b',' {
+            return false;
+        }
+        p += 1;
+        if p == n {
+            return !last;
+        }
+    }
 }
 
 /// [`scan_u64`] a byte at a time, for long numbers and the last bytes of a buffer.

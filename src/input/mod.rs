@@ -7,7 +7,9 @@ pub mod heapsnapshot;
 pub mod htrace;
 pub mod json;
 pub mod leaklist;
+mod parallel;
 pub mod rawheap;
+pub use parallel::Busy;
 pub mod selfprof;
 pub mod trace_event;
 
@@ -722,7 +724,6 @@ impl Capture {
                 ));
             }
             HeapKind::HeapSnapshot => {
-                let reader = open_unwrapped(&self.path, &self.detected.wrapping)?;
                 // The most text the file can hold, which bounds what is reserved for it.
                 let on_disk = std::fs::metadata(&self.path).map_or(0, |m| m.len());
                 let text_bytes = if self.detected.wrapping.is_empty() {
@@ -734,9 +735,18 @@ impl Capture {
                     text_bytes: Some(text_bytes),
                     ..options
                 };
-                heapsnapshot::parse_with(reader, options).map_err(|e| {
-                    InputError::new(&self.path, Problem::Json(e))
-                        .in_format(self.detected.describe())
+                with_threads(options, |options| {
+                    // The JSON reader has a buffer of its own: a plain file is read into it
+                    // straight, not copied through another.
+                    let reader: Box<dyn Read + Send> = if self.detected.wrapping.is_empty() {
+                        Box::new(open_file(&self.path)?)
+                    } else {
+                        open_unwrapped(&self.path, &self.detected.wrapping)?
+                    };
+                    heapsnapshot::parse_with(reader, options).map_err(|e| {
+                        InputError::new(&self.path, Problem::Json(e))
+                            .in_format(self.detected.describe())
+                    })
                 })?
             }
             HeapKind::Rawheap => {
@@ -753,18 +763,20 @@ impl Capture {
                     text_bytes: Some(span.end_offset.saturating_sub(span.start_offset)),
                     ..options
                 };
-                let reader = index
-                    .snapshot_reader(PosReader::new(file), i)
-                    .map_err(|e| {
-                        InputError::io(&self.path, "cannot read", e).in_format("htrace")
-                    })?;
-                heapsnapshot::parse_with(reader, options).map_err(|e| {
-                    InputError::new(&self.path, Problem::Json(e))
-                        .in_format("htrace")
-                        .in_part(format!(
-                            "heap snapshot {i} (records {} to {}, in its reassembled text)",
-                            span.first_record, span.last_record
-                        ))
+                with_threads(options, |options| {
+                    let reader = index
+                        .snapshot_reader(PosReader::new(file), i)
+                        .map_err(|e| {
+                            InputError::io(&self.path, "cannot read", e).in_format("htrace")
+                        })?;
+                    heapsnapshot::parse_with(reader, options).map_err(|e| {
+                        InputError::new(&self.path, Problem::Json(e))
+                            .in_format("htrace")
+                            .in_part(format!(
+                                "heap snapshot {i} (records {} to {}, in its reassembled text)",
+                                span.first_record, span.last_record
+                            ))
+                    })
                 })?
             }
         };
@@ -776,6 +788,40 @@ impl Capture {
             .collect();
         Ok(snap)
     }
+}
+
+/// Set (to anything) in the environment, heap snapshots are read on one thread: the
+/// reference path that the parallel one is checked against (`scripts/bench.sh`, tests).
+pub const SEQUENTIAL_ENV: &str = "ARKDIFF_SEQUENTIAL";
+
+/// How many threads read a heap snapshot's big arrays besides the reading one: one per
+/// core (at most four), none on one core or with [`SEQUENTIAL_ENV`] set.
+fn parse_threads() -> usize {
+    if std::env::var_os(SEQUENTIAL_ENV).is_some() {
+        return 0;
+    }
+    match std::thread::available_parallelism().map_or(1, std::num::NonZero::get) {
+        1 => 0,
+        cores => cores.min(4),
+    }
+}
+
+/// Parses with threads where there are cores for them; when that meets any problem, reads
+/// again on one thread, whose error (or warning) names the place as it always did.
+fn with_threads(
+    options: heapsnapshot::ParseOptions,
+    parse: impl Fn(heapsnapshot::ParseOptions) -> Result<HeapSnapshot>,
+) -> Result<HeapSnapshot> {
+    let threads = parse_threads();
+    if threads > 0
+        && let Ok(snap) = parse(heapsnapshot::ParseOptions { threads, ..options })
+    {
+        return Ok(snap);
+    }
+    parse(heapsnapshot::ParseOptions {
+        threads: 0,
+        ..options
+    })
 }
 
 fn no_snapshot_message(index: &Htrace) -> String {

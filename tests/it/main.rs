@@ -17,6 +17,7 @@ mod gate_ci;
 mod html;
 mod htrace_cases;
 mod leaks;
+mod parallel_parse;
 mod rawheap;
 mod regressions;
 mod release;

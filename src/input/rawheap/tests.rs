@@ -19,6 +19,7 @@ const FULL: ParseOptions = ParseOptions {
     graph: true,
     labels: true,
     text_bytes: None,
+    threads: 0,
 };
 
 fn read(heap: &Rawheap) -> HeapSnapshot {
