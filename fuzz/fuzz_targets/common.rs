@@ -16,6 +16,7 @@ pub const FULL: ParseOptions = ParseOptions {
     graph: true,
     labels: true,
     text_bytes: None,
+    threads: 0,
 };
 
 /// Parses a heap snapshot with its graph and labels, and analyses it.

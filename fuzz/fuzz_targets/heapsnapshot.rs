@@ -10,7 +10,27 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         text_bytes: Some(data.len() as u64),
         ..common::FULL
     };
-    if let Ok(snap) = arkdiff::input::heapsnapshot::parse_with(data, options) {
+    let sequential = arkdiff::input::heapsnapshot::parse_with(data, options);
+    // The threaded read either gives up or reads what the reference read does.
+    let threaded = arkdiff::input::heapsnapshot::parse_with(
+        data,
+        arkdiff::input::heapsnapshot::ParseOptions {
+            threads: 2,
+            ..options
+        },
+    );
+    if let Ok(t) = &threaded {
+        let s = sequential
+            .as_ref()
+            .expect("the threaded read accepted what the reference read refuses");
+        assert_eq!(t.ids, s.ids);
+        assert_eq!(t.self_sizes, s.self_sizes);
+        assert_eq!(t.native_sizes, s.native_sizes);
+        assert_eq!(t.classes, s.classes);
+        assert_eq!(t.class_names, s.class_names);
+        assert_eq!(t.edge_counts, s.edge_counts);
+    }
+    if let Ok(snap) = sequential {
         common::analyse(&snap);
     }
 });
