@@ -44,11 +44,14 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         middle: (1..n.saturating_sub(1)).map(pick).collect(),
         trend: n > 1,
         same_process: true,
+        leaklist: None,
     };
     let options = HeapOptions {
         graph: true,
         explain: vec!["Object".into()],
         floor: SuspectFloor::default(),
+        leaklist: None,
+        iterations: 1,
     };
     let _ = compare(&selection, &options, &|_| {});
 });
