@@ -10,6 +10,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("cargo:rerun-if-changed={proto}");
     }
     let descriptors = protox::compile(protos, ["proto"])?;
-    prost_build::Config::new().compile_fds(descriptors)?;
+    // `bytes` fields as `Bytes`: decoding a record then slices its payload instead of
+    // copying it (twice: the plugin data, then the inspector message inside it).
+    prost_build::Config::new()
+        .bytes(["."])
+        .compile_fds(descriptors)?;
     Ok(())
 }

@@ -652,6 +652,69 @@ pub(super) fn scan_u64_list(text: &[u8], last: bool, out: &mut Vec<u64>) -> bool
     }
 }
 
+/// Unescapes the body of a JSON string (`text` starts just after its opening quote) onto
+/// `out` when its only escapes are the one-letter ones (`\n`, `\"`, ...): a heap snapshot
+/// chunk carried in an htrace record, whose text has an escaped newline every few bytes.
+/// Eight bytes are looked at, and copied, at a time. Returns the bytes taken, closing
+/// quote included; None (with `out` as it was) for anything else (a `\u` escape, a bad
+/// escape, no closing quote), which [`JsonReader::string`] then reads and names.
+pub(super) fn unescape_simple(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Bytes of `w` that are zero: the lowest flagged one is exact.
+    let zeros = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    let start = out.len();
+    // The text never grows when unescaped.
+    out.resize(start + text.len(), 0);
+    let dst = &mut out[start..];
+    let (len, mut at, mut to) = (text.len(), 0, 0);
+    let closed = loop {
+        if at + 8 <= len {
+            let word: [u8; 8] = text[at..at + 8].try_into().unwrap_or_default();
+            dst[to..to + 8].copy_from_slice(&word);
+            let bits = u64::from_le_bytes(word);
+            let special =
+                zeros(bits ^ (ONES * u64::from(b'"'))) | zeros(bits ^ (ONES * u64::from(b'\\')));
+            if special == 0 {
+                at += 8;
+                to += 8;
+                continue;
+            }
+            let k = special.trailing_zeros() as usize / 8;
+            at += k;
+            to += k;
+        } else {
+            while at < len && !matches!(text[at], b'"' | b'\\') {
+                dst[to] = text[at];
+                at += 1;
+                to += 1;
+            }
+            if at == len {
+                break None;
+            }
+        }
+        if text[at] == b'"' {
+            break Some(at + 1);
+        }
+        let c = match text.get(at + 1) {
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'/') => b'/',
+            Some(b'b') => 8,
+            Some(b'f') => 12,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            _ => break None,
+        };
+        dst[to] = c;
+        at += 2;
+        to += 1;
+    };
+    out.truncate(if closed.is_some() { start + to } else { start });
+    closed
+}
+
 /// [`scan_u64`] a byte at a time, for long numbers and the last bytes of a buffer.
 fn scan_u64_bytes(s: &[u8]) -> Option<(u64, usize)> {
     const MAX_DIGITS: usize = 20;
@@ -676,6 +739,70 @@ fn scan_u64_bytes(s: &[u8]) -> Option<(u64, usize)> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn simple_unescaping_is_the_string_reader_s() {
+        let cases: Vec<String> = vec![
+            String::new(),
+            "abc".into(),
+            r"0,1,2\n,3,4,5\n,6,7,8\n".into(),
+            r#"\"strings\":[\"a\\b\",\"\/\b\f\r\t\"]"#.into(),
+            "éü 12345678 \\".into(),
+            r"\u0041".into(),
+            r"abcdefgh\u0041".into(),
+            r"\x".into(),
+            r"abcdefghij\".into(),
+        ];
+        for body in &cases {
+            for tail in ["\"", "\",1]", ""] {
+                let text = format!("{body}{tail}");
+                let mut slow = b"<".to_vec();
+                let quoted = format!("\"{text}");
+                let mut json = JsonReader::with_capacity(quoted.as_bytes(), 64);
+                let expected = json.string(&mut slow).ok().map(|()| json.offset() - 1);
+                let mut fast = b"<".to_vec();
+                if let Some(taken) = unescape_simple(text.as_bytes(), &mut fast) {
+                    assert_eq!(Some(taken as u64), expected, "{text}");
+                    assert_eq!(fast, slow, "{text}");
+                } else {
+                    assert_eq!(fast, b"<", "{text}");
+                    assert!(expected.is_none() || text.contains("\\u"), "{text}");
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn simple_unescaping_agrees_on_any_text(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z0-9,]{0,12}",
+                    proptest::prelude::Just("\\n".to_owned()),
+                    proptest::prelude::Just("\\\"".to_owned()),
+                    proptest::prelude::Just("\\\\".to_owned()),
+                    proptest::prelude::Just("\\u00e9".to_owned()),
+                    proptest::prelude::Just("\"".to_owned()),
+                    proptest::prelude::Just("\\".to_owned()),
+                    proptest::prelude::Just("é".to_owned()),
+                ],
+                0..40,
+            ),
+        ) {
+            let text = parts.concat();
+            let mut slow = Vec::new();
+            let quoted = format!("\"{text}");
+            let mut json = JsonReader::with_capacity(quoted.as_bytes(), 64);
+            let expected = json.string(&mut slow).ok().map(|()| json.offset() - 1);
+            let mut fast = Vec::new();
+            if let Some(taken) = unescape_simple(text.as_bytes(), &mut fast) {
+                proptest::prop_assert_eq!(Some(taken as u64), expected);
+                proptest::prop_assert_eq!(fast, slow);
+            } else {
+                proptest::prop_assert!(fast.is_empty());
+            }
+        }
+    }
     use super::*;
 
     #[test]
