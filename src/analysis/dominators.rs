@@ -348,8 +348,6 @@ impl Dominators {
 mod tests {
     use proptest::prelude::*;
 
-    use hashbrown::HashMap;
-
     use super::*;
     use crate::model::graph::{EdgeKind, GraphBuilder};
 
@@ -367,7 +365,9 @@ mod tests {
                 builder.push(kind, 0, to).unwrap();
             }
         }
-        let g = builder.finish(vec![0; n], HashMap::new()).unwrap();
+        let g = builder
+            .finish(vec![0; n], crate::model::strings::StringTable::default())
+            .unwrap();
         let class_count = classes.iter().max().map_or(0, |&c| c + 1);
         HeapSnapshot {
             ids: (0..n as u64).collect(),

@@ -24,8 +24,8 @@ impl Names {
             g.labels.as_ref().and_then(|l| {
                 l.strings
                     .iter()
-                    .filter(|(_, s)| s.as_str() == wanted)
-                    .map(|(&i, _)| i)
+                    .filter(|&(_, s)| s == wanted)
+                    .map(|(i, _)| i)
                     .min()
             })
         };
@@ -242,21 +242,21 @@ impl PreferredPaths {
 
 #[cfg(test)]
 mod tests {
-    use hashbrown::HashMap;
+    use crate::model::strings::StringTable;
 
     use super::*;
     use crate::model::graph::GraphBuilder;
 
     /// Nodes: 0 root, 1 handle scope, 2 module, 3 Map, 4 table, 5..7 records, 8 array.
     fn snapshot() -> HeapSnapshot {
-        let strings: HashMap<u32, String> = [
-            (0, String::new()),
-            (1, "(Handle scope)".to_owned()),
-            (2, "registry".to_owned()),
-            (3, "table".to_owned()),
-            (4, "map".to_owned()),
-            (5, "__proto__".to_owned()),
-            (6, "list".to_owned()),
+        let strings: StringTable = [
+            (0, ""),
+            (1, "(Handle scope)"),
+            (2, "registry"),
+            (3, "table"),
+            (4, "map"),
+            (5, "__proto__"),
+            (6, "list"),
         ]
         .into_iter()
         .collect();

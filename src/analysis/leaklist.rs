@@ -71,8 +71,8 @@ pub fn hash_nodes(g: &HeapGraph) -> HashMap<u32, u32> {
     let Some(name) = labels
         .strings
         .iter()
-        .find(|(_, s)| s.as_str() == HASH_EDGE)
-        .map(|(&i, _)| i)
+        .find(|&(_, s)| s == HASH_EDGE)
+        .map(|(i, _)| i)
     else {
         return found;
     };

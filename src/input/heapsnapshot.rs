@@ -18,6 +18,7 @@ use super::json::{JsonError, JsonReader};
 use super::parallel;
 use crate::model::graph::{EdgeKind, GraphBuilder};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
+use crate::model::strings::StringTable;
 use crate::warning::{Warning, WarningCode};
 
 /// The `snapshot` header is a few kilobytes; anything far larger is not a heap snapshot.
@@ -239,7 +240,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut nodes_seen = false;
     // Strings by index: only the needed ones when `nodes` came first (the usual order),
     // all of them otherwise.
-    let mut strings: HashMap<u32, String> = HashMap::new();
+    let mut strings = StringTable::default();
     let mut strings_seen = false;
     let mut strings_len = 0u64;
     let mut seen = [false; ONCE.len()];
@@ -409,7 +410,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
             None => Err("the snapshot has no \"edges\" array".to_owned()),
             Some(Err(why)) => Err(why),
             Some(Ok(builder)) if options.labels => builder.finish(raw.names, strings),
-            Some(Ok(builder)) => builder.finish(Vec::new(), HashMap::new()),
+            Some(Ok(builder)) => builder.finish(Vec::new(), StringTable::default()),
         };
         // The analyses index the graph and the nodes alike.
         let graph = graph.and_then(|g| {
@@ -661,7 +662,7 @@ fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&GraphBui
 fn read_strings<R: Read>(
     json: &mut JsonReader<R>,
     needed: Option<&Needed>,
-    strings: &mut HashMap<u32, String>,
+    strings: &mut StringTable,
 ) -> Result<u64, JsonError> {
     json.expect(b'[', "'[' to open the strings array")?;
     if json.eat(b']')? {
@@ -674,7 +675,7 @@ fn read_strings<R: Read>(
             text.clear();
             json.string(&mut text)?;
             if let Ok(i) = u32::try_from(index) {
-                strings.insert(i, String::from_utf8_lossy(&text).into_owned());
+                strings.insert_lossy(i, &text);
             }
         } else {
             json.skip_string()?;
@@ -690,7 +691,7 @@ fn resolve_classes(
     snap: &mut HeapSnapshot,
     raw: &RawNodes,
     type_names: &[String],
-    strings: &HashMap<u32, String>,
+    strings: &StringTable,
     strings_len: u64,
 ) {
     let mut interned: HashMap<String, ClassId> = HashMap::new();
@@ -710,8 +711,8 @@ fn resolve_classes(
         let class = if is_named_type(type_name) {
             let detached = type_name == Some("native") && raw.detached.get(node) == Some(&true);
             *by_name.entry((name, detached)).or_insert_with(|| {
-                let text = if let Some(s) = strings.get(&name) {
-                    s.as_str()
+                let text = if let Some(s) = strings.get(name) {
+                    s
                 } else {
                     missing_names += 1;
                     ""

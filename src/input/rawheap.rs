@@ -20,6 +20,7 @@ use hashbrown::HashMap;
 use super::heapsnapshot::ParseOptions;
 use crate::model::graph::{EdgeKind, HeapGraph, Labels};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
+use crate::model::strings::StringTable;
 use crate::warning::{Warning, WarningCode};
 use meta::Meta;
 
@@ -1919,10 +1920,12 @@ impl Reader<'_> {
         }
         if options.graph {
             let labels = options.labels.then(|| {
-                let strings: HashMap<u32, String> = std::mem::take(&mut self.strings.list)
-                    .into_iter()
+                let strings: StringTable = self
+                    .strings
+                    .list
+                    .iter()
                     .enumerate()
-                    .map(|(i, s)| (u32::try_from(i).unwrap_or(u32::MAX), s))
+                    .map(|(i, s)| (u32::try_from(i).unwrap_or(u32::MAX), s.as_str()))
                     .collect();
                 Labels {
                     edge_kinds: std::mem::take(&mut self.edge_kinds),

@@ -6,7 +6,7 @@
 //! the dominator and distance walks need no test per edge, and a graph read for retained
 //! sizes alone costs four bytes per edge.
 
-use hashbrown::HashMap;
+use super::strings::StringTable;
 
 /// The kind of an edge, as V8 (and ArkTS) name them in `snapshot.meta.edge_types`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,7 +111,7 @@ pub struct Labels {
     /// Name string index of each node.
     pub node_names: Vec<u32>,
     /// The strings that name edges and non-string nodes, by string index.
-    pub strings: HashMap<u32, String>,
+    pub strings: StringTable,
 }
 
 /// Builds a [`HeapGraph`] from the edges in file order (all of node 0's, then node 1's, …),
@@ -238,7 +238,7 @@ impl GraphBuilder {
     pub fn finish(
         mut self,
         node_names: Vec<u32>,
-        strings: HashMap<u32, String>,
+        strings: StringTable,
     ) -> Result<HeapGraph, String> {
         if self.seen != self.expected {
             return Err(format!(
@@ -290,10 +290,7 @@ impl HeapGraph {
     }
 
     fn string(&self, index: u32) -> Option<&str> {
-        self.labels
-            .as_ref()
-            .and_then(|l| l.strings.get(&index))
-            .map(String::as_str)
+        self.labels.as_ref().and_then(|l| l.strings.get(index))
     }
 
     /// How an edge is written in a retainer path: `.name` for a property, `[3]` for an

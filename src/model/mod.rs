@@ -6,3 +6,4 @@ pub mod column;
 pub mod cpu;
 pub mod graph;
 pub mod heap;
+pub mod strings;
