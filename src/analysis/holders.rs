@@ -20,20 +20,28 @@ struct Names {
 
 impl Names {
     fn of(g: &HeapGraph) -> Names {
-        let find = |wanted: &str| {
-            g.labels.as_ref().and_then(|l| {
-                l.strings
-                    .iter()
-                    .filter(|&(_, s)| s == wanted)
-                    .map(|(i, _)| i)
-                    .min()
-            })
-        };
+        const WANTED: [&str; 6] = [
+            "__proto__",
+            "constructor",
+            "map",
+            STORES[0],
+            STORES[1],
+            STORES[2],
+        ];
+        // The lowest index of each name, in one pass over the strings.
+        let mut found = [None::<u32>; 6];
+        if let Some(labels) = &g.labels {
+            for (index, text) in labels.strings.iter() {
+                if let Some(k) = WANTED.iter().position(|&w| w == text) {
+                    found[k] = Some(found[k].map_or(index, |f| f.min(index)));
+                }
+            }
+        }
         Names {
-            proto: find("__proto__"),
-            constructor: find("constructor"),
-            map: find("map"),
-            stores: STORES.map(find),
+            proto: found[0],
+            constructor: found[1],
+            map: found[2],
+            stores: [found[3], found[4], found[5]],
         }
     }
 }

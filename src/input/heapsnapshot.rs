@@ -202,6 +202,14 @@ impl Needed {
         }
     }
 
+    /// How many indexes are in.
+    fn count(&self) -> usize {
+        match self {
+            Needed::Bits(bits) => bits.iter().map(|w| w.count_ones() as usize).sum(),
+            Needed::Set(set) => set.len(),
+        }
+    }
+
     fn contains(&self, index: u64) -> bool {
         match self {
             Needed::Bits(bits) => usize::try_from(index / 64)
@@ -667,6 +675,9 @@ fn read_strings<R: Read>(
     json.expect(b'[', "'[' to open the strings array")?;
     if json.eat(b']')? {
         return Ok(0);
+    }
+    if let Some(needed) = needed {
+        strings.reserve(needed.count());
     }
     let mut index = 0u64;
     let mut text = Vec::new();

@@ -20,6 +20,11 @@ impl StringTable {
         }
     }
 
+    /// Room for `count` more strings.
+    pub fn reserve(&mut self, count: usize) {
+        self.spans.reserve(count);
+    }
+
     /// Keeps `text` as string `index`, in place of any string kept there before.
     pub fn insert(&mut self, index: u32, text: &str) {
         let start = self.text.len();
