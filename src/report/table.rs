@@ -250,6 +250,11 @@ fn write_path(out: &mut dyn Write, name: &str, p: &PathJson) -> io::Result<()> {
     if let Some(group) = p.root_group {
         writeln!(out, "    (held by the {group})")?;
     }
+    write_steps(steps, out)
+}
+
+/// A path's steps, indented, the middle of a long one left out.
+fn write_steps(steps: &[String], out: &mut dyn Write) -> io::Result<()> {
     let (head, hidden, tail) = super::shown_steps(steps);
     for step in head {
         writeln!(out, "    {step}")?;
@@ -382,19 +387,7 @@ impl TableRenderer {
                     None => format!("a shortest path of {}", steps.len().saturating_sub(1)),
                 };
                 writeln!(out, "  held by {how} from the GC roots:")?;
-                let (head, hidden, tail) = super::shown_steps(steps);
-                for step in head {
-                    writeln!(out, "    {step}")?;
-                }
-                if hidden > 0 {
-                    writeln!(
-                        out,
-                        "    … {hidden} more steps (all of them are in the JSON report)"
-                    )?;
-                }
-                for step in tail {
-                    writeln!(out, "    {step}")?;
-                }
+                write_steps(steps, out)?;
             }
             let held: Vec<&super::SuspectJson> = trend
                 .suspects

@@ -129,11 +129,11 @@ fn native_columns_appear_in_the_table_and_markdown_only_where_the_data_has_them(
         "{md}"
     );
     // A V8 snapshot has none of it: the same heap written with 7 node fields.
-    let v8 = String::from_utf8(app_heap(5, Writer::Runtime).write(Writer::Runtime))
-        .unwrap()
-        .replace(",\"native_size\"]", "]");
-    let v8 = strip_last_field(&v8);
-    std::fs::write(dir.path().join("v8.heapsnapshot"), v8).unwrap();
+    std::fs::write(
+        dir.path().join("v8.heapsnapshot"),
+        as_v8(&app_heap(5, Writer::Runtime)),
+    )
+    .unwrap();
     let o = run(
         dir.path(),
         &["base.heapsnapshot", "v8.heapsnapshot", "--format", "json"],
@@ -196,10 +196,11 @@ fn a_baseline_keeps_native_sizes() {
         stdout(&o)
     );
     // A V8 baseline keeps none, and says why the natives are not compared.
-    let v8 = String::from_utf8(app_heap(2, Writer::Runtime).write(Writer::Runtime))
-        .unwrap()
-        .replace(",\"native_size\"]", "]");
-    std::fs::write(dir.path().join("v8.heapsnapshot"), strip_last_field(&v8)).unwrap();
+    std::fs::write(
+        dir.path().join("v8.heapsnapshot"),
+        as_v8(&app_heap(2, Writer::Runtime)),
+    )
+    .unwrap();
     let o = run(
         dir.path(),
         &["summarize", "v8.heapsnapshot", "-o", "v8.json"],
@@ -226,10 +227,11 @@ fn a_baseline_keeps_native_sizes() {
 #[test]
 fn native_thresholds_need_native_sizes_on_both_sides() {
     let dir = pair(Writer::Runtime);
-    let v8 = String::from_utf8(app_heap(5, Writer::Runtime).write(Writer::Runtime))
-        .unwrap()
-        .replace(",\"native_size\"]", "]");
-    std::fs::write(dir.path().join("v8.heapsnapshot"), strip_last_field(&v8)).unwrap();
+    std::fs::write(
+        dir.path().join("v8.heapsnapshot"),
+        as_v8(&app_heap(5, Writer::Runtime)),
+    )
+    .unwrap();
     // A flag: an error, so that a gate never passes on data it did not see.
     let o = run(
         dir.path(),
@@ -272,6 +274,15 @@ fn native_thresholds_need_native_sizes_on_both_sides() {
 }
 
 /// The snapshot text with each node's last field (`native_size`) taken out.
+/// The heap as a V8 snapshot would have it: the same nodes without their last field,
+/// `native_size`.
+fn as_v8(heap: &crate::support::arkts::ArkHeap) -> String {
+    let text = String::from_utf8(heap.write(Writer::Runtime))
+        .unwrap()
+        .replace(",\"native_size\"]", "]");
+    strip_last_field(&text)
+}
+
 fn strip_last_field(text: &str) -> String {
     let start = text.find("\"nodes\":[").unwrap() + "\"nodes\":[".len();
     let end = start + text[start..].find(']').unwrap();
