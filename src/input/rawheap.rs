@@ -511,7 +511,7 @@ struct Reader<'a> {
     kinds: Vec<Node>,
     types: Vec<u8>,
     names: Vec<u32>,
-    ids: Vec<u64>,
+    ids: Column,
     sizes: Vec<u32>,
     natives: Vec<u32>,
     roots: Roots,
@@ -896,9 +896,26 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
 
 /// Reads the string section: object names by address.
 fn read_names(r: &mut Reader<'_>, section: (usize, usize)) -> Result<(), RawheapError> {
-    let named = read_name_list(r.data, r.version, &mut r.strings, section)?;
+    let mut named: Vec<(u64, u32)> = Vec::new();
+    read_name_list(
+        r.data,
+        r.version,
+        &mut r.strings,
+        section,
+        |addrs: &[u8], name| {
+            named.extend(
+                addrs
+                    .chunks_exact(width(r.version))
+                    .map(|a| (addr_of(a), name)),
+            );
+        },
+    )?;
     if matches!(r.by_addr, AddrIndex::Empty) {
-        r.obj_names = names_by_address(r.objs.iter().map(|o| o.addr), r.objs.len(), &named);
+        r.obj_names = names_by_address(
+            r.objs.iter().map(|o| o.addr),
+            r.objs.len(),
+            named.iter().copied(),
+        );
         return Ok(());
     }
     r.obj_names = vec![NO_NAME; r.objs.len()];
@@ -917,36 +934,46 @@ fn read_names(r: &mut Reader<'_>, section: (usize, usize)) -> Result<(), Rawheap
     Ok(())
 }
 
-/// The string section's names, each interned, with the addresses they name in the
-/// section's order.
+/// Reads the string section: interns each name and hands `each` the addresses it names
+/// (`width` bytes each) with it, in the section's order.
 fn read_name_list(
     data: &[u8],
     version: Version,
     strings: &mut Strings,
     (start, size): (usize, usize),
-) -> Result<Vec<(u64, u32)>, RawheapError> {
-    let width = if version == Version::V1 { 8 } else { 4 };
+    mut each: impl FnMut(&[u8], u32),
+) -> Result<(), RawheapError> {
+    let width = width(version);
     let mut c = Cursor::new(data, start, start + size, "string section");
     let count = c.u32("the string count")?;
     c.u32("the word after the string count")?;
-    let mut named: Vec<(u64, u32)> = Vec::new();
     for _ in 0..count {
         let len = c.u32("a name's length")? as usize;
         let n = c.u32("a name's object count")?;
         c.check_count(u64::from(n), width as u64, "named objects")?;
-        let first = named.len();
-        for _ in 0..n {
-            named.push((c.addr(width, "a named object's address")?, 0));
-        }
+        let addrs = c.take(n as usize * width, "a named object's address")?;
         let text = c.take(len, "a name")?;
         c.take(1, "the NUL after a name")?;
         let text = text.split(|&b| b == 0).next().unwrap_or_default();
-        let id = strings.push(String::from_utf8_lossy(text).into_owned());
-        for e in &mut named[first..] {
-            e.1 = id;
-        }
+        each(
+            addrs,
+            strings.push(String::from_utf8_lossy(text).into_owned()),
+        );
     }
-    Ok(named)
+    Ok(())
+}
+
+/// The width of an address: 8 bytes in version 1, 4 in version 2.
+fn width(version: Version) -> usize {
+    if version == Version::V1 { 8 } else { 4 }
+}
+
+/// An address of 4 or 8 bytes.
+fn addr_of(b: &[u8]) -> u64 {
+    match *b {
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => u64_at(b, 0).unwrap_or(0),
+    }
 }
 
 /// Each object's string-table name (`NO_NAME` for none), found without an address index
@@ -956,7 +983,7 @@ fn read_name_list(
 fn names_by_address(
     addrs: impl Iterator<Item = u64>,
     count: usize,
-    named: &[(u64, u32)],
+    named: impl Iterator<Item = (u64, u32)>,
 ) -> Vec<u32> {
     let mut sorted: Vec<u64> = Vec::with_capacity(count);
     sorted.extend(addrs.enumerate().map(|(i, a)| a << 32 | i as u64));
@@ -965,7 +992,7 @@ fn names_by_address(
     sorted.sort();
     let mut names = vec![NO_NAME; count];
     let mut hint = 0;
-    for &(addr, name) in named {
+    for (addr, name) in named {
         if let Some(i) = find_sorted(&sorted, addr, &mut hint) {
             names[i] = name;
         }
@@ -1073,7 +1100,7 @@ impl<'a> Reader<'a> {
             kinds: Vec::new(),
             types: Vec::new(),
             names: Vec::new(),
-            ids: Vec::new(),
+            ids: Column::default(),
             sizes: Vec::new(),
             natives: Vec::new(),
             roots: Roots::default(),
@@ -2032,13 +2059,7 @@ impl Reader<'_> {
         self.obj_names = Vec::new();
         self.by_addr = AddrIndex::Empty;
         self.kinds = Vec::new();
-        let ids = std::mem::take(&mut self.ids);
-        snap.ids = if ids.iter().all(|&id| u32::try_from(id).is_ok()) {
-            #[allow(clippy::cast_possible_truncation)] // each fits, as just seen
-            Column::Narrow(ids.iter().map(|&id| id as u32).collect())
-        } else {
-            Column::Wide(ids)
-        };
+        snap.ids = std::mem::take(&mut self.ids);
         snap.self_sizes = Column::Narrow(std::mem::take(&mut self.sizes));
         snap.native_sizes = Column::Narrow(std::mem::take(&mut self.natives));
         snap.classes = self.classes(&mut snap.class_names);

@@ -15,9 +15,9 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use super::{
-    Cursor, Frame, NO_NAME, ParseOptions, RawheapError, Reader, Strings, T_FRAMEWORK, Version, err,
-    fresh_ids, io_error, names_by_address, read_header, read_name_list, read_roots, slot_tokens,
-    token,
+    Cursor, Frame, NO_NAME, ParseOptions, RawheapError, Reader, Strings, T_FRAMEWORK, Version,
+    addr_of, err, fresh_ids, io_error, names_by_address, read_header, read_name_list, read_roots,
+    slot_tokens, token,
 };
 use crate::model::heap::HeapSnapshot;
 
@@ -154,9 +154,18 @@ pub(super) fn parse<R: Read + Seek + Send>(
     // The string section is read (on a thread of its own where allowed) while the
     // objects are; its problems come after theirs, as in the in-memory read.
     let threads = options.threads > 0;
+    // Each named address with its name, packed in a word (addresses are 32 bits).
     let list = || {
         let mut own = Strings::default();
-        read_name_list(data, version, &mut own, names).map(|named| (named, own))
+        let mut named: Vec<u64> = Vec::new();
+        read_name_list(data, version, &mut own, names, |addrs, name| {
+            named.extend(
+                addrs
+                    .chunks_exact(4)
+                    .map(|a| addr_of(a) << 32 | u64::from(name)),
+            );
+        })
+        .map(|()| (named, own))
     };
     let (objects, listed) = std::thread::scope(|s| {
         let listing = threads.then(|| s.spawn(list));
@@ -171,10 +180,9 @@ pub(super) fn parse<R: Read + Seek + Send>(
     })?;
     // The names are matched to the objects while the tokens are checked; the match needs
     // the names read well, and the check's problems come first.
-    let addrs = || objects.addrs.iter().map(|&a| u64::from(a));
     let (gap, matched) = std::thread::scope(|s| {
         let matching = match (&listed, threads) {
-            (Ok((named, _)), true) => Some(s.spawn(|| names_by_address(addrs(), count, named))),
+            (Ok((named, _)), true) => Some(s.spawn(|| match_names(&objects.addrs, named))),
             _ => None,
         };
         let gap = check_tokens(file, &objects.strings, &r.sizes[base..], (mem, end));
@@ -201,7 +209,7 @@ pub(super) fn parse<R: Read + Seek + Send>(
                 "the thread matching names failed",
             );
         }
-        None => names_by_address(addrs(), count, &named),
+        None => match_names(&objects.addrs, &named),
     };
     drop((objects, named));
     // The names, interned after the reader's own strings.
@@ -219,7 +227,7 @@ pub(super) fn parse<R: Read + Seek + Send>(
             r.types[k] = T_FRAMEWORK;
         }
     }
-    r.fresh = Some(fresh_ids(r.ids[base..base + count].iter().copied()));
+    r.fresh = Some(fresh_ids(r.ids.iter().skip(base)));
     r.push_refs();
     r.build_edges(false)?;
     Ok(r.finish(options))
@@ -325,4 +333,43 @@ fn check_tokens<R: Read + Seek>(
         }
     }
     Ok(None)
+}
+
+/// Each object's string-table name, as [`names_by_address`] finds it. Where the table's
+/// addresses only grow (as writers dump them), they are searched as they are, forward from
+/// where the last search ended, without a sorted copy.
+pub(super) fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
+    #[allow(clippy::cast_possible_truncation)] // the low half is the name
+    let unpack = |&e: &u64| (e >> 32, e as u32);
+    if !addrs.windows(2).all(|w| w[0] < w[1]) {
+        return names_by_address(
+            addrs.iter().map(|&a| u64::from(a)),
+            addrs.len(),
+            named.iter().map(unpack),
+        );
+    }
+    let mut names = vec![NO_NAME; addrs.len()];
+    let mut hint = 0;
+    for (addr, name) in named.iter().map(unpack) {
+        let Ok(addr) = u32::try_from(addr) else {
+            continue;
+        };
+        let (mut lo, mut hi) = (0, addrs.len());
+        if addrs.get(hint).is_some_and(|&a| a < addr) {
+            // Gallop forward from the last place.
+            lo = hint;
+            let mut step = 1;
+            while lo + step < addrs.len() && addrs[lo + step] < addr {
+                lo += step;
+                step *= 2;
+            }
+            hi = (lo + step + 1).min(addrs.len());
+        }
+        let i = lo + addrs[lo..hi].partition_point(|&a| a < addr);
+        hint = i.saturating_sub(1);
+        if addrs.get(i) == Some(&addr) {
+            names[i] = name;
+        }
+    }
+    names
 }

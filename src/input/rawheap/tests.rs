@@ -687,10 +687,10 @@ fn names_go_to_the_last_object_of_each_address_and_the_last_name_wins() {
         (1 << 32 | 0x10, 9),
         (0x48, 8),
     ];
-    let got = names_by_address(addrs.iter().copied(), addrs.len(), &named);
+    let got = names_by_address(addrs.iter().copied(), addrs.len(), named.iter().copied());
     assert_eq!(got, [6, NO_NAME, 8, NO_NAME, 5, NO_NAME]);
     assert_eq!(
-        names_by_address([].into_iter(), 0, &named),
+        names_by_address([].into_iter(), 0, named.iter().copied()),
         Vec::<u32>::new()
     );
 }
@@ -853,4 +853,31 @@ fn a_damaged_version_2_heap_gives_the_same_error_streamed_threaded_or_in_memory(
         (one, threaded, file),
         (reference.clone(), reference.clone(), reference)
     );
+}
+
+#[test]
+fn names_match_growing_addresses_as_they_match_sorted_ones() {
+    let named: Vec<u64> = [
+        (0x48u64, 7u64),
+        (0x18, 5),
+        (0x20, 9),
+        (0x10, 6),
+        (0x48, 8),
+        (0x60, 1),
+    ]
+    .iter()
+    .map(|&(a, n)| a << 32 | n)
+    .collect();
+    let pairs = || named.iter().map(|&e| (e >> 32, e as u32));
+    for addrs in [
+        vec![0x10u32, 0x18, 0x40, 0x48, 0x60],
+        vec![0x10, 0x40, 0x48, 0x18, 0x18, 0x60],
+        vec![],
+    ] {
+        let wide = addrs.iter().map(|&a| u64::from(a));
+        let want = names_by_address(wide, addrs.len(), pairs());
+        assert_eq!(stream::match_names(&addrs, &named), want, "{addrs:x?}");
+    }
+    let growing = stream::match_names(&[0x10, 0x18, 0x40, 0x48, 0x60], &named);
+    assert_eq!(growing, [6, 5, NO_NAME, 8, 1]);
 }
