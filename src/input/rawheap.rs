@@ -429,10 +429,12 @@ enum Node {
     Leaf,
 }
 
-/// Interned strings: node and edge names.
+/// Interned strings: node and edge names, one after the other in one text.
 #[derive(Default)]
 struct Strings {
-    list: Vec<String>,
+    text: String,
+    /// Where each string ends in `text`.
+    ends: Vec<usize>,
     map: HashMap<String, u32>,
     /// Per string: it contains `_GLOBAL` (the name of an `ArkUI` framework object).
     global: Vec<bool>,
@@ -443,18 +445,34 @@ impl Strings {
         if let Some(&i) = self.map.get(s) {
             return i;
         }
-        let i = self.push(s.to_owned());
+        let i = self.push(s);
         self.map.insert(s.to_owned(), i);
         i
     }
 
     /// A string of its own (the string table's names, which differ from each other).
-    fn push(&mut self, s: String) -> u32 {
-        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+    fn push(&mut self, s: &str) -> u32 {
+        let i = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
         self.global
             .push(memchr::memmem::find(s.as_bytes(), b"_GLOBAL").is_some());
-        self.list.push(s);
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
         i
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Appends another's strings (none of them interned by [`Strings::id`]); theirs are
+    /// numbered from the number returned.
+    fn append(&mut self, other: Strings) -> u32 {
+        let first = u32::try_from(self.len()).unwrap_or(u32::MAX);
+        let base = self.text.len();
+        self.text.push_str(&other.text);
+        self.ends.extend(other.ends.iter().map(|&e| base + e));
+        self.global.extend(other.global);
+        first
     }
 
     fn is_global(&self, i: u32) -> bool {
@@ -462,7 +480,12 @@ impl Strings {
     }
 
     fn get(&self, i: u32) -> &str {
-        self.list.get(i as usize).map_or("", String::as_str)
+        let i = i as usize;
+        let Some(&end) = self.ends.get(i) else {
+            return "";
+        };
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..end]
     }
 }
 
@@ -955,10 +978,7 @@ fn read_name_list(
         let text = c.take(len, "a name")?;
         c.take(1, "the NUL after a name")?;
         let text = text.split(|&b| b == 0).next().unwrap_or_default();
-        each(
-            addrs,
-            strings.push(String::from_utf8_lossy(text).into_owned()),
-        );
+        each(addrs, strings.push(&String::from_utf8_lossy(text)));
     }
     Ok(())
 }
@@ -2080,10 +2100,11 @@ impl Reader<'_> {
         }
         if options.graph {
             let labels = options.labels.then(|| {
-                let strings: HashMap<u32, String> = std::mem::take(&mut self.strings.list)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, s)| (u32::try_from(i).unwrap_or(u32::MAX), s))
+                let strings: HashMap<u32, String> = (0..self.strings.len())
+                    .map(|i| {
+                        let i = u32::try_from(i).unwrap_or(u32::MAX);
+                        (i, self.strings.get(i).to_owned())
+                    })
                     .collect();
                 Labels {
                     edge_kinds: std::mem::take(&mut self.edge_kinds),

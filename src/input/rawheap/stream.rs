@@ -157,7 +157,9 @@ pub(super) fn parse<R: Read + Seek + Send>(
     // Each named address with its name, packed in a word (addresses are 32 bits).
     let list = || {
         let mut own = Strings::default();
-        let mut named: Vec<u64> = Vec::new();
+        // Room for as many addresses as the section can hold: only what is used of it
+        // is ever mapped, and the list never moves as it grows.
+        let mut named: Vec<u64> = Vec::with_capacity(names.1 / 4);
         read_name_list(data, version, &mut own, names, |addrs, name| {
             named.extend(
                 addrs
@@ -213,9 +215,7 @@ pub(super) fn parse<R: Read + Seek + Send>(
     };
     drop((objects, named));
     // The names, interned after the reader's own strings.
-    let offset = u32::try_from(r.strings.list.len()).unwrap_or(u32::MAX);
-    r.strings.list.extend(own.list);
-    r.strings.global.extend(own.global);
+    let offset = r.strings.append(own);
     for (k, &name) in obj_names.iter().enumerate() {
         if name != NO_NAME {
             r.names[base + k] = name + offset;
