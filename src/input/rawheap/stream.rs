@@ -335,12 +335,16 @@ fn check_tokens<R: Read + Seek>(
     Ok(None)
 }
 
-/// Each object's string-table name, as [`names_by_address`] finds it. Where the table's
-/// addresses only grow (as writers dump them), they are searched as they are, forward from
-/// where the last search ended, without a sorted copy.
+/// Each object's string-table name, as [`names_by_address`] finds it. Where the addresses
+/// are dense, through a table by address; else where they only grow (as writers dump
+/// them), they are searched as they are, forward from where the last search ended, without
+/// a sorted copy.
 pub(super) fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
     #[allow(clippy::cast_possible_truncation)] // the low half is the name
     let unpack = |&e: &u64| (e >> 32, e as u32);
+    if let Some(names) = match_dense(addrs, named) {
+        return names;
+    }
     if !addrs.windows(2).all(|w| w[0] < w[1]) {
         return names_by_address(
             addrs.iter().map(|&a| u64::from(a)),
@@ -372,4 +376,43 @@ pub(super) fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
         }
     }
     names
+}
+
+/// [`match_names`] through a table with a slot per possible address, when the addresses
+/// (less the lowest, in steps of their common alignment) need at most two slots an object:
+/// version-2 addresses are handed out one after the other.
+fn match_dense(addrs: &[u32], named: &[u64]) -> Option<Vec<u32>> {
+    let low = *addrs.iter().min()?;
+    let high = *addrs.iter().max()?;
+    let step = addrs
+        .iter()
+        .fold(0, |bits, &a| bits | (a - low))
+        .trailing_zeros()
+        .min(31);
+    let slots = ((high - low) >> step) as usize + 1;
+    if slots > 2 * addrs.len() + 64 {
+        return None;
+    }
+    let mut table = vec![NO_NAME; slots];
+    for (i, &a) in addrs.iter().enumerate() {
+        // The last object of an address is the one named.
+        table[((a - low) >> step) as usize] = u32::try_from(i).ok()?;
+    }
+    let mut names = vec![NO_NAME; addrs.len()];
+    for &e in named {
+        let Some(off) = (e >> 32).checked_sub(u64::from(low)) else {
+            continue;
+        };
+        if off & ((1 << step) - 1) != 0 {
+            continue;
+        }
+        if let Some(&i) = usize::try_from(off >> step).ok().and_then(|k| table.get(k))
+            && i != NO_NAME
+        {
+            #[allow(clippy::cast_possible_truncation)] // the low half is the name
+            let name = e as u32;
+            names[i as usize] = name;
+        }
+    }
+    Some(names)
 }

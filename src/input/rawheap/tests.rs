@@ -869,9 +869,14 @@ fn names_match_growing_addresses_as_they_match_sorted_ones() {
     .map(|&(a, n)| a << 32 | n)
     .collect();
     let pairs = || named.iter().map(|&e| (e >> 32, e as u32));
+    // Dense (a table by address) and sparse, growing or not, with a repeated address.
+    let sparse = |a: &[u32]| [a, &[0x7000_0000]].concat();
     for addrs in [
         vec![0x10u32, 0x18, 0x40, 0x48, 0x60],
         vec![0x10, 0x40, 0x48, 0x18, 0x18, 0x60],
+        sparse(&[0x10, 0x18, 0x40, 0x48, 0x60]),
+        sparse(&[0x10, 0x40, 0x48, 0x18, 0x18, 0x60]),
+        vec![0x19, 0x11, 0x49],
         vec![],
     ] {
         let wide = addrs.iter().map(|&a| u64::from(a));
