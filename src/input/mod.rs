@@ -757,6 +757,9 @@ impl Capture {
                 if self.detected.wrapping.is_empty() {
                     // Read in place: the parts it needs, each when it needs them.
                     with_threads(options, |options| {
+                        // A second thread only where a core is free of the snapshots read.
+                        let threads = parallel::workers(options.threads);
+                        let options = heapsnapshot::ParseOptions { threads, ..options };
                         rawheap::parse_file(&mut open_file(&self.path)?, options).map_err(failed)
                     })?
                 } else {

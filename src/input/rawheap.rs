@@ -1010,14 +1010,14 @@ fn names_by_address(
     // The stable sort merges the runs already in order, which the unstable one does not.
     #[allow(clippy::stable_sort_primitive)]
     sorted.sort();
-    let mut names = vec![NO_NAME; count];
+    let mut found = vec![NO_NAME; count];
     let mut hint = 0;
     for (addr, name) in named {
         if let Some(i) = find_sorted(&sorted, addr, &mut hint) {
-            names[i] = name;
+            found[i] = name;
         }
     }
-    names
+    found
 }
 
 /// No string-table name.

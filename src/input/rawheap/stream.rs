@@ -122,11 +122,22 @@ pub(super) fn parse<R: Read + Seek + Send>(
         index_start,
     } = frame;
     debug_assert_eq!(version, Version::V2);
-    let ((root, root_size), names, (start, size)) = (sections[0], sections[1], sections[2]);
+    let ((root, root_size), string_section, (start, size)) =
+        (sections[0], sections[1], sections[2]);
     let mut data = vec![0u8; index_start];
     fill(file, &mut data, 0, index_start.min(72))?;
-    fill(file, &mut data, root, names.0.max(root + root_size))?;
-    fill(file, &mut data, names.0, names.0 + names.1)?;
+    fill(
+        file,
+        &mut data,
+        root,
+        string_section.0.max(root + root_size),
+    )?;
+    fill(
+        file,
+        &mut data,
+        string_section.0,
+        string_section.0 + string_section.1,
+    )?;
     fill(file, &mut data, start, start + size.min(8))?;
     let data = &data[..];
     let mut r = Reader::new(data, version, meta);
@@ -159,8 +170,8 @@ pub(super) fn parse<R: Read + Seek + Send>(
         let mut own = Strings::default();
         // Room for as many addresses as the section can hold: only what is used of it
         // is ever mapped, and the list never moves as it grows.
-        let mut named: Vec<u64> = Vec::with_capacity(names.1 / 4);
-        read_name_list(data, version, &mut own, names, |addrs, name| {
+        let mut named: Vec<u64> = Vec::with_capacity(string_section.1 / 4);
+        read_name_list(data, version, &mut own, string_section, |addrs, name| {
             named.extend(
                 addrs
                     .chunks_exact(4)
@@ -173,9 +184,13 @@ pub(super) fn parse<R: Read + Seek + Send>(
         let listing = threads.then(|| s.spawn(list));
         let objects = read_table(&mut r, file, (table, mem, count, item))?;
         let listed = match listing {
-            Some(handle) => handle
-                .join()
-                .unwrap_or_else(|_| err("string section", names.0, "the thread reading it failed")),
+            Some(handle) => handle.join().unwrap_or_else(|_| {
+                err(
+                    "string section",
+                    string_section.0,
+                    "the thread reading it failed",
+                )
+            }),
             None => list(),
         };
         Ok::<_, RawheapError>((objects, listed))
@@ -203,11 +218,11 @@ pub(super) fn parse<R: Read + Seek + Send>(
     }
     let (named, own) = listed?;
     let obj_names = match matched {
-        Some(Some(names)) => names,
+        Some(Some(found)) => found,
         Some(None) => {
             return err(
                 "string section",
-                names.0,
+                string_section.0,
                 "the thread matching names failed",
             );
         }
@@ -342,8 +357,8 @@ fn check_tokens<R: Read + Seek>(
 pub(super) fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
     #[allow(clippy::cast_possible_truncation)] // the low half is the name
     let unpack = |&e: &u64| (e >> 32, e as u32);
-    if let Some(names) = match_dense(addrs, named) {
-        return names;
+    if let Some(found) = match_dense(addrs, named) {
+        return found;
     }
     if !addrs.windows(2).all(|w| w[0] < w[1]) {
         return names_by_address(
@@ -352,7 +367,7 @@ pub(super) fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
             named.iter().map(unpack),
         );
     }
-    let mut names = vec![NO_NAME; addrs.len()];
+    let mut found = vec![NO_NAME; addrs.len()];
     let mut hint = 0;
     for (addr, name) in named.iter().map(unpack) {
         let Ok(addr) = u32::try_from(addr) else {
@@ -372,10 +387,10 @@ pub(super) fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
         let i = lo + addrs[lo..hi].partition_point(|&a| a < addr);
         hint = i.saturating_sub(1);
         if addrs.get(i) == Some(&addr) {
-            names[i] = name;
+            found[i] = name;
         }
     }
-    names
+    found
 }
 
 /// [`match_names`] through a table with a slot per possible address, when the addresses
@@ -398,7 +413,7 @@ fn match_dense(addrs: &[u32], named: &[u64]) -> Option<Vec<u32>> {
         // The last object of an address is the one named.
         table[((a - low) >> step) as usize] = u32::try_from(i).ok()?;
     }
-    let mut names = vec![NO_NAME; addrs.len()];
+    let mut found = vec![NO_NAME; addrs.len()];
     for &e in named {
         let Some(off) = (e >> 32).checked_sub(u64::from(low)) else {
             continue;
@@ -411,8 +426,8 @@ fn match_dense(addrs: &[u32], named: &[u64]) -> Option<Vec<u32>> {
         {
             #[allow(clippy::cast_possible_truncation)] // the low half is the name
             let name = e as u32;
-            names[i as usize] = name;
+            found[i as usize] = name;
         }
     }
-    Some(names)
+    Some(found)
 }
