@@ -750,11 +750,21 @@ impl Capture {
                 })?
             }
             HeapKind::Rawheap => {
-                let data = self.read_all()?;
-                rawheap::parse(&data, options).map_err(|e| {
+                let failed = |e| {
                     InputError::new(&self.path, Problem::Rawheap(e))
                         .in_format(self.detected.describe())
-                })?
+                };
+                if self.detected.wrapping.is_empty() {
+                    // Read in place: the parts it needs, each when it needs them.
+                    with_threads(options, |options| {
+                        // A second thread only where a core is free of the snapshots read.
+                        let threads = parallel::workers(options.threads);
+                        let options = heapsnapshot::ParseOptions { threads, ..options };
+                        rawheap::parse_file(&mut open_file(&self.path)?, options).map_err(failed)
+                    })?
+                } else {
+                    rawheap::parse(&self.read_all()?, options).map_err(failed)?
+                }
             }
             HeapKind::Htrace { file, index } => {
                 let span = &index.snapshots[i];

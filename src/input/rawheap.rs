@@ -11,13 +11,16 @@
 #![allow(clippy::many_single_char_names)]
 
 mod meta;
+mod stream;
 
 use std::fmt;
+use std::io::{Read, Seek, SeekFrom};
 use std::rc::Rc;
 
 use hashbrown::HashMap;
 
 use super::heapsnapshot::ParseOptions;
+use crate::model::column::Column;
 use crate::model::graph::{EdgeKind, HeapGraph, Labels};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
 use crate::model::strings::StringTable;
@@ -427,10 +430,12 @@ enum Node {
     Leaf,
 }
 
-/// Interned strings: node and edge names.
+/// Interned strings: node and edge names, one after the other in one text.
 #[derive(Default)]
 struct Strings {
-    list: Vec<String>,
+    text: String,
+    /// Where each string ends in `text`.
+    ends: Vec<usize>,
     map: HashMap<String, u32>,
     /// Per string: it contains `_GLOBAL` (the name of an `ArkUI` framework object).
     global: Vec<bool>,
@@ -441,18 +446,34 @@ impl Strings {
         if let Some(&i) = self.map.get(s) {
             return i;
         }
-        let i = self.push(s.to_owned());
+        let i = self.push(s);
         self.map.insert(s.to_owned(), i);
         i
     }
 
     /// A string of its own (the string table's names, which differ from each other).
-    fn push(&mut self, s: String) -> u32 {
-        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+    fn push(&mut self, s: &str) -> u32 {
+        let i = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
         self.global
             .push(memchr::memmem::find(s.as_bytes(), b"_GLOBAL").is_some());
-        self.list.push(s);
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
         i
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Appends another's strings (none of them interned by [`Strings::id`]); theirs are
+    /// numbered from the number returned.
+    fn append(&mut self, other: Strings) -> u32 {
+        let first = u32::try_from(self.len()).unwrap_or(u32::MAX);
+        let base = self.text.len();
+        self.text.push_str(&other.text);
+        self.ends.extend(other.ends.iter().map(|&e| base + e));
+        self.global.extend(other.global);
+        first
     }
 
     fn is_global(&self, i: u32) -> bool {
@@ -460,7 +481,12 @@ impl Strings {
     }
 
     fn get(&self, i: u32) -> &str {
-        self.list.get(i as usize).map_or("", String::as_str)
+        let i = i as usize;
+        let Some(&end) = self.ends.get(i) else {
+            return "";
+        };
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..end]
     }
 }
 
@@ -509,7 +535,7 @@ struct Reader<'a> {
     kinds: Vec<Node>,
     types: Vec<u8>,
     names: Vec<u32>,
-    ids: Vec<u64>,
+    ids: Column,
     sizes: Vec<u32>,
     natives: Vec<u32>,
     roots: Roots,
@@ -533,6 +559,8 @@ struct Reader<'a> {
     refs_first: u32,
     /// Version 1: resolved layouts by hclass.
     layouts: HashMap<u32, Layout>,
+    /// Whether the ids are fresh, when the objects were not kept (`stream.rs`).
+    fresh: Option<bool>,
 }
 
 /// Named fields the version-1 decoder needs.
@@ -551,11 +579,23 @@ struct Named {
     global_env: Option<u32>,
 }
 
-/// Reads a whole `.rawheap` (its bytes in memory) into a heap snapshot with the graph the
-/// options ask for.
-pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, RawheapError> {
-    let (version, _) = read_version(data)?;
-    let len = data.len();
+/// What a rawheap's end says of it: the version, the metadata and the sections.
+struct Frame {
+    version: Version,
+    meta: Meta,
+    sections: Vec<(usize, usize)>,
+    /// Where the section index starts: every section lies before it.
+    index_start: usize,
+}
+
+/// Reads the version, the trailer, the metadata and the section index of a file of `len`
+/// bytes; `read(offset, n)` gives `n` bytes of the file from `offset` (always inside it).
+fn read_frame(
+    len: usize,
+    read: &mut dyn FnMut(usize, usize) -> Result<Vec<u8>, RawheapError>,
+) -> Result<Frame, RawheapError> {
+    // The version field, and the byte a version-3 file names its VM with.
+    let (version, _) = read_version(&read(0, len.min(24))?)?;
     if len < 16 {
         return err(
             "trailer",
@@ -563,8 +603,9 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
             format!("the file has {len} bytes, too few for a rawheap"),
         );
     }
-    let body = u32_at(data, len - 8).unwrap_or(0) as usize;
-    let meta_len = u32_at(data, len - 4).unwrap_or(0) as usize;
+    let tail = read(len - 8, 8)?;
+    let body = u32_at(&tail, 0).unwrap_or(0) as usize;
+    let meta_len = u32_at(&tail, 4).unwrap_or(0) as usize;
     if body as u64 + meta_len as u64 + 8 != len as u64 || body < 16 {
         return err(
             "trailer",
@@ -575,10 +616,11 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
         );
     }
     let meta =
-        meta::parse(&data[body..body + meta_len]).or_else(|why| err("metadata.json", body, why))?;
+        meta::parse(&read(body, meta_len)?).or_else(|why| err("metadata.json", body, why))?;
     // The section index.
-    let k = u32_at(data, body - 8).unwrap_or(0) as usize;
-    let unit = u32_at(data, body - 4).unwrap_or(0);
+    let end = read(body - 8, 8)?;
+    let k = u32_at(&end, 0).unwrap_or(0) as usize;
+    let unit = u32_at(&end, 4).unwrap_or(0);
     if unit != 4 {
         return err(
             "section index",
@@ -596,7 +638,8 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
         );
     }
     let index_start = body - 8 - 4 * k;
-    let word = |i: usize| u32_at(data, index_start + 4 * i).unwrap_or(0) as usize;
+    let words = read(index_start, 4 * k)?;
+    let word = |i: usize| u32_at(&words, 4 * i).unwrap_or(0) as usize;
     let sections: Vec<(usize, usize)> =
         (0..k / 2).map(|i| (word(2 * i), word(2 * i + 1))).collect();
     for (i, &(off, size)) in sections.iter().enumerate() {
@@ -610,6 +653,78 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
             );
         }
     }
+    Ok(Frame {
+        version,
+        meta,
+        sections,
+        index_start,
+    })
+}
+
+/// Whether a read takes the streamed path (`stream.rs`): a version-2 rawheap read without
+/// a graph needs each object's bytes once, in order.
+fn streams(frame: &Frame, options: ParseOptions) -> bool {
+    frame.version == Version::V2 && !options.graph
+}
+
+/// Reads a whole `.rawheap` (its bytes in memory) into a heap snapshot with the graph the
+/// options ask for.
+pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, RawheapError> {
+    let frame = read_frame(data.len(), &mut |at, n| Ok(data[at..at + n].to_vec()))?;
+    if streams(&frame, options) {
+        return stream::parse(frame, &mut std::io::Cursor::new(data), options);
+    }
+    decode(data, frame, options)
+}
+
+/// Reads a `.rawheap` file: the parts at its end first, then, for a version-2 read without
+/// a graph, its sections one after the other through a buffer; otherwise the whole file
+/// into memory, as [`parse`] has it.
+pub fn parse_file<R: Read + Seek + Send>(
+    file: &mut R,
+    options: ParseOptions,
+) -> Result<HeapSnapshot, RawheapError> {
+    let len = file.seek(SeekFrom::End(0)).map_err(|e| io_error(0, &e))?;
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    let frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
+    if streams(&frame, options) {
+        return stream::parse(frame, file, options);
+    }
+    let mut data = Vec::with_capacity(len);
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.read_to_end(&mut data))
+        .map_err(|e| io_error(0, &e))?;
+    if data.len() != len {
+        return err("file", data.len(), "the file changed while it was read");
+    }
+    decode(&data, frame, options)
+}
+
+fn io_error(at: usize, e: &std::io::Error) -> RawheapError {
+    RawheapError {
+        section: "file",
+        offset: at as u64,
+        message: format!("cannot read: {e}"),
+    }
+}
+
+/// `n` bytes of a file from `at`.
+fn read_at<R: Read + Seek>(file: &mut R, at: usize, n: usize) -> Result<Vec<u8>, RawheapError> {
+    let mut bytes = vec![0; n];
+    file.seek(SeekFrom::Start(at as u64))
+        .and_then(|_| file.read_exact(&mut bytes))
+        .map_err(|e| io_error(at, &e))?;
+    Ok(bytes)
+}
+
+/// Decodes a rawheap whose bytes are all in memory.
+fn decode(data: &[u8], frame: Frame, options: ParseOptions) -> Result<HeapSnapshot, RawheapError> {
+    let Frame {
+        version,
+        meta,
+        sections,
+        ..
+    } = frame;
     let mut r = Reader::new(data, version, meta);
     r.header = read_header(data, sections[0].0)?;
     r.roots = read_roots(data, version, &sections)?;
@@ -804,51 +919,30 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
 }
 
 /// Reads the string section: object names by address.
-fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), RawheapError> {
-    let width = if r.version == Version::V1 { 8 } else { 4 };
-    let mut c = Cursor::new(r.data, start, start + size, "string section");
-    let count = c.u32("the string count")?;
-    c.u32("the word after the string count")?;
+fn read_names(r: &mut Reader<'_>, section: (usize, usize)) -> Result<(), RawheapError> {
     let mut named: Vec<(u64, u32)> = Vec::new();
-    for _ in 0..count {
-        let len = c.u32("a name's length")? as usize;
-        let n = c.u32("a name's object count")?;
-        c.check_count(u64::from(n), width as u64, "named objects")?;
-        let first = named.len();
-        for _ in 0..n {
-            named.push((c.addr(width, "a named object's address")?, 0));
-        }
-        let text = c.take(len, "a name")?;
-        c.take(1, "the NUL after a name")?;
-        let text = text.split(|&b| b == 0).next().unwrap_or_default();
-        let id = r.strings.push(String::from_utf8_lossy(text).into_owned());
-        for e in &mut named[first..] {
-            e.1 = id;
-        }
-    }
-    r.obj_names = vec![NO_NAME; r.objs.len()];
+    read_name_list(
+        r.data,
+        r.version,
+        &mut r.strings,
+        section,
+        |addrs: &[u8], name| {
+            named.extend(
+                addrs
+                    .chunks_exact(width(r.version))
+                    .map(|a| (addr_of(a), name)),
+            );
+        },
+    )?;
     if matches!(r.by_addr, AddrIndex::Empty) {
-        // Version 2 without a graph: no address index. The table's addresses (32 bits)
-        // with their objects are sorted once, which costs little as writers dump objects
-        // mostly in address order; names list their objects in address order too, so
-        // each search is a short step forward from the last.
-        let mut sorted: Vec<u64> = r
-            .objs
-            .iter()
-            .enumerate()
-            .map(|(i, o)| o.addr << 32 | i as u64)
-            .collect();
-        // The stable sort merges the runs already in order, which the unstable one does not.
-        #[allow(clippy::stable_sort_primitive)]
-        sorted.sort();
-        let mut hint = 0;
-        for &(addr, name) in &named {
-            if let Some(i) = find_sorted(&sorted, addr, &mut hint) {
-                r.obj_names[i] = name;
-            }
-        }
+        r.obj_names = names_by_address(
+            r.objs.iter().map(|o| o.addr),
+            r.objs.len(),
+            named.iter().copied(),
+        );
         return Ok(());
     }
+    r.obj_names = vec![NO_NAME; r.objs.len()];
     for &(addr, name) in &named {
         match r.by_addr.get(addr) {
             Some(i) => r.obj_names[i as usize] = name,
@@ -862,6 +956,69 @@ fn read_names(r: &mut Reader<'_>, (start, size): (usize, usize)) -> Result<(), R
         r.named_order = named;
     }
     Ok(())
+}
+
+/// Reads the string section: interns each name and hands `each` the addresses it names
+/// (`width` bytes each) with it, in the section's order.
+fn read_name_list(
+    data: &[u8],
+    version: Version,
+    strings: &mut Strings,
+    (start, size): (usize, usize),
+    mut each: impl FnMut(&[u8], u32),
+) -> Result<(), RawheapError> {
+    let width = width(version);
+    let mut c = Cursor::new(data, start, start + size, "string section");
+    let count = c.u32("the string count")?;
+    c.u32("the word after the string count")?;
+    for _ in 0..count {
+        let len = c.u32("a name's length")? as usize;
+        let n = c.u32("a name's object count")?;
+        c.check_count(u64::from(n), width as u64, "named objects")?;
+        let addrs = c.take(n as usize * width, "a named object's address")?;
+        let text = c.take(len, "a name")?;
+        c.take(1, "the NUL after a name")?;
+        let text = text.split(|&b| b == 0).next().unwrap_or_default();
+        each(addrs, strings.push(&String::from_utf8_lossy(text)));
+    }
+    Ok(())
+}
+
+/// The width of an address: 8 bytes in version 1, 4 in version 2.
+fn width(version: Version) -> usize {
+    if version == Version::V1 { 8 } else { 4 }
+}
+
+/// An address of 4 or 8 bytes.
+fn addr_of(b: &[u8]) -> u64 {
+    match *b {
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        _ => u64_at(b, 0).unwrap_or(0),
+    }
+}
+
+/// Each object's string-table name (`NO_NAME` for none), found without an address index
+/// (version 2): the table's addresses (32 bits) with their objects are sorted once, which
+/// costs little as writers dump objects mostly in address order; names list their objects
+/// in address order too, so each search is a short step forward from the last.
+fn names_by_address(
+    addrs: impl Iterator<Item = u64>,
+    count: usize,
+    named: impl Iterator<Item = (u64, u32)>,
+) -> Vec<u32> {
+    let mut sorted: Vec<u64> = Vec::with_capacity(count);
+    sorted.extend(addrs.enumerate().map(|(i, a)| a << 32 | i as u64));
+    // The stable sort merges the runs already in order, which the unstable one does not.
+    #[allow(clippy::stable_sort_primitive)]
+    sorted.sort();
+    let mut found = vec![NO_NAME; count];
+    let mut hint = 0;
+    for (addr, name) in named {
+        if let Some(i) = find_sorted(&sorted, addr, &mut hint) {
+            found[i] = name;
+        }
+    }
+    found
 }
 
 /// No string-table name.
@@ -964,7 +1121,7 @@ impl<'a> Reader<'a> {
             kinds: Vec::new(),
             types: Vec::new(),
             names: Vec::new(),
-            ids: Vec::new(),
+            ids: Column::default(),
             sizes: Vec::new(),
             natives: Vec::new(),
             roots: Roots::default(),
@@ -986,6 +1143,7 @@ impl<'a> Reader<'a> {
             missing_targets: 0,
             refs_first: 0,
             layouts: HashMap::new(),
+            fresh: None,
         }
     }
 }
@@ -1094,7 +1252,7 @@ impl Reader<'_> {
     }
 
     fn push_node(&mut self, kind: Node, ty: u8, name: u32, id: u64, size: u32, native: u32) -> u32 {
-        let n = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
+        let n = u32::try_from(self.types.len()).unwrap_or(u32::MAX);
         self.kinds.push(kind);
         self.types.push(ty);
         self.names.push(name);
@@ -1148,9 +1306,9 @@ impl Reader<'_> {
         n
     }
 
-    /// Every node but the primitives and the late ones, in the translator's order.
-    fn build_nodes(&mut self) {
-        self.node_of_obj = vec![u32::MAX; self.objs.len()];
+    /// The nodes before the objects': the synthetic root, the root groups, the metadata
+    /// (or version 2's `invalid`) and the global references' node; and each type's name.
+    fn fixed_nodes(&mut self) {
         let empty = self.strings.id("");
         self.display = (0..self.meta.types.len())
             .map(|t| {
@@ -1192,6 +1350,12 @@ impl Reader<'_> {
             let name = self.strings.id(&name);
             self.push_node(Node::GlobalHandles, T_HANDLE, name, 0, 1, 0);
         }
+    }
+
+    /// Every node but the primitives and the late ones, in the translator's order.
+    fn build_nodes(&mut self) {
+        self.node_of_obj = vec![u32::MAX; self.objs.len()];
+        self.fixed_nodes();
         let empty = self.strings.id("");
         if self.version == Version::V1 {
             let members: Vec<u64> = self
@@ -1212,7 +1376,7 @@ impl Reader<'_> {
                 self.mention(a, T_STRING, name);
             }
         }
-        self.obj_base = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
+        self.obj_base = u32::try_from(self.types.len()).unwrap_or(u32::MAX);
         for i in 0..self.objs.len() {
             if self.node_of_obj[i] == u32::MAX {
                 self.push_object(u32::try_from(i).unwrap_or(u32::MAX));
@@ -1225,7 +1389,7 @@ impl Reader<'_> {
 
     fn push_refs(&mut self) {
         let refs = self.roots.refs.clone().unwrap_or_default();
-        self.refs_first = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
+        self.refs_first = u32::try_from(self.types.len()).unwrap_or(u32::MAX);
         for (i, (r, _)) in refs.iter().enumerate() {
             let name = self.strings.id(&format!("ReferenceAddress:{r:#x}"));
             self.push_node(
@@ -1298,7 +1462,7 @@ impl Reader<'_> {
             self.strings.id("vmType"),
         ];
         self.targets.reserve(self.objs.len() * 4);
-        self.first_edge.reserve(self.kinds.len() + 1);
+        self.first_edge.reserve(self.types.len() + 1);
         let mut n = 0usize;
         let mut slots: Vec<Token> = Vec::new();
         while graph && n < self.kinds.len() {
@@ -1377,7 +1541,7 @@ impl Reader<'_> {
             n += 1;
         }
         // The metadata values, then the hash nodes.
-        let meta_base = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
+        let meta_base = u32::try_from(self.types.len()).unwrap_or(u32::MAX);
         if self.has_metadata_node {
             let header = self.header.clone().unwrap_or_default();
             for value in &header {
@@ -1387,7 +1551,7 @@ impl Reader<'_> {
                     .push(u32::try_from(self.targets.len()).unwrap_or(u32::MAX));
             }
         }
-        let hash_base = u32::try_from(self.kinds.len()).unwrap_or(u32::MAX);
+        let hash_base = u32::try_from(self.types.len()).unwrap_or(u32::MAX);
         for h in std::mem::take(&mut self.hashes) {
             let name = self.strings.id(&format!("Int:{h}"));
             self.push_node(Node::Leaf, T_NUMBER, name, 0, 0, 0);
@@ -1855,54 +2019,71 @@ impl Reader<'_> {
         }
     }
 
+    /// Each node's class, naming each class once in `class_names`. A node's class comes
+    /// from its type, and for objects and natives its name too: the classes found so far
+    /// are kept by type and by name, which is cheaper than hashing every node's key.
+    fn classes(&self, class_names: &mut Vec<String>) -> Vec<ClassId> {
+        let mut interned: HashMap<String, ClassId> = HashMap::new();
+        let mut by_type = [ClassId::MAX; 256];
+        let mut by_name: [Vec<ClassId>; 2] = Default::default();
+        let mut class_of = |ty: u8, name: u32| {
+            let text = class_name(
+                NODE_TYPES.get(ty as usize).copied(),
+                u64::from(ty),
+                self.strings.get(name),
+                false,
+            );
+            *interned.entry(text).or_insert_with_key(|text| {
+                class_names.push(text.clone());
+                ClassId::try_from(class_names.len() - 1).unwrap_or(ClassId::MAX)
+            })
+        };
+        let mut classes = Vec::with_capacity(self.types.len());
+        for (&ty, &name) in self.types.iter().zip(&self.names) {
+            let named = match ty {
+                T_OBJECT => Some(0),
+                T_NATIVE => Some(1),
+                _ => None,
+            };
+            let slot = match named {
+                Some(k) => {
+                    let list = &mut by_name[k];
+                    if list.len() <= name as usize {
+                        list.resize(name as usize + 1, ClassId::MAX);
+                    }
+                    &mut list[name as usize]
+                }
+                None => &mut by_type[ty as usize],
+            };
+            if *slot == ClassId::MAX {
+                *slot = class_of(ty, name);
+            }
+            classes.push(*slot);
+        }
+        classes
+    }
+
     /// The snapshot: columns, classes, the graph if asked, warnings.
     fn finish(mut self, options: ParseOptions) -> HeapSnapshot {
         let mut snap = HeapSnapshot {
             node_field_count: 8,
             ..HeapSnapshot::default()
         };
-        let count = self.kinds.len();
-        snap.fresh_ids = fresh_ids(&self.objs);
+        snap.fresh_ids = self
+            .fresh
+            .unwrap_or_else(|| fresh_ids(self.objs.iter().map(|o| o.id)));
         // What only the decoding needed goes before the snapshot's columns are made, and
-        // each column of the decoder as soon as it is copied: this keeps the peak down.
+        // each column of the decoder as soon as it is made: this keeps the peak down. The
+        // 32-bit columns become the snapshot's as they are.
         self.objs = Vec::new();
         self.node_of_obj = Vec::new();
         self.obj_names = Vec::new();
         self.by_addr = AddrIndex::Empty;
         self.kinds = Vec::new();
-        snap.ids.reserve(count);
-        for &id in &std::mem::take(&mut self.ids) {
-            snap.ids.push(id);
-        }
-        snap.self_sizes.reserve(count);
-        for &size in &std::mem::take(&mut self.sizes) {
-            snap.self_sizes.push(u64::from(size));
-        }
-        snap.native_sizes.reserve(count);
-        for &native in &std::mem::take(&mut self.natives) {
-            snap.native_sizes.push(u64::from(native));
-        }
-        let mut by_key: HashMap<(u8, u32), ClassId> = HashMap::new();
-        let mut interned: HashMap<String, ClassId> = HashMap::new();
-        snap.classes = Vec::with_capacity(count);
-        for i in 0..count {
-            let (ty, name) = (self.types[i], self.names[i]);
-            let named = matches!(NODE_TYPES.get(ty as usize), Some(&("object" | "native")));
-            let key = (ty, if named { name } else { u32::MAX });
-            let class = *by_key.entry(key).or_insert_with(|| {
-                let text = class_name(
-                    NODE_TYPES.get(ty as usize).copied(),
-                    u64::from(ty),
-                    self.strings.get(name),
-                    false,
-                );
-                *interned.entry(text).or_insert_with_key(|text| {
-                    snap.class_names.push(text.clone());
-                    ClassId::try_from(snap.class_names.len() - 1).unwrap_or(ClassId::MAX)
-                })
-            });
-            snap.classes.push(class);
-        }
+        snap.ids = std::mem::take(&mut self.ids);
+        snap.self_sizes = Column::Narrow(std::mem::take(&mut self.sizes));
+        snap.native_sizes = Column::Narrow(std::mem::take(&mut self.natives));
+        snap.classes = self.classes(&mut snap.class_names);
         if self.unbounded_reads > 0 {
             snap.warnings.push(Warning::new(
                 WarningCode::RawheapPastMemory,
@@ -1920,12 +2101,11 @@ impl Reader<'_> {
         }
         if options.graph {
             let labels = options.labels.then(|| {
-                let strings: StringTable = self
-                    .strings
-                    .list
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (u32::try_from(i).unwrap_or(u32::MAX), s.as_str()))
+                let strings: StringTable = (0..self.strings.len())
+                    .map(|i| {
+                        let i = u32::try_from(i).unwrap_or(u32::MAX);
+                        (i, self.strings.get(i))
+                    })
                     .collect();
                 Labels {
                     edge_kinds: std::mem::take(&mut self.edge_kinds),
@@ -1947,13 +2127,16 @@ impl Reader<'_> {
 /// Whether every object's id was handed out for this dump: the ids, in table order, are
 /// 3, 5, 7, … as an OOM dump numbers them (and as the first dump of a process does), so
 /// they cannot be matched against another such dump's.
-fn fresh_ids(objs: &[Obj]) -> bool {
-    let first = objs.first().map_or(0, |o| o.id & 0xFFFF_FFFF);
-    objs.len() >= 2
-        && objs
-            .iter()
-            .enumerate()
-            .all(|(i, o)| (o.id & 0xFFFF_FFFF) == first + 2 * i as u64)
+fn fresh_ids(mut ids: impl Iterator<Item = u64>) -> bool {
+    let Some(first) = ids.next().map(|id| id & 0xFFFF_FFFF) else {
+        return false;
+    };
+    let mut n = 1u64;
+    let all = ids.all(|id| {
+        n += 1;
+        (id & 0xFFFF_FFFF) == first + 2 * (n - 1)
+    });
+    all && n >= 2
 }
 
 impl fmt::Debug for Reader<'_> {

@@ -13,7 +13,7 @@
 mod writer;
 
 use super::*;
-use writer::{Object, Rawheap, hclass, jstype, layout, object, off, slots, tokens};
+use writer::{Object, Rawheap, hclass, jstype, layout, object, off, slot_count, slots, tokens};
 
 const FULL: ParseOptions = ParseOptions {
     graph: true,
@@ -673,4 +673,216 @@ fn a_sorted_address_list_finds_the_last_object_of_each_address() {
     ] {
         assert_eq!(find_sorted(&sorted, addr, &mut hint), want, "{addr:#x}");
     }
+}
+
+#[test]
+fn names_go_to_the_last_object_of_each_address_and_the_last_name_wins() {
+    // Objects 3 and 4 share 0x18; 0x48 is named twice; 0x20 and 2^32 name no object.
+    let addrs = [0x10u64, 0x40, 0x48, 0x18, 0x18, 0x60];
+    let named = [
+        (0x48, 7),
+        (0x18, 5),
+        (0x20, 9),
+        (0x10, 6),
+        (1 << 32 | 0x10, 9),
+        (0x48, 8),
+    ];
+    let got = names_by_address(addrs.iter().copied(), addrs.len(), named.iter().copied());
+    assert_eq!(got, [6, NO_NAME, 8, NO_NAME, 5, NO_NAME]);
+    assert_eq!(
+        names_by_address([].into_iter(), 0, named.iter().copied()),
+        Vec::<u32>::new()
+    );
+}
+
+const COLUMNS: ParseOptions = ParseOptions {
+    graph: false,
+    labels: false,
+    text_bytes: None,
+    threads: 0,
+};
+
+/// What a read without a graph gives, comparable.
+type Columns = Result<(Vec<u64>, Vec<u64>, Vec<u64>, Vec<String>, bool, usize), RawheapError>;
+
+fn columns(s: Result<HeapSnapshot, RawheapError>) -> Columns {
+    s.map(|s| {
+        let classes = s.classes.iter().map(|&c| s.class_names[c as usize].clone());
+        (
+            s.ids.to_vec(),
+            s.self_sizes.to_vec(),
+            s.native_sizes.to_vec(),
+            classes.collect(),
+            s.fresh_ids,
+            s.warnings.len(),
+        )
+    })
+}
+
+/// A version-2 rawheap read without a graph, in memory as before the streamed read (the
+/// reference), streamed on one thread, streamed with threads, and from a file.
+fn every_way(bytes: &[u8]) -> [Columns; 4] {
+    let in_memory = read_frame(bytes.len(), &mut |at, n| Ok(bytes[at..at + n].to_vec()))
+        .and_then(|frame| decode(bytes, frame, COLUMNS));
+    let threaded = ParseOptions {
+        threads: 1,
+        ..COLUMNS
+    };
+    [
+        columns(in_memory),
+        columns(parse(bytes, COLUMNS)),
+        columns(parse(bytes, threaded)),
+        columns(parse_file(&mut std::io::Cursor::new(bytes), threaded)),
+    ]
+}
+
+/// A version-2 heap of `n` objects of several types, with names (a framework one, an
+/// address named twice, one that names no object), native sizes and references.
+fn big_v2_heap(n: u64, fresh: bool) -> Rawheap {
+    let mut h = v2_heap();
+    h.names.push(("Shared_GLOBAL".into(), vec![0x1030]));
+    let types = [
+        jstype::JS_OBJECT,
+        jstype::TAGGED_ARRAY,
+        jstype::LINE_STRING,
+        jstype::JS_NATIVE_POINTER,
+    ];
+    let first = h.objects.len() as u64;
+    for i in 0..n {
+        let t = types[(i % 4) as usize];
+        let addr = 0x1000 + 16 * i;
+        let size = if t == jstype::LINE_STRING {
+            24
+        } else {
+            8 + 8 * (i % 7) as u32
+        };
+        let mut body = vec![Some(0x100 + 8 * u64::from(t))];
+        if t != jstype::LINE_STRING {
+            body.extend((0..slot_count(size)).map(|k| match k % 3 {
+                0 => Some(0x1000 + 16 * ((i * 7 + k as u64) % n)),
+                1 => None,
+                _ => Some(0x800),
+            }));
+        }
+        h.objects.push(Object {
+            addr,
+            id: if fresh {
+                3 + 2 * (first + i)
+            } else {
+                1000 + 3 * i
+            },
+            size,
+            native: if t == jstype::JS_NATIVE_POINTER {
+                i as u32
+            } else {
+                0
+            },
+            jstype: t,
+            body: tokens(&body),
+        });
+        if i % 20 == 0 {
+            h.names
+                .push((format!("name{}", i % 1000), vec![addr, addr + 16]));
+        }
+    }
+    h.names
+        .push(("again".into(), vec![0x1000 + 16 * (n - 1), 0x10]));
+    if fresh {
+        for (k, o) in h.objects.iter_mut().enumerate() {
+            o.id = 3 + 2 * k as u64;
+        }
+    }
+    h
+}
+
+#[test]
+fn a_version_2_heap_of_several_megabytes_reads_the_same_streamed_threaded_or_in_memory() {
+    for fresh in [false, true] {
+        let bytes = big_v2_heap(150_000, fresh).build();
+        assert!(bytes.len() > 4 << 20, "{}", bytes.len());
+        let [reference, one, threaded, file] = every_way(&bytes);
+        let (ids, sizes, natives, classes, fresh_ids, warnings) = reference.clone().unwrap();
+        assert_eq!(ids.len(), 150_000 + 16);
+        assert_eq!(fresh_ids, fresh);
+        assert_eq!(warnings, 0);
+        assert!(natives.iter().any(|&n| n > 0) && sizes.iter().any(|&s| s > 0));
+        for wanted in ["(framework)", "name20", "again", "(string)"] {
+            assert!(classes.iter().any(|c| c == wanted), "{wanted}");
+        }
+        assert_eq!(one, reference);
+        assert_eq!(threaded, reference);
+        assert_eq!(file, reference);
+        // The streamed read is the graph read's nodes.
+        let full = parse(&bytes, FULL).unwrap();
+        assert_eq!(full.ids.to_vec()[..ids.len()], ids);
+        assert_eq!(full.self_sizes.to_vec()[..ids.len()], sizes);
+    }
+}
+
+#[test]
+fn a_damaged_version_2_heap_gives_the_same_error_streamed_threaded_or_in_memory() {
+    let mut h = big_v2_heap(40, false);
+    h.header = Some(["S".into(), "H".into(), "dynamic".into()]);
+    h.groups = Some([vec![0x800], vec![], vec![], vec![]]);
+    h.refs = Some(Some(vec![(0x77, 0x800)]));
+    let good = h.build();
+    let body = body_len(&good);
+    let mut failures = 0;
+    for at in 0..body {
+        for flip in [0x01, 0x06, 0x80, 0xFF] {
+            let mut bad = good.clone();
+            bad[at] ^= flip;
+            let [reference, one, threaded, file] = every_way(&bad);
+            failures += usize::from(reference.is_err());
+            assert_eq!(one, reference, "byte {at} ^ {flip:#x}");
+            assert_eq!(threaded, reference, "byte {at} ^ {flip:#x}");
+            assert_eq!(file, reference, "byte {at} ^ {flip:#x}");
+        }
+    }
+    assert!(failures > 100, "{failures}");
+    // Cut inside the token stream (the trailer and index moved along): named the same.
+    let mut cut = h.clone();
+    cut.objects.last_mut().unwrap().body.truncate(1);
+    let [reference, one, threaded, file] = every_way(&cut.build());
+    let e = reference.clone().unwrap_err();
+    assert!(
+        e.message.contains("the token stream ends inside object"),
+        "{e}"
+    );
+    assert_eq!(
+        (one, threaded, file),
+        (reference.clone(), reference.clone(), reference)
+    );
+}
+
+#[test]
+fn names_match_growing_addresses_as_they_match_sorted_ones() {
+    let named: Vec<u64> = [
+        (0x48u64, 7u64),
+        (0x18, 5),
+        (0x20, 9),
+        (0x10, 6),
+        (0x48, 8),
+        (0x60, 1),
+    ]
+    .iter()
+    .map(|&(a, n)| a << 32 | n)
+    .collect();
+    let pairs = || named.iter().map(|&e| (e >> 32, e as u32));
+    // Dense (a table by address) and sparse, growing or not, with a repeated address.
+    let sparse = |a: &[u32]| [a, &[0x7000_0000]].concat();
+    for addrs in [
+        vec![0x10u32, 0x18, 0x40, 0x48, 0x60],
+        vec![0x10, 0x40, 0x48, 0x18, 0x18, 0x60],
+        sparse(&[0x10, 0x18, 0x40, 0x48, 0x60]),
+        sparse(&[0x10, 0x40, 0x48, 0x18, 0x18, 0x60]),
+        vec![0x19, 0x11, 0x49],
+        vec![],
+    ] {
+        let wide = addrs.iter().map(|&a| u64::from(a));
+        let want = names_by_address(wide, addrs.len(), pairs());
+        assert_eq!(stream::match_names(&addrs, &named), want, "{addrs:x?}");
+    }
+    let growing = stream::match_names(&[0x10, 0x18, 0x40, 0x48, 0x60], &named);
+    assert_eq!(growing, [6, 5, NO_NAME, 8, 1]);
 }
