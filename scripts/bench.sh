@@ -34,7 +34,7 @@
 #            -> 1.43 GB (8.7 M nodes) and 1.65 GB (10 M nodes); about 4 minutes and
 #            10.5 GB of memory for Node.js
 #   --series: node scripts/bench/heap-workload.js DIR/series 320000 3000 10
-#            -> heap-0 .. heap-9, 281 to 304 MB, one process (about 8 minutes)
+#            -> heap-0 .. heap-9, 281 to 305 MB, one process (about 3 minutes, 2.2 GB)
 #   --huge:  cargo run --release --example bench-inputs -- snapshot N DIR/huge/synthetic-N.heapsnapshot
 #            for N = --huge-nodes and N / 10 (BASE): V8-format snapshots of the same heap,
 #            4.9 GB and 0.46 GB by default (about 20 s; Node.js cannot write one that
