@@ -12,7 +12,8 @@
 #
 #   --dir DIR        where inputs are made and kept (default ${TMPDIR:-/tmp}/arkdiff-bench)
 #   --runs K         run each command K times and keep the median (default 3); the peers
-#                    run K times on the pair, once on the big pair and the >4 GB file
+#                    run K times on the pair, once on the big pair; on the >4 GB file
+#                    every command runs once
 #   --synthetic      make the snapshots with arkdiff's own generator even when Node.js is
 #                    present (it is used anyway when Node.js is missing)
 #   --nodes N        nodes of the synthetic HEAD snapshot (default 5500000, about 300 MB);
@@ -60,7 +61,6 @@
 #   rawheap:   arkdiff HEAD-vN.rawheap --head-snapshot 0 --no-retained   (versions 1 and 2,
 #              parse only, per object against the parse row's per node)
 #   --big and --huge: read, arkdiff BASE HEAD [--no-retained] and the peers on that pair
-#              (--huge also parses the large file alone)
 #   --series:  read, arkdiff heap-0 .. heap-9 (trend, suspects, owners, retained sizes)
 #              next to arkdiff heap-8 heap-9 (the largest pair alone), peak RSS of both
 #   peers:     Chrome DevTools' diff: node scripts/bench/devtools-diff.mjs BASE HEAD
@@ -305,11 +305,12 @@ same_as_reference() {
   echo "  $name: the report equals the reference path's" >&2
 }
 
-# row NAME CMD...: an arkdiff (or wc) row, $runs runs; a failure stops the script.
+# row NAME CMD...: an arkdiff (or wc) row, $runs runs (or $row_runs); a failure stops the
+# script.
 row() {
   local name=$1
   shift
-  timed "$name" "$runs" "$@"
+  timed "$name" "${row_runs:-$runs}" "$@"
   [[ -z ${fail[$name]:-} ]] || { cat "$work/$name.err" >&2; die "'$name' failed"; }
   if [[ $1 == "$arkdiff" ]]; then
     shift
@@ -360,9 +361,10 @@ if $huge; then
   echo "the huge snapshot: $(gb "$huge_head") GB, against $(gb "$huge_base") GB" >&2
   cat "$huge_base" "$huge_head" > /dev/null
   row read_huge wc -l "$huge_base" "$huge_head"
-  row parse_huge "$arkdiff" "$huge_head" --head-snapshot 0 --no-retained --top 0
+  row_runs=1 # each arkdiff run on it takes a minute or more on a shared machine
   row pair_huge "$arkdiff" "$huge_base" "$huge_head" --top 0
   row pair_counts_huge "$arkdiff" "$huge_base" "$huge_head" --no-retained --top 0
+  row_runs=""
   run_peers _huge 1 "$huge_base" "$huge_head"
 fi
 if $series; then
@@ -389,7 +391,7 @@ line() {
   if [[ $name == read* ]]; then
     :
   elif [[ -n ${secs[$dt]:-} && -z ${fail[$dt]:-} && $name != "$dt" ]]; then
-    vs_t="$(ratio "${secs[$dt]}" "${secs[$name]}")x faster"
+    vs_t=$(awk -v a="${secs[$dt]}" -v b="${secs[$name]}" 'BEGIN { if (b >= a) printf "%.1fx slower", b / a; else printf "%.1fx faster", a / b }')
     vs_m=$(pct "${rss[$name]}" "${rss[$dt]}")
   elif [[ $name == "$dt" ]]; then
     vs_t=1x vs_m=100%
@@ -410,7 +412,7 @@ peer_lines() {
 per() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0 && n > 0) printf "%.0f ns", 1e9 * t / n; else print "-" }'; }
 
 echo
-echo "Machine: $(nproc) cores, $(awk '/^MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo); median of $runs run(s) (peers on the big and >4 GB inputs: one run); wall time, CPU time and peak RSS from /usr/bin/time."
+echo "Machine: $(nproc) cores, $(awk '/^MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo); median of $runs run(s) (the peers on the big pair and everything on the >4 GB file: one run); wall time, CPU time and peak RSS from /usr/bin/time."
 echo "Every arkdiff row's report equals the reference path's (ARKDIFF_SEQUENTIAL=1)."
 if [[ -n $peer_note ]]; then
   echo "Peers not run: $peer_note."
@@ -456,7 +458,6 @@ if $huge; then
   echo "Inputs: HEAD $(gb "$huge_head") GB ($(node_count "$huge_head") nodes), BASE $(gb "$huge_base") GB ($(node_count "$huge_base") nodes), DIR/huge."
   header
   line read_huge "wc -l BASE HEAD" read_huge
-  line parse_huge "arkdiff HEAD, parse only" "" _huge
   line pair_huge "arkdiff BASE HEAD (with retained sizes)" read_huge _huge
   line pair_counts_huge "arkdiff BASE HEAD --no-retained" read_huge _huge
   peer_lines _huge
