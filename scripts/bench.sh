@@ -18,7 +18,7 @@
 #                    present (it is used anyway when Node.js is missing)
 #   --nodes N        nodes of the synthetic HEAD snapshot (default 5500000, about 300 MB);
 #                    BASE has 90% of them
-#   --big            also the big pair (10 M objects, about 1.4 + 1.6 GB; in DIR/big)
+#   --big            also the big pair (about 1.4 + 1.6 GB, 17.6 + 20.4 M nodes; in DIR/big)
 #   --huge           also a snapshot over 4 GB (in DIR/huge)
 #   --huge-nodes N   nodes of that snapshot (default 75000000, 4.9 GB)
 #   --series         also a series of ten snapshots of about 300 MB (in DIR/series)
@@ -32,14 +32,14 @@
 #            -> heap-0.heapsnapshot (about 270 MB) and heap-1.heapsnapshot (about 305 MB)
 #            (one minute or two)
 #   --big:   node scripts/bench/heap-workload.js DIR/big 1550000 230000 (--max-old-space-size=16000)
-#            -> 1.43 GB (8.7 M nodes) and 1.65 GB (10 M nodes); about 4 minutes and
-#            10.5 GB of memory for Node.js
+#            -> 1.43 GB (17.6 M nodes) and 1.65 GB (20.4 M nodes, 1.78 M records of the
+#            workload); about 4 minutes and 10.5 GB of memory for Node.js
 #   --series: node scripts/bench/heap-workload.js DIR/series 320000 3000 10
 #            -> heap-0 .. heap-9, 281 to 305 MB, one process (about 3 minutes, 2.2 GB)
 #   --huge:  cargo run --release --example bench-inputs -- snapshot N DIR/huge/synthetic-N.heapsnapshot
 #            for N = --huge-nodes and N / 10 (BASE): V8-format snapshots of the same heap,
-#            4.9 GB and 0.46 GB by default (about 20 s; Node.js cannot write one that
-#            large in reasonable memory)
+#            4.9 GB and 0.46 GB by default (20 to 50 s; Node.js needed 10.5 GB to write
+#            the 1.65 GB one, so about three times as much for this one)
 #   without Node.js or with --synthetic, every snapshot is made by bench-inputs: the pair
 #            of --nodes N, the big pair of 22.5 M and 25 M nodes (1.4 + 1.5 GB), the
 #            series of 91% .. 100% of N
