@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Snapshots of more nodes are the same heap with more objects (same ids), like later
-//! snapshots of one process. The htrace holds each snapshot as
+//! snapshots of one process, with the sections V8 writes (empty `samples` and `locations`
+//! included, which Chrome DevTools' loader needs). The htrace holds each snapshot as
 //! `HeapProfiler.addHeapSnapshotChunk` messages of 100 KB (or `HTRACE_CHUNK` bytes), one
 //! second apart; a `.cpuprofile` input becomes the capture's `Profiler.stop` message. A
 //! rawheap is the snapshot converted by the test support's writer (ArkTS `.rawheap`,
@@ -38,9 +39,12 @@ fn run(args: &[String]) -> Result<(), String> {
                 .parse()
                 .map_err(|_| format!("NODES must be a whole number, got '{nodes}'"))?;
             let file = File::create(out).map_err(|e| format!("{out}: {e}"))?;
-            let mut w = BufWriter::with_capacity(1 << 20, file);
+            let mut w = V8Sections::new(BufWriter::with_capacity(1 << 20, file));
             let edges = synth::write_snapshot(&mut w, nodes).map_err(|e| format!("{out}: {e}"))?;
             w.flush().map_err(|e| format!("{out}: {e}"))?;
+            if !w.done {
+                return Err(format!("{out}: no strings section was written"));
+            }
             eprintln!("{out}: {nodes} nodes, {edges} edges");
             Ok(())
         }
@@ -107,6 +111,69 @@ fn run(args: &[String]) -> Result<(), String> {
         _ => Err(
             "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT... | bench-inputs rawheap 1|2 SNAPSHOT OUT".into(),
         ),
+    }
+}
+
+/// Adds the empty `samples` and `locations` sections that V8 writes before `strings` (its
+/// meta names their fields) and the test support's writer leaves out: Chrome DevTools'
+/// loader waits for them and never finishes without them.
+struct V8Sections<W: Write> {
+    inner: W,
+    /// Bytes of `KEY` seen and held back.
+    matched: usize,
+    done: bool,
+}
+
+impl<W: Write> V8Sections<W> {
+    const KEY: &'static [u8] = b"\"strings\":[";
+
+    fn new(inner: W) -> Self {
+        Self {
+            inner,
+            matched: 0,
+            done: false,
+        }
+    }
+}
+
+impl<W: Write> Write for V8Sections<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while !rest.is_empty() && !self.done {
+            if self.matched == 0 {
+                let Some(p) = rest.iter().position(|&b| b == b'"') else {
+                    self.inner.write_all(rest)?;
+                    return Ok(buf.len());
+                };
+                self.inner.write_all(&rest[..p])?;
+                rest = &rest[p + 1..];
+                self.matched = 1;
+                continue;
+            }
+            let b = rest[0];
+            rest = &rest[1..];
+            if b == Self::KEY[self.matched] {
+                self.matched += 1;
+                if self.matched == Self::KEY.len() {
+                    self.inner
+                        .write_all(b"\"samples\":[],\n\"locations\":[],\n")?;
+                    self.inner.write_all(Self::KEY)?;
+                    self.done = true;
+                }
+            } else {
+                self.inner.write_all(&Self::KEY[..self.matched])?;
+                self.matched = usize::from(b == b'"');
+                if b != b'"' {
+                    self.inner.write_all(&[b])?;
+                }
+            }
+        }
+        self.inner.write_all(rest)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

@@ -1,48 +1,79 @@
 #!/usr/bin/env bash
-# Benchmark arkdiff's heap diff side by side with Chrome DevTools' own heap snapshot code on
-# the same inputs: a pair of large snapshots of one process, and an htrace carrying both.
-# A benchmark, not a test: it prints a Markdown table (wall time, CPU time over wall time,
-# peak RSS, ratios). The one thing it checks is that the fast paths give the reference
-# path's answer: each arkdiff row's JSON report equals the one of the same command with
-# ARKDIFF_SEQUENTIAL=1 (every snapshot read on one thread), byte for byte.
+# Benchmark arkdiff's heap diff side by side with its peers, Chrome DevTools' own heap
+# snapshot code and memlab, on the same inputs, and against the time it takes just to read
+# the bytes (`wc -l`). A benchmark, not a test: it prints Markdown tables (wall time, CPU
+# time over wall time, peak RSS, ratios). The one thing it checks is that the fast paths
+# give the reference path's answer: each arkdiff row's JSON report equals the one of the
+# same command with ARKDIFF_SEQUENTIAL=1 (every snapshot read on one thread), byte for byte.
 #
 # Usage: scripts/bench.sh [--dir DIR] [--runs K] [--synthetic] [--nodes N] [--smoke]
+#                         [--big] [--huge] [--huge-nodes N] [--series] [--no-peers]
+#                         [--peer-timeout S]
 #
-#   --dir DIR      where inputs are made and kept (default ${TMPDIR:-/tmp}/arkdiff-bench)
-#   --runs K       run each command K times and keep the median (default 3)
-#   --synthetic    make the snapshots with arkdiff's own generator even when Node.js is
-#                  present (it is used anyway when Node.js is missing)
-#   --nodes N      nodes of the synthetic HEAD snapshot (default 5500000, about 300 MB);
-#                  BASE has 90% of them
-#   --smoke        a small synthetic run (60000 nodes, one run, no peers): checks that
-#                  every row works; what CI runs
+#   --dir DIR        where inputs are made and kept (default ${TMPDIR:-/tmp}/arkdiff-bench)
+#   --runs K         run each command K times and keep the median (default 3); the peers
+#                    run K times on the pair, once on the big pair; on the >4 GB file
+#                    every command runs once
+#   --synthetic      make the snapshots with arkdiff's own generator even when Node.js is
+#                    present (it is used anyway when Node.js is missing)
+#   --nodes N        nodes of the synthetic HEAD snapshot (default 5500000, about 300 MB);
+#                    BASE has 90% of them
+#   --big            also the big pair (about 1.4 + 1.6 GB, 17.6 + 20.4 M nodes; in DIR/big)
+#   --huge           also a snapshot over 4 GB (in DIR/huge)
+#   --huge-nodes N   nodes of that snapshot (default 75000000, 4.9 GB)
+#   --series         also a series of ten snapshots of about 300 MB (in DIR/series)
+#   --no-peers       leave DevTools and memlab out
+#   --peer-timeout S give a peer S seconds per run (default 900), then record a timeout
+#   --smoke          a small synthetic run of every section (60000 nodes, one run, no
+#                    peers): checks that every row works; what CI runs
 #
-# Inputs (made once, kept in DIR):
-#   with Node.js:  node --max-old-space-size=8000 scripts/bench/heap-workload.js DIR 310000 40000
-#                  -> heap-0.heapsnapshot (about 270 MB) and heap-1.heapsnapshot (about 305 MB)
-#   otherwise:     cargo run --release --example bench-inputs -- snapshot N ...
-#   both:          cargo run --release --example bench-inputs -- htrace pair.htrace heap-0 heap-1
-#   and            cargo run --release --example bench-inputs -- rawheap 1|2 heap-1 heap-1-vN.rawheap
-#                  (HEAD as ArkTS .rawheap dumps of versions 1 and 2, by the test support's
-#                  writer: tests/it/support/rawheap.rs)
+# Inputs (made once, kept in DIR; Node.js's --max-old-space-size as given):
+#   pair:    node scripts/bench/heap-workload.js DIR 310000 40000       (--max-old-space-size=8000)
+#            -> heap-0.heapsnapshot (about 270 MB) and heap-1.heapsnapshot (about 305 MB)
+#            (one minute or two)
+#   --big:   node scripts/bench/heap-workload.js DIR/big 1550000 230000 (--max-old-space-size=16000)
+#            -> 1.43 GB (17.6 M nodes) and 1.65 GB (20.4 M nodes, 1.78 M records of the
+#            workload); about 4 minutes and 10.5 GB of memory for Node.js
+#   --series: node scripts/bench/heap-workload.js DIR/series 320000 3000 10
+#            -> heap-0 .. heap-9, 281 to 305 MB, one process (about 3 minutes, 2.2 GB)
+#   --huge:  cargo run --release --example bench-inputs -- snapshot N DIR/huge/synthetic-N.heapsnapshot
+#            for N = --huge-nodes and N / 10 (BASE): V8-format snapshots of the same heap,
+#            4.9 GB and 0.46 GB by default (20 to 50 s; Node.js needed 10.5 GB to write
+#            the 1.65 GB one, so about three times as much for this one)
+#   without Node.js or with --synthetic, every snapshot is made by bench-inputs: the pair
+#            of --nodes N, the big pair of 22.5 M and 25 M nodes (1.4 + 1.5 GB), the
+#            series of 91% .. 100% of N
+#   and:     cargo run --release --example bench-inputs -- htrace pair.htrace heap-0 heap-1
+#            cargo run --release --example bench-inputs -- rawheap 1|2 heap-1 heap-1-vN.rawheap
+#            (HEAD as ArkTS .rawheap dumps of versions 1 and 2, by the test support's
+#            writer: tests/it/support/rawheap.rs)
 #
 # Rows, each timed with /usr/bin/time -f "%e %M %U %S" (wall seconds, peak RSS, user and
 # system CPU seconds) after the files were read once (warm page cache):
-#   1. parse only: arkdiff HEAD --head-snapshot 0 --no-retained   (one snapshot)
-#   2. pair diff:  arkdiff BASE HEAD                              (classes, new/deleted,
-#                                                                  dominators, retained sizes)
-#   3. pair diff:  arkdiff BASE HEAD --no-retained                (classes, new/deleted)
-#   4. htrace:     arkdiff pair.htrace                            (both snapshots streamed out
-#                                                                  of the capture, trend, paths)
-#      and         arkdiff pair.htrace --no-retained
-#   6. rawheap:    arkdiff HEAD-vN.rawheap --head-snapshot 0 --no-retained   (versions 1 and 2,
-#                  parse only, per object against row 1's per node)
-#   5. Chrome DevTools' diff: node scripts/bench/devtools-diff.mjs BASE HEAD
-#      (npm heap-snapshot-toolkit's diffFromStreams), when Node.js and the package are
-#      present: npm install --prefix DIR heap-snapshot-toolkit@1.1.3
-#      or point BENCH_NODE_MODULES at a node_modules folder that has it.
+#   read:      wc -l HEAD, wc -l BASE HEAD  (the yardstick: reading the bytes once, one core;
+#              each arkdiff row is also given as a multiple of it)
+#   parse:     arkdiff HEAD --head-snapshot 0 --no-retained   (one snapshot)
+#   pair:      arkdiff BASE HEAD                              (classes, new/deleted,
+#                                                              dominators, retained sizes)
+#              arkdiff BASE HEAD --no-retained                (classes, new/deleted)
+#   htrace:    arkdiff pair.htrace [--no-retained]            (both snapshots streamed out
+#              of the capture, trend, paths; also as a multiple of the plain pair's time)
+#   rawheap:   arkdiff HEAD-vN.rawheap --head-snapshot 0 --no-retained   (versions 1 and 2,
+#              parse only, per object against the parse row's per node)
+#   --big and --huge: read, arkdiff BASE HEAD [--no-retained] and the peers on that pair
+#   --series:  read, arkdiff heap-0 .. heap-9 (trend, suspects, owners, retained sizes)
+#              next to arkdiff heap-8 heap-9 (the largest pair alone), peak RSS of both
+#   peers:     Chrome DevTools' diff: node scripts/bench/devtools-diff.mjs BASE HEAD
+#              (npm heap-snapshot-toolkit's diffFromStreams), and
+#              memlab find-leaks --baseline BASE --target HEAD --final HEAD (memlab's CLI),
+#              each with node --max-old-space-size at 60% of the memory (at most 16000),
+#              under `timeout`. A peer that fails (out of memory, "Invalid string length",
+#              the timeout) is a row saying so, not a failure of the script. They are
+#              found in DIR/node_modules, REPO/node_modules or BENCH_NODE_MODULES:
+#                PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix DIR heap-snapshot-toolkit@1.1.3 memlab@2.0.5
+#              (memlab's browser is not needed to read snapshot files).
 #
-# Prerequisites: cargo, /usr/bin/time (Debian package `time`).
+# Prerequisites: cargo, /usr/bin/time (Debian package `time`), coreutils `timeout`.
 set -euo pipefail
 
 usage() {
@@ -60,19 +91,36 @@ runs=3
 synthetic=false
 nodes=5500000
 smoke=false
+big=false
+huge=false
+huge_nodes=75000000
+series=false
+peers=true
+peer_timeout=900
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) [[ $# -ge 2 ]] || usage; dir=$2; shift 2 ;;
     --runs) [[ $# -ge 2 ]] || usage; runs=$2; shift 2 ;;
     --nodes) [[ $# -ge 2 ]] || usage; nodes=$2; shift 2 ;;
+    --huge-nodes) [[ $# -ge 2 ]] || usage; huge_nodes=$2; shift 2 ;;
+    --peer-timeout) [[ $# -ge 2 ]] || usage; peer_timeout=$2; shift 2 ;;
     --synthetic) synthetic=true; shift ;;
-    --smoke) smoke=true; synthetic=true; nodes=60000; runs=1; shift ;;
+    --big) big=true; shift ;;
+    --huge) huge=true; shift ;;
+    --series) series=true; shift ;;
+    --no-peers) peers=false; shift ;;
+    --smoke) smoke=true; shift ;;
     -h | --help) usage ;;
     *) echo "bench: unknown argument: $1" >&2; usage ;;
   esac
 done
-[[ $runs =~ ^[1-9][0-9]*$ ]] || die "--runs needs a positive integer, got '$runs'"
-[[ $nodes =~ ^[1-9][0-9]*$ ]] || die "--nodes needs a positive integer, got '$nodes'"
+if $smoke; then
+  synthetic=true nodes=60000 runs=1 peers=false big=true huge=true series=true
+  huge_nodes=300000
+fi
+for v in runs nodes huge_nodes peer_timeout; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v/_/-} needs a positive integer, got '${!v}'"
+done
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [[ -f $root/Cargo.toml ]] || die "no Cargo.toml in $root (the script must stay in scripts/)"
@@ -97,19 +145,32 @@ arkdiff=$root/target/release/arkdiff
 gen=$root/target/release/examples/bench-inputs
 
 # --- inputs -----------------------------------------------------------------------------
+# synth DIR N: DIR/synthetic-N.heapsnapshot, made once; prints its path.
+synth() {
+  local f=$1/synthetic-$2.heapsnapshot
+  mkdir -p "$1"
+  [[ -s $f ]] || "$gen" snapshot "$2" "$f" >&2
+  echo "$f"
+}
+# workload DIR BASE_RECORDS GROWTH_RECORDS PHASES HEAP_MB: DIR/heap-0 .. heap-(PHASES-1),
+# snapshots of one Node.js process, made once.
+workload() {
+  local last=$1/heap-$(($4 - 1)).heapsnapshot
+  mkdir -p "$1"
+  if [[ ! -s $last ]]; then
+    echo "making $4 heap snapshots of one Node.js process in $1 ..." >&2
+    node --max-old-space-size="$5" "$root/scripts/bench/heap-workload.js" "$1" "$2" "$3" "$4" > /dev/null
+  fi
+}
+
 if $synthetic; then
-  base=$dir/synthetic-$((nodes * 9 / 10)).heapsnapshot
-  head=$dir/synthetic-$nodes.heapsnapshot
-  [[ -s $base ]] || "$gen" snapshot $((nodes * 9 / 10)) "$base"
-  [[ -s $head ]] || "$gen" snapshot "$nodes" "$head"
+  base=$(synth "$dir" $((nodes * 9 / 10)))
+  head=$(synth "$dir" "$nodes")
   source_note="synthetic V8-format snapshots from examples/bench-inputs.rs"
 else
+  workload "$dir" 310000 40000 2 8000
   base=$dir/heap-0.heapsnapshot
   head=$dir/heap-1.heapsnapshot
-  if [[ ! -s $base || ! -s $head ]]; then
-    echo "making two heap snapshots of one Node.js process (about a minute)..." >&2
-    node --max-old-space-size=8000 "$root/scripts/bench/heap-workload.js" "$dir" 310000 40000 > /dev/null
-  fi
   source_note="V8 heap snapshots of one Node.js $(node --version) process (scripts/bench/heap-workload.js)"
 fi
 htrace=$dir/$(basename "$base" .heapsnapshot)+$(basename "$head" .heapsnapshot).htrace
@@ -123,15 +184,61 @@ for v in 1 2; do
 done
 rawheap1=$dir/$(basename "$head" .heapsnapshot)-v1.rawheap
 rawheap2=$dir/$(basename "$head" .heapsnapshot)-v2.rawheap
+warm=("$base" "$head" "$htrace" "$rawheap1" "$rawheap2")
 
-mb() { echo $(( $(stat -c %s "$1") / 1000000 )); }
-cat "$base" "$head" "$htrace" "$rawheap1" "$rawheap2" > /dev/null # warm the page cache
+if $big; then
+  if $synthetic; then
+    big_nodes=$(if $smoke; then echo $((nodes * 4)); else echo 25000000; fi)
+    big_base=$(synth "$dir/big" $((big_nodes * 9 / 10)))
+    big_head=$(synth "$dir/big" "$big_nodes")
+  else
+    workload "$dir/big" 1550000 230000 2 16000
+    big_base=$dir/big/heap-0.heapsnapshot
+    big_head=$dir/big/heap-1.heapsnapshot
+  fi
+fi
+if $huge; then
+  huge_base=$(synth "$dir/huge" $((huge_nodes / 10)))
+  huge_head=$(synth "$dir/huge" "$huge_nodes")
+fi
+if $series; then
+  snaps=()
+  series_note="ten snapshots of one Node.js process (scripts/bench/heap-workload.js)"
+  if $synthetic; then
+    series_note="ten synthetic snapshots of one heap (examples/bench-inputs.rs)"
+    for k in {91..100}; do snaps+=("$(synth "$dir/series" $((nodes * k / 100)))"); done
+  else
+    workload "$dir/series" 320000 3000 10 8000
+    for k in {0..9}; do snaps+=("$dir/series/heap-$k.heapsnapshot"); done
+  fi
+fi
+
+mb() { echo $(($(stat -c %s "$1") / 1000000)); }
+# size of files in GB, e.g. "1.43 + 1.65"
+gb() {
+  local f out=""
+  for f in "$@"; do out+="${out:+ + }$(awk -v s="$(stat -c %s "$f")" 'BEGIN { printf "%.2f", s / 1e9 }')"; done
+  echo "$out"
+}
+node_count() { head -c 4096 "$1" | sed -n 's/.*"node_count":\([0-9]*\).*/\1/p'; }
 
 # --- peers ------------------------------------------------------------------------------
-modules=""
-for m in "$root/node_modules" "$dir/node_modules" "${BENCH_NODE_MODULES:-}"; do
-  if [[ -n $m && -f $m/heap-snapshot-toolkit/index.js ]]; then modules=$m; break; fi
-done
+devtools_ok=false memlab_ok=false peer_note=""
+if ! $peers; then
+  peer_note=$(if $smoke; then echo "smoke run"; else echo "--no-peers"; fi)
+elif ! $have_node; then
+  peer_note="no Node.js"
+else
+  for m in "$dir/node_modules" "$root/node_modules" "${BENCH_NODE_MODULES:-}"; do
+    [[ -n $m ]] || continue
+    if ! $devtools_ok && [[ -f $m/heap-snapshot-toolkit/index.js ]]; then devtools_ok=true devtools_modules=$m; fi
+    if ! $memlab_ok && [[ -f $m/memlab/bin/memlab ]]; then memlab_ok=true memlab_bin=$m/memlab/bin/memlab; fi
+  done
+  $devtools_ok || peer_note="heap-snapshot-toolkit not installed"
+  $memlab_ok || peer_note="${peer_note:+$peer_note; }memlab not installed"
+fi
+# Node.js heap for a peer: 60% of the machine's memory, at most 16000 MB.
+peer_heap=$(awk '/^MemTotal/ { m = int($2 / 1024 * 0.6); print (m > 16000 ? 16000 : m) }' /proc/meminfo)
 
 # --- measuring --------------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/arkdiff-bench-run.XXXXXX")
@@ -141,21 +248,44 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
-# measure NAME CMD...: runs CMD $runs times; prints "seconds rss_kb cpu_seconds" of the
-# median run.
-measure() {
-  local name=$1
-  shift
+declare -A secs rss cpu fail
+
+# why NAME STATUS: what made a run fail, in a few words.
+why() {
+  local err=$work/$1.err
+  if (($2 == 124)); then
+    echo "timed out after $peer_timeout s"
+  elif grep -q "Invalid string length" "$err"; then
+    echo "Invalid string length"
+  elif grep -qiE "heap out of memory|allocation failed|out of memory" "$err"; then
+    echo "out of memory"
+  elif (($2 == 137)) || grep -q "signal 9" "$work/$1.time"; then
+    echo "killed (signal 9, out of memory)"
+  else
+    echo "exit $2: $(grep -v '^[[:space:]]*$' "$err" | tail -n 1 | tr '|' '/' | cut -c 1-100)"
+  fi
+}
+
+# timed NAME K CMD...: runs CMD K times (stopping at a failure); keeps "seconds rss_kb
+# cpu_seconds" of the median run in secs/rss/cpu[NAME], and what a failed run died of in
+# fail[NAME].
+timed() {
+  local name=$1 k=$2 i status
+  shift 2
   : > "$work/$name.runs"
-  for ((i = 0; i < runs; i++)); do
-    if ! /usr/bin/time -f "%e %M %U %S" -o "$work/$name.time" "$@" > "$work/$name.out" 2> "$work/$name.err"; then
-      echo "bench: '$name' failed:" >&2
-      cat "$work/$name.err" >&2
-      return 1
+  for ((i = 0; i < k; i++)); do
+    status=0
+    /usr/bin/time -f "%e %M %U %S" -o "$work/$name.time" "$@" > "$work/$name.out" 2> "$work/$name.err" || status=$?
+    tail -n 1 "$work/$name.time" >> "$work/$name.runs"
+    if ((status != 0)); then
+      fail[$name]=$(why "$name" "$status")
+      tail -n 1 "$work/$name.time" > "$work/$name.runs"
+      k=1
+      break
     fi
-    cat "$work/$name.time" >> "$work/$name.runs"
   done
-  sort -n "$work/$name.runs" | awk -v k="$runs" 'NR == int((k + 1) / 2) { print $1, $2, $3 + $4 }'
+  read -r "secs[$name]" "rss[$name]" "cpu[$name]" < <(sort -n "$work/$name.runs" | awk -v k="$k" 'NR == int((k + 1) / 2) { print $1, $2, $3 + $4 }')
+  echo "  $name: ${secs[$name]} s, $((rss[$name] / 1024)) MB, CPU/wall $(ratio "${cpu[$name]}" "${secs[$name]}")${fail[$name]:+, FAILED: ${fail[$name]}}" >&2
 }
 
 # same_as_reference NAME ARKDIFF_ARGS...: the JSON report of the arkdiff command equals the
@@ -171,25 +301,45 @@ same_as_reference() {
     exit 1
   fi
   [[ -s $work/$name.fast.json ]] || die "'$name' wrote no report: $(cat "$work/$name.fast.err")"
+  rm -f "$work/$name.fast.json" "$work/$name.ref.json"
   echo "  $name: the report equals the reference path's" >&2
 }
 
-declare -A secs rss cpu
+# row NAME CMD...: an arkdiff (or wc) row, $runs runs (or $row_runs); a failure stops the
+# script.
 row() {
   local name=$1
   shift
-  local r
-  r=$(measure "$name" "$@") || exit 1
-  read -r "secs[$name]" "rss[$name]" "cpu[$name]" <<< "$r"
-  echo "  $name: ${secs[$name]} s, $((rss[$name] / 1024)) MB, CPU/wall $(ratio "${cpu[$name]}" "${secs[$name]}")" >&2
+  timed "$name" "${row_runs:-$runs}" "$@"
+  [[ -z ${fail[$name]:-} ]] || { cat "$work/$name.err" >&2; die "'$name' failed"; }
   if [[ $1 == "$arkdiff" ]]; then
     shift
     same_as_reference "$name" "$@"
   fi
 }
 
+# peers SECTION K BASE HEAD: DevTools' diff and memlab on the pair, K runs each.
+run_peers() {
+  local s=$1 k=$2 b=$3 h=$4
+  if $devtools_ok; then
+    timed "devtools$s" "$k" timeout "$peer_timeout" node --max-old-space-size="$peer_heap" \
+      "$root/scripts/bench/devtools-diff.mjs" "$devtools_modules" "$b" "$h"
+  fi
+  if $memlab_ok; then
+    mkdir -p "$work/memlab$s"
+    timed "memlab$s" "$k" timeout "$peer_timeout" node --expose-gc --max-old-space-size="$peer_heap" \
+      "$memlab_bin" find-leaks --baseline "$b" --target "$h" --final "$h" --work-dir "$work/memlab$s"
+    rm -rf "$work/memlab$s"
+  fi
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
-echo "measuring ($runs run(s) each, median)..." >&2
+ratio2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+echo "measuring ($runs run(s) each, median; peers: ${peer_note:-DevTools and memlab, Node.js heap $peer_heap MB, timeout $peer_timeout s})..." >&2
+cat "${warm[@]}" > /dev/null # warm the page cache
+row read_head wc -l "$head"
+row read wc -l "$base" "$head"
 row parse "$arkdiff" "$head" --head-snapshot 0 --no-retained --top 0
 row pair "$arkdiff" "$base" "$head" --top 0
 row pair_counts "$arkdiff" "$base" "$head" --no-retained --top 0
@@ -197,47 +347,128 @@ row htrace "$arkdiff" "$htrace" --top 0
 row htrace_counts "$arkdiff" "$htrace" --no-retained --top 0
 row rawheap1 "$arkdiff" "$rawheap1" --head-snapshot 0 --no-retained --top 0
 row rawheap2 "$arkdiff" "$rawheap2" --head-snapshot 0 --no-retained --top 0
-have_peer=false
-if ! $smoke && $have_node && [[ -n $modules ]]; then
-  row devtools node --max-old-space-size=16000 "$root/scripts/bench/devtools-diff.mjs" "$modules" "$base" "$head"
-  have_peer=true
+run_peers "" "$runs" "$base" "$head"
+
+if $big; then
+  echo "the big pair: $(gb "$big_base" "$big_head") GB" >&2
+  cat "$big_base" "$big_head" > /dev/null
+  row read_big wc -l "$big_base" "$big_head"
+  row pair_big "$arkdiff" "$big_base" "$big_head" --top 0
+  row pair_counts_big "$arkdiff" "$big_base" "$big_head" --no-retained --top 0
+  run_peers _big 1 "$big_base" "$big_head"
+fi
+if $huge; then
+  echo "the huge snapshot: $(gb "$huge_head") GB, against $(gb "$huge_base") GB" >&2
+  cat "$huge_base" "$huge_head" > /dev/null
+  row read_huge wc -l "$huge_base" "$huge_head"
+  row_runs=1 # each arkdiff run on it takes a minute or more on a shared machine
+  row pair_huge "$arkdiff" "$huge_base" "$huge_head" --top 0
+  row pair_counts_huge "$arkdiff" "$huge_base" "$huge_head" --no-retained --top 0
+  row_runs=""
+  run_peers _huge 1 "$huge_base" "$huge_head"
+fi
+if $series; then
+  cat "${snaps[@]}" > /dev/null
+  row read_series wc -l "${snaps[@]}"
+  row series "$arkdiff" "${snaps[@]}" --top 0
+  row series_pair "$arkdiff" "${snaps[8]}" "${snaps[9]}" --top 0
 fi
 
 # --- report -----------------------------------------------------------------------------
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "-" }'; }
-line() {
-  local name=$1 what=$2
-  local vs_t="" vs_m=""
-  if $have_peer; then
-    vs_t="$(ratio "${secs[devtools]}" "${secs[$name]}")x faster"
-    vs_m=$(pct "${rss[$name]}" "${rss[devtools]}")
-  fi
-  echo "| $what | ${secs[$name]} | $(ratio "${cpu[$name]}" "${secs[$name]}") | $((rss[$name] / 1024)) | $vs_t | $vs_m |"
+header() {
+  echo
+  echo "| command | wall s | CPU/wall | peak RSS MB | × read (wc -l) | time vs DevTools | memory vs DevTools |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 }
+# line NAME WHAT [READ] [SECTION]: a table row; READ is the wc -l row it is a multiple of,
+# SECTION the suffix of the peers' rows it is compared with.
+line() {
+  local name=$1 what=$2 read=${3:-} s=${4-}
+  local vs_t="" vs_m="" x_read="" dt=devtools$s
+  if [[ -n $read && $name != read* ]]; then x_read="$(ratio2 "${secs[$name]}" "${secs[$read]}")x"; fi
+  [[ $x_read != -x ]] || x_read=-
+  if [[ $name == read* ]]; then
+    :
+  elif [[ -n ${secs[$dt]:-} && -z ${fail[$dt]:-} && $name != "$dt" ]]; then
+    vs_t=$(awk -v a="${secs[$dt]}" -v b="${secs[$name]}" 'BEGIN { if (b >= a) printf "%.1fx slower", b / a; else printf "%.1fx faster", a / b }')
+    vs_m=$(pct "${rss[$name]}" "${rss[$dt]}")
+  elif [[ $name == "$dt" ]]; then
+    vs_t=1x vs_m=100%
+  fi
+  if [[ -n ${fail[$name]:-} ]]; then
+    what="$what: **failed after ${secs[$name]} s: ${fail[$name]}**"
+    vs_t="" vs_m=""
+  fi
+  echo "| $what | ${secs[$name]} | $(ratio "${cpu[$name]}" "${secs[$name]}") | $((rss[$name] / 1024)) | $x_read | $vs_t | $vs_m |"
+}
+# peer_lines SECTION: the peers' rows of a section (or a note that they were not run).
+peer_lines() {
+  local s=$1
+  [[ -n ${secs[devtools$s]:-} ]] && line "devtools$s" "Chrome DevTools' diffFromStreams BASE HEAD" "read$s" "$s"
+  [[ -n ${secs[memlab$s]:-} ]] && line "memlab$s" "memlab find-leaks --baseline BASE --target HEAD --final HEAD" "read$s" "$s"
+  return 0
+}
+per() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0 && n > 0) printf "%.0f ns", 1e9 * t / n; else print "-" }'; }
 
 echo
-echo "Inputs: $source_note; BASE $(mb "$base") MB, HEAD $(mb "$head") MB, htrace $(mb "$htrace") MB."
-echo "Machine: $(nproc) cores; median of $runs run(s); wall time, CPU time and peak RSS from /usr/bin/time."
+echo "Machine: $(nproc) cores, $(awk '/^MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo); median of $runs run(s) (the peers on the big pair and everything on the >4 GB file: one run); wall time, CPU time and peak RSS from /usr/bin/time."
 echo "Every arkdiff row's report equals the reference path's (ARKDIFF_SEQUENTIAL=1)."
+if [[ -n $peer_note ]]; then
+  echo "Peers not run: $peer_note."
+else
+  echo "Peers: heap-snapshot-toolkit 1.1.3 and memlab 2.0.5 on Node.js $(node --version), --max-old-space-size=$peer_heap, timeout $peer_timeout s."
+fi
 echo
-echo "| command | wall s | CPU/wall | peak RSS MB | time vs DevTools | memory vs DevTools |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-line parse "arkdiff HEAD, parse only ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s)"
-line pair "arkdiff BASE HEAD (with retained sizes)"
-line pair_counts "arkdiff BASE HEAD --no-retained"
-line htrace "arkdiff pair.htrace (both snapshots streamed from the capture; trend, retained sizes, retainer paths)"
-line htrace_counts "arkdiff pair.htrace --no-retained"
+echo "### The pair"
+echo
+echo "Inputs: $source_note; BASE $(mb "$base") MB ($(node_count "$base") nodes), HEAD $(mb "$head") MB ($(node_count "$head") nodes), htrace $(mb "$htrace") MB."
+header
+line read_head "wc -l HEAD (reading the bytes once, one core)" read_head
+line read "wc -l BASE HEAD" read
+line parse "arkdiff HEAD, parse only ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s)" read_head ""
+line pair "arkdiff BASE HEAD (with retained sizes)" read ""
+line pair_counts "arkdiff BASE HEAD --no-retained" read ""
+line htrace "arkdiff pair.htrace ($(ratio2 "${secs[htrace]}" "${secs[pair]}")x the pair's time; both snapshots streamed from the capture; trend, retained sizes, retainer paths)" read ""
+line htrace_counts "arkdiff pair.htrace --no-retained ($(ratio2 "${secs[htrace_counts]}" "${secs[pair_counts]}")x the pair's)" read ""
 # Per object: the rawheap's objects (the writer's own objects included) against HEAD's nodes.
-head_nodes=$(head -c 4096 "$head" | sed -n 's/.*"node_count":\([0-9]*\).*/\1/p')
-per() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0 && n > 0) printf "%.0f ns", 1e9 * t / n; else print "-" }'; }
+head_nodes=$(node_count "$head")
 for v in 1 2; do
   raw=rawheap$v
   objects=$(cat "${!raw}.objects")
-  line "$raw" "arkdiff HEAD as a version-$v .rawheap ($(mb "${!raw}") MB, $objects objects), parse only: $(per "$objects" "${secs[$raw]}") per object, against $(per "$head_nodes" "${secs[parse]}") per node for HEAD"
+  line "$raw" "arkdiff HEAD as a version-$v .rawheap ($(mb "${!raw}") MB, $objects objects), parse only: $(per "$objects" "${secs[$raw]}") per object, against $(per "$head_nodes" "${secs[parse]}") per node for HEAD" "" ""
 done
-if $have_peer; then
-  echo "| Chrome DevTools' diffFromStreams BASE HEAD | ${secs[devtools]} | $(ratio "${cpu[devtools]}" "${secs[devtools]}") | $((rss[devtools] / 1024)) | 1x | 100% |"
-else
+peer_lines ""
+
+if $big; then
   echo
-  echo "(Chrome DevTools' code was not run: $(if $smoke; then echo "smoke run"; elif ! $have_node; then echo "no Node.js"; else echo "heap-snapshot-toolkit not installed"; fi).)"
+  echo "### The big pair"
+  echo
+  echo "Inputs: $(gb "$big_base" "$big_head") GB ($(node_count "$big_base") + $(node_count "$big_head") nodes), DIR/big."
+  header
+  line read_big "wc -l BASE HEAD" read_big
+  line pair_big "arkdiff BASE HEAD (with retained sizes)" read_big _big
+  line pair_counts_big "arkdiff BASE HEAD --no-retained" read_big _big
+  peer_lines _big
+fi
+if $huge; then
+  echo
+  echo "### Beyond 4 GB"
+  echo
+  echo "Inputs: HEAD $(gb "$huge_head") GB ($(node_count "$huge_head") nodes), BASE $(gb "$huge_base") GB ($(node_count "$huge_base") nodes), DIR/huge."
+  header
+  line read_huge "wc -l BASE HEAD" read_huge
+  line pair_huge "arkdiff BASE HEAD (with retained sizes)" read_huge _huge
+  line pair_counts_huge "arkdiff BASE HEAD --no-retained" read_huge _huge
+  peer_lines _huge
+fi
+if $series; then
+  echo
+  echo "### A series of ten"
+  echo
+  echo "Inputs: $series_note, $(mb "${snaps[0]}") to $(mb "${snaps[9]}") MB, DIR/series."
+  header
+  line read_series "wc -l on the ten" read_series
+  line series "arkdiff on the ten (trend, suspects, owners, retained sizes): peak RSS $(ratio2 "${rss[series]}" "${rss[series_pair]}")x the largest pair's" read_series
+  line series_pair "arkdiff on the largest pair alone (the last two)" ""
 fi
