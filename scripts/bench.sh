@@ -53,16 +53,22 @@
 #   read:      wc -l HEAD, wc -l BASE HEAD  (the yardstick: reading the bytes once, one core;
 #              each arkdiff row is also given as a multiple of it)
 #   parse:     arkdiff HEAD --head-snapshot 0 --no-retained   (one snapshot)
+#              examples/parse-snapshot HEAD   (the reader alone, with the edges into the
+#              graph, as a diff with retained sizes reads a snapshot; its digest of what
+#              was read must equal the one with ARKDIFF_SEQUENTIAL=1)
 #   pair:      arkdiff BASE HEAD                              (classes, new/deleted,
 #                                                              dominators, retained sizes)
 #              arkdiff BASE HEAD --no-retained                (classes, new/deleted)
 #   htrace:    arkdiff pair.htrace [--no-retained]            (both snapshots streamed out
 #              of the capture, trend, paths; also as a multiple of the plain pair's time)
+#              arkdiff BASE.htrace HEAD.htrace            (each snapshot in a capture of its
+#              own: the plain pair's diff, so the multiple is what the container costs)
 #   rawheap:   arkdiff HEAD-vN.rawheap --head-snapshot 0 --no-retained   (versions 1 and 2,
 #              parse only, per object against the parse row's per node)
 #   --big and --huge: read, arkdiff BASE HEAD [--no-retained] and the peers on that pair
 #   --series:  read, arkdiff heap-0 .. heap-9 (trend, suspects, owners, retained sizes)
-#              next to arkdiff heap-8 heap-9 (the largest pair alone), peak RSS of both
+#              next to arkdiff heap-7 heap-8 heap-9 (a series of three: the same work but
+#              for fewer middle snapshots) and heap-8 heap-9 (the largest pair alone)
 #   peers:     Chrome DevTools' diff: node scripts/bench/devtools-diff.mjs BASE HEAD
 #              (npm heap-snapshot-toolkit's diffFromStreams), and
 #              memlab find-leaks --baseline BASE --target HEAD --final HEAD (memlab's CLI),
@@ -140,9 +146,10 @@ mkdir -p "$dir"
 dir=$(realpath -- "$dir")
 
 echo "building arkdiff and the input generator (release)..." >&2
-(cd "$root" && cargo build --release --locked --quiet && cargo build --release --locked --quiet --example bench-inputs)
+(cd "$root" && cargo build --release --locked --quiet && cargo build --release --locked --quiet --example bench-inputs --example parse-snapshot)
 arkdiff=$root/target/release/arkdiff
 gen=$root/target/release/examples/bench-inputs
+reader=$root/target/release/examples/parse-snapshot
 
 # --- inputs -----------------------------------------------------------------------------
 # synth DIR N: DIR/synthetic-N.heapsnapshot, made once; prints its path.
@@ -175,6 +182,10 @@ else
 fi
 htrace=$dir/$(basename "$base" .heapsnapshot)+$(basename "$head" .heapsnapshot).htrace
 [[ -s $htrace ]] || "$gen" htrace "$htrace" "$base" "$head"
+base_htrace=$dir/$(basename "$base" .heapsnapshot).htrace
+head_htrace=$dir/$(basename "$head" .heapsnapshot).htrace
+[[ -s $base_htrace ]] || "$gen" htrace "$base_htrace" "$base"
+[[ -s $head_htrace ]] || "$gen" htrace "$head_htrace" "$head"
 for v in 1 2; do
   raw=$dir/$(basename "$head" .heapsnapshot)-v$v.rawheap
   if [[ ! -s $raw || ! -s $raw.objects ]]; then
@@ -184,7 +195,7 @@ for v in 1 2; do
 done
 rawheap1=$dir/$(basename "$head" .heapsnapshot)-v1.rawheap
 rawheap2=$dir/$(basename "$head" .heapsnapshot)-v2.rawheap
-warm=("$base" "$head" "$htrace" "$rawheap1" "$rawheap2")
+warm=("$base" "$head" "$htrace" "$base_htrace" "$head_htrace" "$rawheap1" "$rawheap2")
 
 if $big; then
   if $synthetic; then
@@ -305,6 +316,16 @@ same_as_reference() {
   echo "  $name: the report equals the reference path's" >&2
 }
 
+# same_digest NAME FILE: the reader's digest of FILE equals the one of the reference path
+# (ARKDIFF_SEQUENTIAL=1), or the script fails.
+same_digest() {
+  local fast ref
+  fast=$("$reader" "$2" | sed -n 's/^digest //p')
+  ref=$(ARKDIFF_SEQUENTIAL=1 "$reader" "$2" | sed -n 's/^digest //p')
+  [[ -n $fast && $fast == "$ref" ]] || die "'$1': the reader's digest $fast differs from the reference path's $ref"
+  echo "  $1: the digest equals the reference path's" >&2
+}
+
 # row NAME CMD...: an arkdiff (or wc) row, $runs runs (or $row_runs); a failure stops the
 # script.
 row() {
@@ -341,10 +362,13 @@ cat "${warm[@]}" > /dev/null # warm the page cache
 row read_head wc -l "$head"
 row read wc -l "$base" "$head"
 row parse "$arkdiff" "$head" --head-snapshot 0 --no-retained --top 0
+row parse_graph "$reader" "$head"
+same_digest parse_graph "$head"
 row pair "$arkdiff" "$base" "$head" --top 0
 row pair_counts "$arkdiff" "$base" "$head" --no-retained --top 0
 row htrace "$arkdiff" "$htrace" --top 0
 row htrace_counts "$arkdiff" "$htrace" --no-retained --top 0
+row htrace_pair "$arkdiff" "$base_htrace" "$head_htrace" --top 0
 row rawheap1 "$arkdiff" "$rawheap1" --head-snapshot 0 --no-retained --top 0
 row rawheap2 "$arkdiff" "$rawheap2" --head-snapshot 0 --no-retained --top 0
 run_peers "" "$runs" "$base" "$head"
@@ -371,6 +395,7 @@ if $series; then
   cat "${snaps[@]}" > /dev/null
   row read_series wc -l "${snaps[@]}"
   row series "$arkdiff" "${snaps[@]}" --top 0
+  row series_three "$arkdiff" "${snaps[7]}" "${snaps[8]}" "${snaps[9]}" --top 0
   row series_pair "$arkdiff" "${snaps[8]}" "${snaps[9]}" --top 0
 fi
 
@@ -427,10 +452,12 @@ header
 line read_head "wc -l HEAD (reading the bytes once, one core)" read_head
 line read "wc -l BASE HEAD" read
 line parse "arkdiff HEAD, parse only ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s)" read_head ""
+line parse_graph "examples/parse-snapshot HEAD: the reader alone, edges into the graph included ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse_graph]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s)" read_head ""
 line pair "arkdiff BASE HEAD (with retained sizes)" read ""
 line pair_counts "arkdiff BASE HEAD --no-retained" read ""
 line htrace "arkdiff pair.htrace ($(ratio2 "${secs[htrace]}" "${secs[pair]}")x the pair's time; both snapshots streamed from the capture; trend, retained sizes, retainer paths)" read ""
 line htrace_counts "arkdiff pair.htrace --no-retained ($(ratio2 "${secs[htrace_counts]}" "${secs[pair_counts]}")x the pair's)" read ""
+line htrace_pair "arkdiff BASE.htrace HEAD.htrace (each in a capture of its own: the plain pair's diff; $(ratio2 "${secs[htrace_pair]}" "${secs[pair]}")x its time)" read ""
 # Per object: the rawheap's objects (the writer's own objects included) against HEAD's nodes.
 head_nodes=$(node_count "$head")
 for v in 1 2; do
@@ -470,5 +497,6 @@ if $series; then
   header
   line read_series "wc -l on the ten" read_series
   line series "arkdiff on the ten (trend, suspects, owners, retained sizes): peak RSS $(ratio2 "${rss[series]}" "${rss[series_pair]}")x the largest pair's" read_series
+  line series_three "arkdiff on the last three (the same work with one middle snapshot): peak RSS $(ratio2 "${rss[series]}" "${rss[series_three]}")x its" ""
   line series_pair "arkdiff on the largest pair alone (the last two)" ""
 fi
