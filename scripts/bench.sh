@@ -495,8 +495,9 @@ if $series; then
   echo
   echo "Inputs: $series_note, $(mb "${snaps[0]}") to $(mb "${snaps[9]}") MB, DIR/series."
   header
-  line read_series "wc -l on the ten" read_series
-  line series "arkdiff on the ten (trend, suspects, owners, retained sizes): peak RSS $(ratio2 "${rss[series]}" "${rss[series_pair]}")x the largest pair's" read_series
-  line series_three "arkdiff on the last three (the same work with one middle snapshot): peak RSS $(ratio2 "${rss[series]}" "${rss[series_three]}")x its" ""
-  line series_pair "arkdiff on the largest pair alone (the last two)" ""
+  # No peer runs on the series: section _series has none to compare with.
+  line read_series "wc -l on the ten" read_series _series
+  line series "arkdiff on the ten (trend, suspects, owners, retained sizes): peak RSS $(ratio2 "${rss[series]}" "${rss[series_pair]}")x the largest pair's" read_series _series
+  line series_three "arkdiff on the last three (the same work with one middle snapshot): peak RSS $(ratio2 "${rss[series]}" "${rss[series_three]}")x its" "" _series
+  line series_pair "arkdiff on the largest pair alone (the last two)" "" _series
 fi
