@@ -17,9 +17,10 @@ use hashbrown::HashMap;
 use super::stream::{Bytes, fill};
 use super::{
     AddrIndex, Cursor, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError, Reader,
-    T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, fresh_ids, read_header, read_name_list,
-    read_roots,
+    Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, fresh_ids, read_header, read_roots,
+    u32_at,
 };
+use crate::model::column::Column;
 use crate::model::heap::HeapSnapshot;
 
 /// Field offsets past this make the read give way to the in-memory one.
@@ -36,11 +37,11 @@ const BARE: u32 = 1 << 31;
 #[derive(Default)]
 struct Objects {
     addrs: Vec<u64>,
-    ids: Vec<u64>,
+    ids: Column,
     sizes: Vec<u32>,
     /// The word at the binding size, if the object is a native pointer (else made 0).
     natives: Vec<u32>,
-    /// Where the object's bytes start.
+    /// Where the objects' bytes start (those of one object table at a time).
     starts: Vec<u32>,
     /// The object's hclass, by the number of its address in `hclasses`.
     hclass: Vec<u32>,
@@ -78,12 +79,6 @@ pub(super) fn parse<R: Read + Seek>(
         root,
         string_section.0.max(root + root_size),
     )?;
-    fill(
-        file,
-        &mut data,
-        string_section.0,
-        string_section.0 + string_section.1,
-    )?;
     for &(start, size) in &sections[2..] {
         fill(file, &mut data, start, start + size.min(8))?;
     }
@@ -94,6 +89,8 @@ pub(super) fn parse<R: Read + Seek>(
     let mut objs = Objects::default();
     let mut hclasses: Vec<u64> = Vec::new();
     let mut hclass_of: HashMap<u64, u32> = HashMap::new();
+    // Each object table's start, item size and first object.
+    let mut tables: Vec<(usize, usize, usize)> = Vec::new();
     for &(start, size) in &sections[2..] {
         let end = start + size;
         let mut c = Cursor::new(data, start, end, "object section");
@@ -112,9 +109,11 @@ pub(super) fn parse<R: Read + Seek>(
         if first + count >= 1 << 31 {
             return Ok(Err(frame));
         }
+        tables.push((table, item, first));
+        objs.starts.clear();
         read_items(&mut objs, file, (table, count, item, end))?;
         // The memory block, in order: the objects' bytes must come in table order.
-        let starts = &objs.starts[first..];
+        let starts = &objs.starts;
         if starts.windows(2).any(|w| w[0] > w[1]) {
             return Ok(Err(frame));
         }
@@ -143,6 +142,7 @@ pub(super) fn parse<R: Read + Seek>(
         }
     }
     drop(hclass_of);
+    objs.starts = Vec::new();
 
     let mut r = Reader::new(data, Version::V1, frame.meta.clone());
     r.header = header;
@@ -153,64 +153,42 @@ pub(super) fn parse<R: Read + Seek>(
     let mut obj_names = vec![NO_NAME; n];
     let mut bare_addrs: Vec<u64> = Vec::new();
     let mut bare_names: HashMap<u64, u32> = HashMap::new();
-    let mut order: Vec<u64> = Vec::new();
-    read_name_list(
-        data,
-        Version::V1,
-        &mut r.strings,
-        string_section,
-        |addrs, name| {
-            for a in addrs.chunks_exact(8) {
-                let a = u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]]);
-                let target = if let Some(i) = by_addr.get(a) {
-                    obj_names[i as usize] = name;
-                    i
-                } else {
-                    bare_names.insert(a, name);
-                    bare_addrs.push(a);
-                    BARE | u32::try_from(bare_addrs.len() - 1).unwrap_or(0)
-                };
-                order.push(u64::from(target) << 32 | u64::from(name));
-            }
-        },
-    )?;
+    let mut order: Vec<u32> = Vec::new();
+    read_names(file, &mut r.strings, string_section, |addrs, name| {
+        for a in addrs.chunks_exact(8) {
+            let a = u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]]);
+            order.push(if let Some(i) = by_addr.get(a) {
+                obj_names[i as usize] = name;
+                i
+            } else {
+                bare_names.insert(a, name);
+                bare_addrs.push(a);
+                BARE | u32::try_from(bare_addrs.len() - 1).unwrap_or(0)
+            });
+        }
+    })?;
     let named = named?;
 
     // Each object's type, through its hclass.
     let types = r.meta.types.len();
-    let of_hclass: Vec<Option<u32>> = hclasses.iter().map(|&a| by_addr.get(a)).collect();
-    let mut own = vec![NO_TYPE; n];
+    // Each hclass's object and the type it gives.
+    let of_hclass: Vec<Option<(u32, u16)>> = hclasses
+        .iter()
+        .map(|&a| by_addr.get(a).map(|h| (h, objs.types[h as usize])))
+        .collect();
     for i in 0..n {
-        let Some(h) = of_hclass[objs.hclass[i] as usize] else {
+        let Some((h, t)) = of_hclass[objs.hclass[i] as usize] else {
+            objs.types[i] = NO_TYPE;
             continue;
         };
-        let at = objs.starts[h as usize] as usize + named.hclass_bitfield as usize;
-        let t = objs.types[h as usize];
-        if t == NO_TYPE {
-            return err(
-                "object section",
-                at,
-                format!(
-                    "the hclass of object {i} (at {:#x}) ends before its BitField",
-                    objs.addrs[i]
-                ),
-            );
+        if t == NO_TYPE || usize::from(t) >= types {
+            let at = bytes_of(file, &tables, h as usize)? + named.hclass_bitfield as usize;
+            return type_error(i, objs.addrs[i], at, t, types);
         }
-        if usize::from(t) >= types {
-            return err(
-                "object section",
-                at,
-                format!(
-                    "object {i} (address {:#x}) has JSType {t}, which the metadata does not describe (its type_enum has {types} types)",
-                    objs.addrs[i]
-                ),
-            );
-        }
-        own[i] = t;
+        objs.types[i] = t;
     }
-    objs.types = own;
     objs.hclass = Vec::new();
-    objs.starts = Vec::new();
+
     let native_type = named
         .native_pointer
         .filter(|_| named.binding_size.is_some())
@@ -244,13 +222,11 @@ pub(super) fn parse<R: Read + Seek>(
         }
     }
     r.push_refs();
-    for e in order {
-        #[allow(clippy::cast_possible_truncation)] // the low half is the name
-        let name = e as u32;
-        let target = (e >> 32) as u32;
+    for target in order {
         if target & BARE != 0 {
+            // A bare address is named by the last name given it.
             let a = bare_addrs[(target & !BARE) as usize];
-            let name = bare_names.get(&a).copied().unwrap_or(name);
+            let name = bare_names.get(&a).copied().unwrap_or(NO_NAME);
             nodes.mention(&mut r, a, T_STRING, name);
         } else {
             nodes.object(&mut r, target as usize);
@@ -260,7 +236,7 @@ pub(super) fn parse<R: Read + Seek>(
     for i in 0..n {
         nodes.object(&mut r, i);
     }
-    r.fresh = Some(fresh_ids(objs.ids.iter().copied()));
+    r.fresh = Some(fresh_ids(objs.ids.iter()));
     drop(nodes);
     r.build_edges(false)?;
     Ok(Ok(r.finish(options)))
@@ -353,9 +329,9 @@ impl Nodes<'_> {
         }
         // Objects with bytes keep the low 32 bits (those with an hclass).
         let id = if t == NO_TYPE {
-            o.ids[i]
+            o.ids.get(i)
         } else {
-            o.ids[i] & 0xFFFF_FFFF
+            o.ids.get(i) & 0xFFFF_FFFF
         };
         r.types.push(ty);
         r.names.push(name);
@@ -363,4 +339,95 @@ impl Nodes<'_> {
         r.sizes.push(o.sizes[i]);
         r.natives.push(o.natives[i]);
     }
+}
+
+/// Where object `i`'s bytes start, read again from its table item.
+fn bytes_of<R: Read + Seek>(
+    file: &mut R,
+    tables: &[(usize, usize, usize)],
+    i: usize,
+) -> Result<usize, RawheapError> {
+    let &(table, item, first) = tables.iter().rev().find(|t| t.2 <= i).unwrap_or(&(0, 0, 0));
+    let b = super::read_at(file, table + (i - first) * item + 20, 4)?;
+    Ok(table + u32_at(&b, 0).unwrap_or(0) as usize)
+}
+
+/// The in-memory reader's error for an hclass whose type byte is past its memory block,
+/// or names no type of the metadata.
+fn type_error<T>(i: usize, addr: u64, at: usize, t: u16, types: usize) -> Result<T, RawheapError> {
+    if t == NO_TYPE {
+        return err(
+            "object section",
+            at,
+            format!("the hclass of object {i} (at {addr:#x}) ends before its BitField"),
+        );
+    }
+    err(
+        "object section",
+        at,
+        format!(
+            "object {i} (address {addr:#x}) has JSType {t}, which the metadata does not describe (its type_enum has {types} types)"
+        ),
+    )
+}
+
+/// Reads the string section through a buffer, as `read_name_list` reads it in memory:
+/// interns each name and hands `each` the addresses it names with it, in order, with the
+/// same checks.
+fn read_names<R: Read + Seek>(
+    file: &mut R,
+    strings: &mut Strings,
+    (start, size): (usize, usize),
+    mut each: impl FnMut(&[u8], u32),
+) -> Result<(), RawheapError> {
+    let end = start + size;
+    let mut b = Bytes::new(file, start, end)?;
+    let short = |at: usize, what: &str, n: usize| {
+        err::<()>(
+            "string section",
+            at,
+            format!("{what} needs {n} bytes but the section ends at byte {end}"),
+        )
+    };
+    let word = |b: &mut Bytes<'_, R>, what: &str| -> Result<u32, RawheapError> {
+        let at = b.at();
+        let (s, _) = b.have(4)?;
+        let Some(w) = u32_at(s, 0) else {
+            return short(at, what, 4).map(|()| 0);
+        };
+        b.skip(4);
+        Ok(w)
+    };
+    let count = word(&mut b, "the string count")?;
+    word(&mut b, "the word after the string count")?;
+    for _ in 0..count {
+        let len = word(&mut b, "a name's length")? as usize;
+        let n = word(&mut b, "a name's object count")?;
+        let at = b.at();
+        let need = u64::from(n) * 8;
+        if need > (end - at) as u64 {
+            return err(
+                "string section",
+                at,
+                format!(
+                    "{n} named objects need {need} bytes but only {} are left in the section",
+                    end - at
+                ),
+            );
+        }
+        let addrs = n as usize * 8;
+        let (s, _) = b.have(addrs + len + 1)?;
+        if s.len() < addrs + len {
+            return short(at + addrs, "a name", len);
+        }
+        if s.len() < addrs + len + 1 {
+            return short(at + addrs + len, "the NUL after a name", 1);
+        }
+        let text = &s[addrs..addrs + len];
+        let text = text.split(|&c| c == 0).next().unwrap_or_default();
+        let name = strings.push(&String::from_utf8_lossy(text));
+        each(&s[..addrs], name);
+        b.skip(addrs + len + 1);
+    }
+    Ok(())
 }
