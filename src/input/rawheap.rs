@@ -303,7 +303,8 @@ impl AddrIndex {
             }
             return AddrIndex::Wide(map);
         }
-        let bits = (len * 2).next_power_of_two().trailing_zeros().max(4);
+        // At least one and a half slots an object: a table a third to two thirds full.
+        let bits = (len + len / 2).next_power_of_two().trailing_zeros().max(4);
         let shift = 64 - bits;
         // The smallest shift that maps every offset into the table.
         let span_bits = 64 - (top - base).leading_zeros();
