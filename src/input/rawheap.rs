@@ -293,6 +293,17 @@ impl AddrIndex {
 
     /// The index of `len` objects, the `i`th at `addr(i)`.
     fn of(len: usize, addr: impl Fn(usize) -> u64 + Copy) -> AddrIndex {
+        Self::of_in(len, addr, Vec::new())
+    }
+
+    /// The slots of the table of `len` objects (when their addresses span less than 4 GiB).
+    fn slots_for(len: usize) -> usize {
+        // At least one and a half slots an object: a table a third to two thirds full.
+        1 << (len + len / 2).next_power_of_two().trailing_zeros().max(4)
+    }
+
+    /// [`AddrIndex::of`], in `slots` if they are the table's, all empty.
+    fn of_in(len: usize, addr: impl Fn(usize) -> u64 + Copy, slots: Vec<u64>) -> AddrIndex {
         let base = (0..len).map(addr).min().unwrap_or(0);
         let top = (0..len).map(addr).max().unwrap_or(0);
         let packable = len < (u32::MAX as usize) / 4 && top - base < u64::from(u32::MAX);
@@ -303,13 +314,16 @@ impl AddrIndex {
             }
             return AddrIndex::Wide(map);
         }
-        // At least one and a half slots an object: a table a third to two thirds full.
-        let bits = (len + len / 2).next_power_of_two().trailing_zeros().max(4);
+        let bits = Self::slots_for(len).trailing_zeros();
         let shift = 64 - bits;
         // The smallest shift that maps every offset into the table.
         let span_bits = 64 - (top - base).leading_zeros();
         let linear = span_bits.saturating_sub(bits);
-        let mut slots = vec![EMPTY_SLOT; 1 << bits];
+        let mut slots = if slots.len() == 1 << bits {
+            slots
+        } else {
+            vec![EMPTY_SLOT; 1 << bits]
+        };
         // Addresses that crowd into part of their span make long runs of taken slots;
         // past an average of 4 probes a lookup, the table is made again scattered.
         if Self::fill(&mut slots, (len, addr), base, Some(linear), shift) > len * 4 {

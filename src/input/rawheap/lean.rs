@@ -86,6 +86,13 @@ pub(super) fn parse<R: Read + Seek>(
     let header = read_header(data, root)?;
     let roots = read_roots(data, Version::V1, sections)?;
 
+    // Where two cores are free, the memory the nodes are made in is mapped on a second
+    // thread while the objects are read.
+    let total: usize = sections[2..]
+        .iter()
+        .map(|&(start, size)| (u32_at(data, start).unwrap_or(0) as usize).min(size / 24))
+        .sum();
+    let ahead = (options.threads > 0).then(|| std::thread::spawn(move || Ahead::new(total)));
     let mut objs = Objects::default();
     let mut hclasses: Vec<u64> = Vec::new();
     let mut hclass_of: HashMap<u64, u32> = HashMap::new();
@@ -148,12 +155,17 @@ pub(super) fn parse<R: Read + Seek>(
     r.header = header;
     r.roots = roots;
     let n = objs.addrs.len();
-    let by_addr = AddrIndex::of(n, |i| objs.addrs[i]);
+    let ahead = ahead
+        .and_then(|handle| handle.join().ok())
+        .filter(|a| a.names.len() == n)
+        .unwrap_or_else(|| Ahead::new(0));
+    let by_addr = AddrIndex::of_in(n, |i| objs.addrs[i], ahead.slots);
     // The names: each object's, and the named in string-table order.
-    let mut obj_names = vec![NO_NAME; n];
+    let mut obj_names = ahead.names;
+    obj_names.resize(n, NO_NAME);
     let mut bare_addrs: Vec<u64> = Vec::new();
     let mut bare_names: HashMap<u64, u32> = HashMap::new();
-    let mut order: Vec<u32> = Vec::new();
+    let mut order: Vec<u32> = ahead.order;
     read_names(file, &mut r.strings, string_section, |addrs, name| {
         for a in addrs.chunks_exact(8) {
             let a = u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]]);
@@ -200,13 +212,20 @@ pub(super) fn parse<R: Read + Seek>(
     }
 
     // The nodes, in the in-memory reader's order.
+    [r.names, r.sizes, r.natives] = ahead.columns;
+    r.ids = Column::Narrow(ahead.ids);
+    r.types = ahead.types;
     r.fixed_nodes();
     let empty = r.strings.id("");
     let mut nodes = Nodes {
         objs: &objs,
         names: &obj_names,
         by_addr: &by_addr,
-        made: vec![false; n],
+        made: {
+            let mut made = ahead.made;
+            made.resize(n, false);
+            made
+        },
         bare: HashMap::new(),
     };
     let members: Vec<u64> = r
@@ -430,4 +449,47 @@ fn read_names<R: Read + Seek>(
         b.skip(addrs + len + 1);
     }
     Ok(())
+}
+
+/// The memory the nodes of `n` objects are made in, each page written once so that the
+/// system maps it: the address index's slots (all empty), each object's name (none) and
+/// whether it has its node, and room for the named objects and the node columns.
+struct Ahead {
+    slots: Vec<u64>,
+    names: Vec<u32>,
+    made: Vec<bool>,
+    order: Vec<u32>,
+    types: Vec<u8>,
+    ids: Vec<u32>,
+    columns: [Vec<u32>; 3],
+}
+
+impl Ahead {
+    fn new(n: usize) -> Ahead {
+        fn room<T: Copy>(n: usize, value: T) -> Vec<T> {
+            let mut v = Vec::with_capacity(n);
+            v.resize(n, value);
+            v.clear();
+            v
+        }
+        let room32 = || room(n + 64, 0u32);
+        let slots = if n == 0 {
+            Vec::new()
+        } else {
+            vec![super::EMPTY_SLOT; AddrIndex::slots_for(n)]
+        };
+        Ahead {
+            slots,
+            names: vec![NO_NAME; n],
+            made: {
+                let mut made = Vec::with_capacity(n);
+                made.resize(n, false);
+                made
+            },
+            order: room(n, 0),
+            types: room(n + 64, 0),
+            ids: room32(),
+            columns: [room32(), room32(), room32()],
+        }
+    }
 }
