@@ -972,7 +972,7 @@ fn a_damaged_version_1_heap_gives_the_same_error_streamed_or_in_memory() {
         }
     }
     assert!(failures > 100, "{failures}");
-    // Every cut (the trailer and index moved along) too.
+    // Cuts inside the last object's bytes (the trailer and index moved along) too.
     let h = big_v1_heap(30);
     for keep in [0, 1, 8, 20] {
         let mut cut = h.clone();
