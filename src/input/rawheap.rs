@@ -10,6 +10,7 @@
 
 #![allow(clippy::many_single_char_names)]
 
+mod lean;
 mod meta;
 mod stream;
 
@@ -287,27 +288,47 @@ const EMPTY_SLOT: u64 = u64::MAX;
 
 impl AddrIndex {
     fn new(objs: &[Obj]) -> AddrIndex {
-        let base = objs.iter().map(|o| o.addr).min().unwrap_or(0);
-        let top = objs.iter().map(|o| o.addr).max().unwrap_or(0);
-        let packable = objs.len() < (u32::MAX as usize) / 4 && top - base < u64::from(u32::MAX);
+        Self::of(objs.len(), |i| objs[i].addr)
+    }
+
+    /// The index of `len` objects, the `i`th at `addr(i)`.
+    fn of(len: usize, addr: impl Fn(usize) -> u64 + Copy) -> AddrIndex {
+        Self::of_in(len, addr, Vec::new())
+    }
+
+    /// The slots of the table of `len` objects (when their addresses span less than 4 GiB).
+    fn slots_for(len: usize) -> usize {
+        // At least one and a half slots an object: a table a third to two thirds full.
+        1 << (len + len / 2).next_power_of_two().trailing_zeros().max(4)
+    }
+
+    /// [`AddrIndex::of`], in `slots` if they are the table's, all empty.
+    fn of_in(len: usize, addr: impl Fn(usize) -> u64 + Copy, slots: Vec<u64>) -> AddrIndex {
+        let base = (0..len).map(addr).min().unwrap_or(0);
+        let top = (0..len).map(addr).max().unwrap_or(0);
+        let packable = len < (u32::MAX as usize) / 4 && top - base < u64::from(u32::MAX);
         if !packable {
-            let mut map = HashMap::with_capacity(objs.len());
-            for (i, o) in objs.iter().enumerate() {
-                map.insert(o.addr, u32::try_from(i).unwrap_or(u32::MAX));
+            let mut map = HashMap::with_capacity(len);
+            for i in 0..len {
+                map.insert(addr(i), u32::try_from(i).unwrap_or(u32::MAX));
             }
             return AddrIndex::Wide(map);
         }
-        let bits = (objs.len() * 2).next_power_of_two().trailing_zeros().max(4);
+        let bits = Self::slots_for(len).trailing_zeros();
         let shift = 64 - bits;
         // The smallest shift that maps every offset into the table.
         let span_bits = 64 - (top - base).leading_zeros();
         let linear = span_bits.saturating_sub(bits);
-        let mut slots = vec![EMPTY_SLOT; 1 << bits];
+        let mut slots = if slots.len() == 1 << bits {
+            slots
+        } else {
+            vec![EMPTY_SLOT; 1 << bits]
+        };
         // Addresses that crowd into part of their span make long runs of taken slots;
         // past an average of 4 probes a lookup, the table is made again scattered.
-        if Self::fill(&mut slots, objs, base, Some(linear), shift) > objs.len() * 4 {
+        if Self::fill(&mut slots, (len, addr), base, Some(linear), shift) > len * 4 {
             slots.fill(EMPTY_SLOT);
-            Self::fill(&mut slots, objs, base, None, shift);
+            Self::fill(&mut slots, (len, addr), base, None, shift);
             return AddrIndex::Packed {
                 slots,
                 base,
@@ -324,11 +345,17 @@ impl AddrIndex {
     }
 
     /// Fills the table; returns the probes it took.
-    fn fill(slots: &mut [u64], objs: &[Obj], base: u64, linear: Option<u32>, shift: u32) -> usize {
+    fn fill(
+        slots: &mut [u64],
+        (len, addr): (usize, impl Fn(usize) -> u64),
+        base: u64,
+        linear: Option<u32>,
+        shift: u32,
+    ) -> usize {
         let mask = slots.len() - 1;
         let mut probes = 0;
-        for (i, o) in objs.iter().enumerate() {
-            let off = o.addr - base;
+        for i in 0..len {
+            let off = addr(i) - base;
             let mut at = Self::home(off, linear, shift, mask);
             loop {
                 probes += 1;
@@ -339,7 +366,7 @@ impl AddrIndex {
                 }
                 at = (at + 1) & mask;
             }
-            if linear.is_some() && probes > objs.len() * 4 {
+            if linear.is_some() && probes > len * 4 {
                 break;
             }
         }
@@ -579,6 +606,37 @@ struct Named {
     global_env: Option<u32>,
 }
 
+impl Named {
+    /// The fields and types of the metadata the version-1 decoder needs.
+    fn of(m: &Meta) -> Result<Named, RawheapError> {
+        let req = |ty: &str, f: &str| {
+            m.require(ty, f)
+                .map(|f| f.offset)
+                .or_else(|why| err("metadata.json", 0, why))
+        };
+        Ok(Named {
+            hclass_bitfield: req("HCLASS", "BitField")?,
+            hclass_bitfield1: req("HCLASS", "BitField1")?,
+            hclass_layout: req("HCLASS", "Layout")?,
+            properties: req("JS_OBJECT", "Properties")?,
+            array_length: req("TAGGED_ARRAY", "Length")?,
+            array_data: req("TAGGED_ARRAY", "Data")?,
+            external_pointer: m
+                .require("JS_NATIVE_POINTER", "ExternalPointer")
+                .ok()
+                .map(|f| f.offset),
+            binding_size: m
+                .require("JS_NATIVE_POINTER", "BindingSize")
+                .ok()
+                .map(|f| f.offset),
+            native_pointer: m.jstype("JS_NATIVE_POINTER"),
+            dictionary: m.jstype("TAGGED_DICTIONARY"),
+            wrapped_napi: m.jstype("JS_WRAPPED_NAPI_OBJECT"),
+            global_env: m.jstype("GLOBAL_ENV"),
+        })
+    }
+}
+
 /// What a rawheap's end says of it: the version, the metadata and the sections.
 struct Frame {
     version: Version,
@@ -661,18 +719,35 @@ fn read_frame(
     })
 }
 
-/// Whether a read takes the streamed path (`stream.rs`): a version-2 rawheap read without
-/// a graph needs each object's bytes once, in order.
-fn streams(frame: &Frame, options: ParseOptions) -> bool {
-    frame.version == Version::V2 && !options.graph
+/// Whether a read takes a streamed path: without a graph, a version-2 rawheap needs each
+/// object's bytes once, in order (`stream.rs`), and a version-1 one a few words of each
+/// object's bytes (`lean.rs`).
+fn streams(options: ParseOptions) -> bool {
+    !options.graph
+}
+
+/// The streamed read for the file's version; `Err(frame)` where it gives way to the
+/// in-memory one.
+fn stream_read<R: Read + Seek + Send>(
+    frame: Frame,
+    file: &mut R,
+    options: ParseOptions,
+) -> Result<Result<HeapSnapshot, Frame>, RawheapError> {
+    match frame.version {
+        Version::V2 => stream::parse(frame, file, options).map(Ok),
+        Version::V1 => lean::parse(frame, file, options),
+    }
 }
 
 /// Reads a whole `.rawheap` (its bytes in memory) into a heap snapshot with the graph the
 /// options ask for.
 pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, RawheapError> {
-    let frame = read_frame(data.len(), &mut |at, n| Ok(data[at..at + n].to_vec()))?;
-    if streams(&frame, options) {
-        return stream::parse(frame, &mut std::io::Cursor::new(data), options);
+    let mut frame = read_frame(data.len(), &mut |at, n| Ok(data[at..at + n].to_vec()))?;
+    if streams(options) {
+        match stream_read(frame, &mut std::io::Cursor::new(data), options)? {
+            Ok(snap) => return Ok(snap),
+            Err(back) => frame = back,
+        }
     }
     decode(data, frame, options)
 }
@@ -686,9 +761,12 @@ pub fn parse_file<R: Read + Seek + Send>(
 ) -> Result<HeapSnapshot, RawheapError> {
     let len = file.seek(SeekFrom::End(0)).map_err(|e| io_error(0, &e))?;
     let len = usize::try_from(len).unwrap_or(usize::MAX);
-    let frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
-    if streams(&frame, options) {
-        return stream::parse(frame, file, options);
+    let mut frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
+    if streams(options) {
+        match stream_read(frame, file, options)? {
+            Ok(snap) => return Ok(snap),
+            Err(back) => frame = back,
+        }
     }
     let mut data = Vec::with_capacity(len);
     file.seek(SeekFrom::Start(0))
@@ -1178,32 +1256,7 @@ impl Reader<'_> {
 
     /// Version 1: each object's `JSType`, from its hclass.
     fn v1_jstypes(&mut self) -> Result<(), RawheapError> {
-        let m = &self.meta;
-        let req = |ty: &str, f: &str| {
-            m.require(ty, f)
-                .map(|f| f.offset)
-                .or_else(|why| err("metadata.json", 0, why))
-        };
-        let named = Named {
-            hclass_bitfield: req("HCLASS", "BitField")?,
-            hclass_bitfield1: req("HCLASS", "BitField1")?,
-            hclass_layout: req("HCLASS", "Layout")?,
-            properties: req("JS_OBJECT", "Properties")?,
-            array_length: req("TAGGED_ARRAY", "Length")?,
-            array_data: req("TAGGED_ARRAY", "Data")?,
-            external_pointer: m
-                .require("JS_NATIVE_POINTER", "ExternalPointer")
-                .ok()
-                .map(|f| f.offset),
-            binding_size: m
-                .require("JS_NATIVE_POINTER", "BindingSize")
-                .ok()
-                .map(|f| f.offset),
-            native_pointer: m.jstype("JS_NATIVE_POINTER"),
-            dictionary: m.jstype("TAGGED_DICTIONARY"),
-            wrapped_napi: m.jstype("JS_WRAPPED_NAPI_OBJECT"),
-            global_env: m.jstype("GLOBAL_ENV"),
-        };
+        let named = Named::of(&self.meta)?;
         let bitfield = named.hclass_bitfield as usize;
         for i in 0..self.objs.len() {
             let o = self.objs[i];

@@ -25,7 +25,7 @@ use crate::model::heap::HeapSnapshot;
 const CHUNK: usize = 1 << 20;
 
 /// Bytes `[from, to)` of a file in order, read a buffer at a time.
-struct Bytes<'f, R> {
+pub(super) struct Bytes<'f, R> {
     file: &'f mut R,
     /// Bytes of the range not read yet.
     left: usize,
@@ -36,7 +36,7 @@ struct Bytes<'f, R> {
 }
 
 impl<'f, R: Read + Seek> Bytes<'f, R> {
-    fn new(file: &'f mut R, from: usize, to: usize) -> Result<Self, RawheapError> {
+    pub(super) fn new(file: &'f mut R, from: usize, to: usize) -> Result<Self, RawheapError> {
         file.seek(SeekFrom::Start(from as u64))
             .map_err(|e| io_error(from, &e))?;
         Ok(Bytes {
@@ -51,7 +51,7 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
     /// At least `n` bytes from the current position, fewer only where the range ends;
     /// and whether the range ends with them.
     #[inline]
-    fn have(&mut self, n: usize) -> Result<(&[u8], bool), RawheapError> {
+    pub(super) fn have(&mut self, n: usize) -> Result<(&[u8], bool), RawheapError> {
         if self.buf.len() - self.pos < n && self.left > 0 {
             self.refill(n)?;
         }
@@ -79,17 +79,36 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
     }
 
     /// The file offset of the current position.
-    fn at(&self) -> usize {
+    pub(super) fn at(&self) -> usize {
         self.base + self.pos
     }
 
-    fn skip(&mut self, n: usize) {
+    /// Moves forward to the file offset `to` (at or past the current position, inside
+    /// the range).
+    pub(super) fn forward(&mut self, to: usize) -> Result<(), RawheapError> {
+        let ahead = to - self.at();
+        if ahead <= self.buf.len() - self.pos {
+            self.pos += ahead;
+            return Ok(());
+        }
+        let read_to = self.base + self.buf.len();
+        self.left -= to - read_to;
+        self.buf.clear();
+        self.pos = 0;
+        self.base = to;
+        self.file
+            .seek(SeekFrom::Start(to as u64))
+            .map(|_| ())
+            .map_err(|e| io_error(to, &e))
+    }
+
+    pub(super) fn skip(&mut self, n: usize) {
         self.pos += n;
     }
 }
 
 /// Reads `[from, to)` of the file into the same place of `data`.
-fn fill<R: Read + Seek>(
+pub(super) fn fill<R: Read + Seek>(
     file: &mut R,
     data: &mut [u8],
     from: usize,

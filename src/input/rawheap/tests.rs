@@ -886,3 +886,98 @@ fn names_match_growing_addresses_as_they_match_sorted_ones() {
     let growing = stream::match_names(&[0x10, 0x18, 0x40, 0x48, 0x60], &named);
     assert_eq!(growing, [6, 5, NO_NAME, 8, 1]);
 }
+
+/// A version-1 heap of `n` more objects of several types, in no address order: named ones
+/// (a framework one, an address named twice, a name on an address outside the table),
+/// native pointers with binding sizes, hashes in the ids, objects without an hclass, and
+/// roots among them and outside the table.
+fn big_v1_heap(n: u64) -> Rawheap {
+    let mut h = v1_heap();
+    let hclasses = [H_OBJ, H_PLAIN, H_STR, H_ARR, H_NP, 0x9990];
+    let addr = |i: u64| 0x10_0000 + 32 * ((i * 7919) % n);
+    for i in 0..n {
+        let hc = hclasses[(i % 6) as usize];
+        let mut body = slots(&[hc, PROPS, addr((i + 1) % n), 0x05]);
+        if hc == H_NP {
+            body.extend(slots(&[0]));
+            body[off::BINDING_SIZE..off::BINDING_SIZE + 4]
+                .copy_from_slice(&(i as u32 * 3).to_le_bytes());
+        }
+        let id = if i % 11 == 0 {
+            (i + 9) << 32 | (2 * i + 21)
+        } else {
+            2 * i + 21
+        };
+        h.objects
+            .push(object(addr(i), id, 8 + 8 * (i % 5) as u32, body));
+        if i % 3 == 0 {
+            h.names.push((format!("name{}", i % 700), vec![addr(i)]));
+        }
+    }
+    h.names
+        .push(("Shared_GLOBAL".into(), vec![addr(4), 0x7777_0000]));
+    h.names
+        .push(("again".into(), vec![addr(n - 6), 0x7777_0000]));
+    h.roots.extend([addr(5), 0x6666_0000, addr(n / 2)]);
+    h.groups = Some([vec![addr(7)], vec![], vec![0x6666_0000], vec![]]);
+    h.header = Some(["S".into(), "H".into(), "dynamic".into()]);
+    h
+}
+
+#[test]
+fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() {
+    let bytes = big_v1_heap(90_000).build();
+    assert!(bytes.len() > 4 << 20, "{}", bytes.len());
+    let [reference, one, threaded, file] = every_way(&bytes);
+    let (ids, sizes, natives, classes, _, warnings) = reference.clone().unwrap();
+    assert!(ids.len() > 90_000);
+    assert_eq!(warnings, 0);
+    assert!(natives.iter().any(|&n| n > 0) && sizes.iter().any(|&s| s > 0));
+    assert!(ids.iter().any(|&id| id >> 32 != 0) && ids.contains(&21));
+    for wanted in ["(framework)", "name6", "again", "(string)", "Leaked"] {
+        assert!(classes.iter().any(|c| c == wanted), "{wanted}");
+    }
+    assert_eq!(one, reference);
+    assert_eq!(threaded, reference);
+    assert_eq!(file, reference);
+    // The streamed read is the graph read's nodes.
+    let full = parse(&bytes, FULL).unwrap();
+    assert_eq!(full.ids.to_vec()[..ids.len()], ids);
+    assert_eq!(full.native_sizes.to_vec()[..ids.len()], natives);
+    // Objects whose bytes are not in table order: the read gives way to the in-memory one.
+    let mut swapped = bytes.clone();
+    let table = u32_at(&bytes, body_len(&bytes) - 8 - 24 + 16).unwrap() as usize + 8;
+    let (a, b) = (table + 24 * 20 + 20, table + 24 * 21 + 20);
+    let (x, y) = (u32_at(&bytes, a).unwrap(), u32_at(&bytes, b).unwrap());
+    swapped[a..a + 4].copy_from_slice(&y.to_le_bytes());
+    swapped[b..b + 4].copy_from_slice(&x.to_le_bytes());
+    let [reference2, one, _, file] = every_way(&swapped);
+    assert_ne!(reference2, reference);
+    assert_eq!((one, file), (reference2.clone(), reference2));
+}
+
+#[test]
+fn a_damaged_version_1_heap_gives_the_same_error_streamed_or_in_memory() {
+    let good = big_v1_heap(30).build();
+    let body = body_len(&good);
+    let mut failures = 0;
+    for at in 0..body {
+        for flip in [0x01, 0x06, 0x80, 0xFF] {
+            let mut bad = good.clone();
+            bad[at] ^= flip;
+            let [reference, one, _, file] = every_way(&bad);
+            failures += usize::from(reference.is_err());
+            assert_eq!(one, reference, "byte {at} ^ {flip:#x}");
+            assert_eq!(file, reference, "byte {at} ^ {flip:#x}");
+        }
+    }
+    assert!(failures > 100, "{failures}");
+    // Cuts inside the last object's bytes (the trailer and index moved along) too.
+    let h = big_v1_heap(30);
+    for keep in [0, 1, 8, 20] {
+        let mut cut = h.clone();
+        cut.objects.last_mut().unwrap().body.truncate(keep);
+        let [reference, one, _, file] = every_way(&cut.build());
+        assert_eq!((one, file), (reference.clone(), reference), "{keep}");
+    }
+}
