@@ -197,6 +197,26 @@ fn u64_at(data: &[u8], at: usize) -> Option<u64> {
 }
 
 /// Reads within `[start, end)` of the file, failing with the section's name.
+/// An object section's table: its object count, its item size, and where its items start.
+fn object_table(
+    data: &[u8],
+    start: usize,
+    size: usize,
+) -> Result<(usize, usize, usize), RawheapError> {
+    let mut c = Cursor::new(data, start, start + size, "object section");
+    let count = c.u32("the object count")? as usize;
+    let item = c.u32("the item size")? as usize;
+    if item < 24 {
+        return err(
+            "object section",
+            start + 4,
+            format!("the item size is {item}; a rawheap's is at least 24"),
+        );
+    }
+    c.check_count(count as u64, item as u64, "object table items")?;
+    Ok((count, item, c.pos))
+}
+
 struct Cursor<'a> {
     data: &'a [u8],
     pos: usize,
@@ -919,18 +939,7 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
     };
     for &(start, size) in list {
         let end = start + size;
-        let mut c = Cursor::new(data, start, end, "object section");
-        let count = c.u32("the object count")? as usize;
-        let item = c.u32("the item size")? as usize;
-        if item < 24 {
-            return err(
-                "object section",
-                start + 4,
-                format!("the item size is {item}; a rawheap's is at least 24"),
-            );
-        }
-        c.check_count(count as u64, item as u64, "object table items")?;
-        let table = c.pos;
+        let (count, item, table) = object_table(data, start, size)?;
         let mem = table + count * item;
         r.objs.reserve(count);
         for i in 0..count {

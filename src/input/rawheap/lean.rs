@@ -16,9 +16,9 @@ use hashbrown::HashMap;
 
 use super::stream::{Bytes, fill};
 use super::{
-    AddrIndex, Cursor, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError, Reader,
-    Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, fresh_ids, read_header, read_roots,
-    u32_at,
+    AddrIndex, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError, Reader,
+    Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, fresh_ids, object_table, read_header,
+    read_roots, u32_at,
 };
 use crate::model::column::Column;
 use crate::model::heap::HeapSnapshot;
@@ -100,18 +100,7 @@ pub(super) fn parse<R: Read + Seek>(
     let mut tables: Vec<(usize, usize, usize)> = Vec::new();
     for &(start, size) in &sections[2..] {
         let end = start + size;
-        let mut c = Cursor::new(data, start, end, "object section");
-        let count = c.u32("the object count")? as usize;
-        let item = c.u32("the item size")? as usize;
-        if item < 24 {
-            return err(
-                "object section",
-                start + 4,
-                format!("the item size is {item}; a rawheap's is at least 24"),
-            );
-        }
-        c.check_count(count as u64, item as u64, "object table items")?;
-        let table = c.pos;
+        let (count, item, table) = object_table(data, start, size)?;
         let first = objs.addrs.len();
         if first + count >= 1 << 31 {
             return Ok(Err(frame));

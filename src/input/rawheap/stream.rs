@@ -15,9 +15,9 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use super::{
-    Cursor, Frame, NO_NAME, ParseOptions, RawheapError, Reader, Strings, T_FRAMEWORK, Version,
-    addr_of, err, fresh_ids, io_error, names_by_address, read_header, read_name_list, read_roots,
-    slot_tokens, token,
+    Frame, NO_NAME, ParseOptions, RawheapError, Reader, Strings, T_FRAMEWORK, Version, addr_of,
+    err, fresh_ids, io_error, names_by_address, object_table, read_header, read_name_list,
+    read_roots, slot_tokens, token,
 };
 use crate::model::heap::HeapSnapshot;
 
@@ -167,18 +167,7 @@ pub(super) fn parse<R: Read + Seek + Send>(
     r.obj_base = u32::try_from(base).unwrap_or(u32::MAX);
 
     let end = start + size;
-    let mut c = Cursor::new(data, start, end, "object section");
-    let count = c.u32("the object count")? as usize;
-    let item = c.u32("the item size")? as usize;
-    if item < 24 {
-        return err(
-            "object section",
-            start + 4,
-            format!("the item size is {item}; a rawheap's is at least 24"),
-        );
-    }
-    c.check_count(count as u64, item as u64, "object table items")?;
-    let table = c.pos;
+    let (count, item, table) = object_table(data, start, size)?;
     let mem = table + count * item;
 
     // The string section is read (on a thread of its own where allowed) while the
