@@ -260,38 +260,28 @@ fn read_items<R: Read + Seek>(
     objs.ids.reserve(count);
     objs.sizes.reserve(count);
     objs.starts.reserve(count);
-    let mut bytes = Bytes::new(file, table, table + count * item)?;
-    let mut i = 0;
-    while i < count {
-        let at = bytes.at();
-        let (b, _) = bytes.have(item)?;
-        let k = (b.len() / item).min(count - i);
-        for (j, b) in b.chunks_exact(item).take(k).enumerate() {
-            let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-            let u64_at = |o: usize| u64::from(u32_at(o)) | u64::from(u32_at(o + 4)) << 32;
-            let offset = u32_at(20) as usize;
-            let from = table + offset;
-            if offset < count * item || from.saturating_add(8) > end {
-                return err(
-                    "object section",
-                    at + j * item + 20,
-                    format!(
-                        "object {}'s bytes at offset {offset} are not inside the section's memory block (offsets {} to {})",
-                        i + j,
-                        count * item,
-                        end - table
-                    ),
-                );
-            }
-            objs.addrs.push(u64_at(0));
-            objs.ids.push(u64_at(8));
-            objs.sizes.push(u32_at(16));
-            objs.starts.push(u32::try_from(from).unwrap_or(u32::MAX));
+    Bytes::new(file, table, table + count * item)?.items(count, item, |i, at, b| {
+        let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        let u64_at = |o: usize| u64::from(u32_at(o)) | u64::from(u32_at(o + 4)) << 32;
+        let offset = u32_at(20) as usize;
+        let from = table + offset;
+        if offset < count * item || from.saturating_add(8) > end {
+            return err(
+                "object section",
+                at + 20,
+                format!(
+                    "object {i}'s bytes at offset {offset} are not inside the section's memory block (offsets {} to {})",
+                    count * item,
+                    end - table
+                ),
+            );
         }
-        bytes.skip(k * item);
-        i += k;
-    }
-    Ok(())
+        objs.addrs.push(u64_at(0));
+        objs.ids.push(u64_at(8));
+        objs.sizes.push(u32_at(16));
+        objs.starts.push(u32::try_from(from).unwrap_or(u32::MAX));
+        Ok(())
+    })
 }
 
 /// The object nodes, each made once.

@@ -105,6 +105,28 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
     pub(super) fn skip(&mut self, n: usize) {
         self.pos += n;
     }
+
+    /// Hands the next `count` items of `item` bytes to `each`, in order, with each one's
+    /// index and file offset; as many at a time as the buffer holds.
+    pub(super) fn items(
+        &mut self,
+        count: usize,
+        item: usize,
+        mut each: impl FnMut(usize, usize, &[u8]) -> Result<(), RawheapError>,
+    ) -> Result<(), RawheapError> {
+        let mut done = 0;
+        while done < count {
+            let at = self.at();
+            let (b, _) = self.have(item)?;
+            let n = (b.len() / item).min(count - done);
+            for (k, b) in b.chunks_exact(item).take(n).enumerate() {
+                each(done + k, at + k * item, b)?;
+            }
+            self.skip(n * item);
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 /// Reads `[from, to)` of the file into the same place of `data`.
@@ -281,37 +303,28 @@ fn read_table<R: Read + Seek>(
     }
     r.types.reserve(count);
     r.ids.reserve(count);
-    let mut bytes = Bytes::new(file, table, mem)?;
-    let mut i = 0;
-    while i < count {
-        let at = bytes.at();
-        let (b, _) = bytes.have(item)?;
-        let n = (b.len() / item).min(count - i);
-        for (k, b) in b.chunks_exact(item).take(n).enumerate() {
-            let word = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-            let jstype = (word(20) & 0xFF) as usize;
-            if jstype >= types {
-                return err(
-                    "object section",
-                    at + k * item + 20,
-                    format!(
-                        "object {} has JSType {jstype}, which the metadata does not describe (its type_enum has {types} types)",
-                        i + k
-                    ),
-                );
-            }
-            objects.addrs.push(word(0));
-            objects.strings.push(is_string[jstype]);
-            r.types.push(node_types[jstype]);
-            r.names.push(r.display[jstype]);
-            // Objects with bytes keep the low 32 bits of their id.
-            r.ids.push(u64::from(word(8)));
-            r.sizes.push(word(4));
-            r.natives.push(word(16));
+    Bytes::new(file, table, mem)?.items(count, item, |i, at, b| {
+        let word = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        let jstype = (word(20) & 0xFF) as usize;
+        if jstype >= types {
+            return err(
+                "object section",
+                at + 20,
+                format!(
+                    "object {i} has JSType {jstype}, which the metadata does not describe (its type_enum has {types} types)"
+                ),
+            );
         }
-        bytes.skip(n * item);
-        i += n;
-    }
+        objects.addrs.push(word(0));
+        objects.strings.push(is_string[jstype]);
+        r.types.push(node_types[jstype]);
+        r.names.push(r.display[jstype]);
+        // Objects with bytes keep the low 32 bits of their id.
+        r.ids.push(u64::from(word(8)));
+        r.sizes.push(word(4));
+        r.natives.push(word(16));
+        Ok(())
+    })?;
     Ok(objects)
 }
 
