@@ -373,23 +373,26 @@ row rawheap1 "$arkdiff" "$rawheap1" --head-snapshot 0 --no-retained --top 0
 row rawheap2 "$arkdiff" "$rawheap2" --head-snapshot 0 --no-retained --top 0
 run_peers "" "$runs" "$base" "$head"
 
+# pair_rows SECTION BASE HEAD K: a section's pair: the read, arkdiff with and without
+# retained sizes (K runs each) and the peers (one run each).
+pair_rows() {
+  local s=$1 b=$2 h=$3
+  cat "$b" "$h" > /dev/null
+  row "read$s" wc -l "$b" "$h"
+  row_runs=$4
+  row "pair$s" "$arkdiff" "$b" "$h" --top 0
+  row "pair_counts$s" "$arkdiff" "$b" "$h" --no-retained --top 0
+  row_runs=""
+  run_peers "$s" 1 "$b" "$h"
+}
 if $big; then
   echo "the big pair: $(gb "$big_base" "$big_head") GB" >&2
-  cat "$big_base" "$big_head" > /dev/null
-  row read_big wc -l "$big_base" "$big_head"
-  row pair_big "$arkdiff" "$big_base" "$big_head" --top 0
-  row pair_counts_big "$arkdiff" "$big_base" "$big_head" --no-retained --top 0
-  run_peers _big 1 "$big_base" "$big_head"
+  pair_rows _big "$big_base" "$big_head" "$runs"
 fi
 if $huge; then
   echo "the huge snapshot: $(gb "$huge_head") GB, against $(gb "$huge_base") GB" >&2
-  cat "$huge_base" "$huge_head" > /dev/null
-  row read_huge wc -l "$huge_base" "$huge_head"
-  row_runs=1 # each arkdiff run on it takes a minute or more on a shared machine
-  row pair_huge "$arkdiff" "$huge_base" "$huge_head" --top 0
-  row pair_counts_huge "$arkdiff" "$huge_base" "$huge_head" --no-retained --top 0
-  row_runs=""
-  run_peers _huge 1 "$huge_base" "$huge_head"
+  # Each arkdiff run on it takes a minute or more on a shared machine: one run.
+  pair_rows _huge "$huge_base" "$huge_head" 1
 fi
 if $series; then
   cat "${snaps[@]}" > /dev/null
@@ -434,6 +437,15 @@ peer_lines() {
   [[ -n ${secs[memlab$s]:-} ]] && line "memlab$s" "memlab find-leaks --baseline BASE --target HEAD --final HEAD" "read$s" "$s"
   return 0
 }
+# pair_table SECTION: the table of pair_rows' rows.
+pair_table() {
+  local s=$1
+  header
+  line "read$s" "wc -l BASE HEAD" "read$s"
+  line "pair$s" "arkdiff BASE HEAD (with retained sizes)" "read$s" "$s"
+  line "pair_counts$s" "arkdiff BASE HEAD --no-retained" "read$s" "$s"
+  peer_lines "$s"
+}
 per() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0 && n > 0) printf "%.0f ns", 1e9 * t / n; else print "-" }'; }
 
 echo
@@ -472,22 +484,14 @@ if $big; then
   echo "### The big pair"
   echo
   echo "Inputs: $(gb "$big_base" "$big_head") GB ($(node_count "$big_base") + $(node_count "$big_head") nodes), DIR/big."
-  header
-  line read_big "wc -l BASE HEAD" read_big
-  line pair_big "arkdiff BASE HEAD (with retained sizes)" read_big _big
-  line pair_counts_big "arkdiff BASE HEAD --no-retained" read_big _big
-  peer_lines _big
+  pair_table _big
 fi
 if $huge; then
   echo
   echo "### Beyond 4 GB"
   echo
   echo "Inputs: HEAD $(gb "$huge_head") GB ($(node_count "$huge_head") nodes), BASE $(gb "$huge_base") GB ($(node_count "$huge_base") nodes), DIR/huge."
-  header
-  line read_huge "wc -l BASE HEAD" read_huge
-  line pair_huge "arkdiff BASE HEAD (with retained sizes)" read_huge _huge
-  line pair_counts_huge "arkdiff BASE HEAD --no-retained" read_huge _huge
-  peer_lines _huge
+  pair_table _huge
 fi
 if $series; then
   echo
