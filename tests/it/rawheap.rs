@@ -95,6 +95,16 @@ fn same_rows(a: &Value, b: &Value, fields: &[&str]) {
     }
 }
 
+/// The report of leak-0 against leak-3, the snapshots the rawheaps are made from.
+fn v8_report(dir: &Path) -> Value {
+    report(
+        dir,
+        &data("leak-0.heapsnapshot.gz"),
+        &data("leak-3.heapsnapshot.gz"),
+        &[],
+    )
+}
+
 /// leak-0 and leak-3 converted with the writer, and the texts they came from.
 fn converted(dir: &Path, version: u8) -> [PathBuf; 2] {
     ["leak-0", "leak-3"].map(|name| {
@@ -112,12 +122,7 @@ fn v8_fixtures_as_version_1_rawheaps_diff_like_their_snapshots() {
     assert_eq!(raw["base"]["format"], "rawheap");
     assert_eq!(raw["heap"]["id_matching"], "same-process");
     // Counts, sizes, new and deleted against the snapshots themselves.
-    let v8 = report(
-        dir.path(),
-        &data("leak-0.heapsnapshot.gz"),
-        &data("leak-3.heapsnapshot.gz"),
-        &[],
-    );
+    let v8 = v8_report(dir.path());
     same_rows(&raw, &v8, &COUNTS);
     // The four root-group nodes (size 1 each) are the only nodes the rawheap adds.
     for side in ["base", "head"] {
@@ -149,12 +154,7 @@ fn v8_fixtures_as_version_2_rawheaps_count_like_their_snapshots() {
     let dir = tempfile::tempdir().unwrap();
     let [base, head] = converted(dir.path(), 2);
     let raw = report(dir.path(), &base, &head, &[]);
-    let v8 = report(
-        dir.path(),
-        &data("leak-0.heapsnapshot.gz"),
-        &data("leak-3.heapsnapshot.gz"),
-        &[],
-    );
+    let v8 = v8_report(dir.path());
     same_rows(&raw, &v8, &COUNTS);
     assert_eq!(raw["heap"]["id_matching"], "same-process");
 }
@@ -174,12 +174,7 @@ fn a_leak_watcher_hash_in_the_ids_does_not_stop_matching() {
     let head = write(dir.path(), "h.rawheap", &head);
     let raw = report(dir.path(), &base, &head, &[]);
     assert_eq!(raw["heap"]["id_matching"], "same-process");
-    let v8 = report(
-        dir.path(),
-        &data("leak-0.heapsnapshot.gz"),
-        &data("leak-3.heapsnapshot.gz"),
-        &[],
-    );
+    let v8 = v8_report(dir.path());
     same_rows(&raw, &v8, &COUNTS);
     // The hash nodes (size 0) count nowhere.
     assert_eq!(
