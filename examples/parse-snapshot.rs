@@ -1,7 +1,8 @@
-//! Times arkdiff's heap snapshot reader alone on one uncompressed `.heapsnapshot`: nodes,
-//! classes, ids, self sizes, and the edges into the object graph, the way a diff with
-//! retained sizes reads a snapshot, without the dominators and the report. For
-//! `scripts/bench.sh`, whose "parse with graph" row this is.
+//! Times arkdiff's heap snapshot reader alone on a capture's first snapshot (a plain
+//! `.heapsnapshot` in the benchmark): nodes, classes, ids, self sizes, and the edges into
+//! the object graph, the way a diff with retained sizes reads a snapshot, without the
+//! dominators and the report. For `scripts/bench.sh`, whose "parse with graph" row this
+//! is.
 //!
 //! ```text
 //! cargo run --release --example parse-snapshot -- FILE [--no-graph]
@@ -11,34 +12,30 @@
 //! name, id and self size, every stored edge's target): the same with
 //! `ARKDIFF_SEQUENTIAL=1`, which reads on one thread, or the threaded reader drifted.
 
-use std::fs::File;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use arkdiff::input::heapsnapshot::{ParseOptions, parse_with};
+use arkdiff::input::Capture;
+use arkdiff::input::heapsnapshot::ParseOptions;
+use arkdiff::input::trace_event::ProfilePick;
 use arkdiff::model::heap::HeapSnapshot;
 
-fn threads() -> usize {
-    if std::env::var_os(arkdiff::input::SEQUENTIAL_ENV).is_some() {
-        return 0;
-    }
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-}
-
-fn read(path: &str, graph: bool, threads: usize) -> Result<HeapSnapshot, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
-    let bytes = file.metadata().map_err(|e| e.to_string())?.len();
-    parse_with(
-        file,
-        ParseOptions {
-            graph,
-            labels: false,
-            text_bytes: Some(bytes),
-            threads,
-        },
-    )
-    .map_err(|e| e.to_string())
+/// Reads the file's (first) snapshot the way arkdiff does: threads where there are cores
+/// (none with `ARKDIFF_SEQUENTIAL=1`), read again on one thread after any problem.
+fn read(path: &str, graph: bool) -> Result<HeapSnapshot, String> {
+    let capture =
+        Capture::open(Path::new(path), &ProfilePick::default()).map_err(|e| e.to_string())?;
+    capture
+        .load(
+            0,
+            ParseOptions {
+                graph,
+                ..ParseOptions::default()
+            },
+        )
+        .map_err(|e| e.to_string())
 }
 
 fn digest(snap: &HeapSnapshot) -> u64 {
@@ -66,19 +63,11 @@ fn main() -> ExitCode {
         }
     };
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-    let threads = threads();
     let start = Instant::now();
-    // As arkdiff does: a threaded read that meets a problem is read again on one thread,
-    // whose error names the place.
-    let snap = match read(path, graph, threads) {
-        Ok(snap) => Ok(snap),
-        Err(_) if threads > 0 => read(path, graph, 0),
-        Err(e) => Err(e),
-    };
-    let snap = match snap {
+    let snap = match read(path, graph) {
         Ok(snap) => snap,
         Err(e) => {
-            eprintln!("parse-snapshot: {path}: {e}");
+            eprintln!("parse-snapshot: {e}");
             return ExitCode::from(2);
         }
     };
