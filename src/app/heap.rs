@@ -279,7 +279,10 @@ pub fn compare(
                 Analysed::measured(snap)
             } else {
                 // HEAD's dominator tree gives the listed objects' retained sizes.
-                Analysed::keeping(snap, keep, owners_wanted || (keep && leaklist.is_some()))
+                let a =
+                    Analysed::keeping(snap, keep, owners_wanted || (keep && leaklist.is_some()));
+                // A snapshot compared with itself needs no objects in id order.
+                if same_snapshot { a } else { a.sorted() }
             }
         })
     })
@@ -299,12 +302,16 @@ pub fn compare(
         (Some(b), Some(h)) => Some((b.as_slice(), h.as_slice())),
         _ => None,
     };
-    let mut diff = heap::diff_by_id(
-        (&base_ref.snap, &base_ref.by_id),
-        (&head_a.snap, &head_a.by_id),
-        same_process,
-        retained,
-    );
+    let mut diff = if same_snapshot {
+        heap::diff_itself(&head_a.snap, retained.map(|(_, head)| head))
+    } else {
+        heap::diff_by_id(
+            (&base_ref.snap, base_ref.by_id()),
+            (&head_a.snap, head_a.by_id()),
+            same_process,
+            retained,
+        )
+    };
     native_memory(&mut diff, base_ref, &head_a, &mut warnings);
     let retained = retained.is_some();
     if diff.id_matching == IdMatching::Disjoint
@@ -583,7 +590,7 @@ fn owner_stage(
     let (hg, hd) = (head.snap.graph.as_ref()?, head.dominators.as_ref()?);
     let kept = base.measures.as_ref()?;
     let preferred = PreferredPaths::new(&head.snap, hg);
-    let old = existed((&base.snap, &base.by_id), (&head.snap, &head.by_id));
+    let old = existed((&base.snap, base.by_id()), (&head.snap, head.by_id()));
     let snap = &head.snap;
     let frontier = frontier(
         snap,

@@ -1,6 +1,8 @@
 //! What holds a class alive: for a suspect or an `--explain` class, its retained size on
 //! each side and one instance of it in HEAD with its shortest path from the GC roots.
 
+use std::sync::OnceLock;
+
 use hashbrown::HashMap;
 
 use crate::analysis::dominators::{Dominators, dominators, dominators_of_owned};
@@ -43,8 +45,9 @@ pub struct Analysed {
     /// Retained native size per class id, when the graph was read and the snapshot
     /// states native sizes.
     pub class_retained_native: Option<Vec<u64>>,
-    /// The counted objects in id order, for object matching.
-    pub by_id: ById,
+    /// The counted objects in id order, for object matching: sorted when first asked for
+    /// (see [`Analysed::by_id`]).
+    by_id: OnceLock<ById>,
     /// The dominator tree and retained sizes, where kept (for leak owners and the
     /// retained sizes of single objects).
     pub dominators: Option<Dominators>,
@@ -57,7 +60,21 @@ impl Analysed {
     /// sorts its objects by id. The graph, with what retainer paths show, is kept only
     /// where paths will be looked for (`keep_graph`).
     pub fn new(snap: HeapSnapshot, keep_graph: bool) -> Analysed {
-        Analysed::keeping(snap, keep_graph, false)
+        Analysed::keeping(snap, keep_graph, false).sorted()
+    }
+
+    /// The counted objects in id order, sorted now if they were not yet.
+    pub fn by_id(&self) -> &ById {
+        self.by_id.get_or_init(|| ById::new(&self.snap))
+    }
+
+    /// Sorts the objects by id now (on the thread that read the snapshot, so that both
+    /// sides of a pair sort at once), rather than when first asked for: a snapshot
+    /// compared with itself never is.
+    #[must_use]
+    pub fn sorted(self) -> Analysed {
+        self.by_id();
+        self
     }
 
     /// [`Analysed::new`] for the first snapshot of a series with leak owners: every node's
@@ -77,15 +94,15 @@ impl Analysed {
             });
             per_class
         });
-        let by_id = ById::new(&snap);
         Analysed {
             snap,
             class_retained,
             class_retained_native,
-            by_id,
+            by_id: OnceLock::new(),
             dominators: None,
             measures,
         }
+        .sorted()
     }
 
     /// [`Analysed::new`], keeping the dominator tree too when `keep_dominators` (and the
@@ -98,12 +115,11 @@ impl Analysed {
         };
         let class_retained = tree.as_ref().map(|d| d.class_retained(&snap));
         let class_retained_native = tree.as_ref().and_then(|d| d.class_retained_native(&snap));
-        let by_id = ById::new(&snap);
         Analysed {
             snap,
             class_retained,
             class_retained_native,
-            by_id,
+            by_id: OnceLock::new(),
             dominators: tree.filter(|_| keep_dominators),
             measures: None,
         }
@@ -132,7 +148,7 @@ impl<'a> Explainer<'a> {
     ) -> Explainer<'a> {
         let base_objects =
             (paths && diff.id_matching == IdMatching::SameProcess && !std::ptr::eq(base, head))
-                .then(|| ObjectIndex::new(&base.snap, &base.by_id));
+                .then(|| ObjectIndex::new(&base.snap, base.by_id()));
         let distances = head
             .snap
             .graph

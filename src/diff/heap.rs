@@ -221,6 +221,56 @@ pub fn diff_by_id(
     same_process: bool,
     retained: Option<(&[u64], &[u64])>,
 ) -> HeapDiff {
+    diff_matched(
+        (base, head),
+        same_process,
+        retained,
+        |base_map, head_map, classes| {
+            match_objects(
+                &Side {
+                    snap: base,
+                    by_id: base_ids,
+                    to_shared: base_map,
+                },
+                &Side {
+                    snap: head,
+                    by_id: head_ids,
+                    to_shared: head_map,
+                },
+                classes,
+            )
+        },
+    )
+}
+
+/// [`diff`] of a snapshot with itself (a file's one snapshot): every object is its own
+/// match, so nothing is new or deleted and the objects need no sorting by id.
+pub fn diff_itself(snap: &HeapSnapshot, retained: Option<&[u64]>) -> HeapDiff {
+    diff_matched(
+        (snap, snap),
+        true,
+        retained.map(|r| (r, r)),
+        |_, _, classes| {
+            let shared = (0..snap.node_count())
+                .filter(|&n| snap.is_counted(n) && match_id(snap.ids.get(n)).is_some())
+                .count();
+            let check = IdCheck {
+                shared_ids: shared as u64,
+                mismatched_ids: 0,
+            };
+            (vec![ObjectChurn::default(); classes], check)
+        },
+    )
+}
+
+/// The diff, with each side's objects matched by `matched` (given each side's class
+/// table in the shared one, and the shared table's length).
+fn diff_matched(
+    (base, head): (&HeapSnapshot, &HeapSnapshot),
+    same_process: bool,
+    retained: Option<(&[u64], &[u64])>,
+    matched: impl FnOnce(&[u32], &[u32], usize) -> (Vec<ObjectChurn>, IdCheck),
+) -> HeapDiff {
     // One class table for both sides, by name.
     let mut names: Vec<String> = Vec::new();
     let mut by_name: HashMap<String, u32> = HashMap::new();
@@ -287,19 +337,7 @@ pub fn diff_by_id(
         },
     );
 
-    let (churn, check) = match_objects(
-        &Side {
-            snap: base,
-            by_id: base_ids,
-            to_shared: &base_map,
-        },
-        &Side {
-            snap: head,
-            by_id: head_ids,
-            to_shared: &head_map,
-        },
-        names.len(),
-    );
+    let (churn, check) = matched(&base_map, &head_map, names.len());
     let id_matching = if !same_process
         && (check.mismatched_ids * 100 > check.shared_ids * DISJOINT_MISMATCH_PERCENT
             || base.fresh_ids && head.fresh_ids)
@@ -661,6 +699,34 @@ mod tests {
         let d = diff(&snap(&[(3, "A", 8)]), &hashed, false, None);
         assert_eq!(d.id_check.unwrap().shared_ids, 1);
         assert!(d.classes.iter().all(|r| r.name != "A"));
+    }
+
+    #[test]
+    fn a_snapshot_compared_with_itself_needs_no_sorting_and_gives_the_same_diff() {
+        // Out of id order, with an id twice (once per class), the ids that are never
+        // matched, a hashed id and numbering afresh: each case of the matching.
+        let mut s = snap(&[
+            (9, "A", 8),
+            (0, "(handle)", 1),
+            (1, "R", 0),
+            (5, "B", 16),
+            (5, "C", 4),
+            (7 << 32 | 3, "A", 8),
+            (5, "B", 2),
+        ]);
+        for fresh in [false, true] {
+            s.fresh_ids = fresh;
+            let retained = [40, 7, 3, 0];
+            for r in [None, Some(&retained[..])] {
+                let sorted = ById::new(&s);
+                let expected = diff_by_id((&s, &sorted), (&s, &sorted), true, r.map(|r| (r, r)));
+                assert_eq!(format!("{:?}", diff_itself(&s, r)), format!("{expected:?}"));
+            }
+        }
+        let d = diff_itself(&s, None);
+        assert_eq!(d.id_matching, IdMatching::SameProcess);
+        assert!(d.classes.is_empty());
+        assert_eq!(d.unchanged.len(), 4);
     }
 
     #[test]

@@ -115,6 +115,7 @@ pub(super) fn parse<R: Read + Seek>(
         }
         let mem = table + count * item;
         let mut bytes = Bytes::new(file, mem, end)?;
+        let mut last = (u64::MAX, 0);
         for &at in starts {
             bytes.forward(at as usize)?;
             let (b, _) = bytes.have(window)?;
@@ -123,11 +124,18 @@ pub(super) fn parse<R: Read + Seek>(
                     .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
             };
             let h = u64::from(word(0).unwrap_or(0)) | u64::from(word(4).unwrap_or(0)) << 32;
-            let next = u32::try_from(hclasses.len()).unwrap_or(u32::MAX);
-            let k = *hclass_of.entry(h).or_insert_with(|| {
-                hclasses.push(h);
-                next
-            });
+            // Objects of one hclass often come one after the other.
+            let k = if h == last.0 {
+                last.1
+            } else {
+                let next = u32::try_from(hclasses.len()).unwrap_or(u32::MAX);
+                let k = *hclass_of.entry(h).or_insert_with(|| {
+                    hclasses.push(h);
+                    next
+                });
+                last = (h, k);
+                k
+            };
             objs.hclass.push(k);
             objs.types.push(
                 bitfield
