@@ -306,6 +306,7 @@ pub(crate) fn top_level_keys(prefix: &[u8]) -> Vec<String> {
 }
 
 /// Reads a file through positional reads, so several readers can share one handle.
+#[derive(Clone)]
 pub struct PosReader<'a> {
     file: &'a File,
     pos: u64,
@@ -760,7 +761,8 @@ impl Capture {
                         // A second thread only where a core is free of the snapshots read.
                         let threads = parallel::workers(options.threads);
                         let options = heapsnapshot::ParseOptions { threads, ..options };
-                        rawheap::parse_file(&mut open_file(&self.path)?, options).map_err(failed)
+                        let file = open_file(&self.path)?;
+                        rawheap::parse_file(&mut PosReader::new(&file), options).map_err(failed)
                     })?
                 } else {
                     rawheap::parse(&self.read_all()?, options).map_err(failed)?

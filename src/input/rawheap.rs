@@ -14,11 +14,15 @@ mod lean;
 mod meta;
 mod stream;
 
+pub use stream::Twin;
+
 use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
 use std::rc::Rc;
+use std::sync::LazyLock;
 
 use hashbrown::HashMap;
+use memchr::memmem;
 
 use super::heapsnapshot::ParseOptions;
 use crate::model::column::Column;
@@ -500,9 +504,10 @@ impl Strings {
 
     /// A string of its own (the string table's names, which differ from each other).
     fn push(&mut self, s: &str) -> u32 {
+        static GLOBAL: LazyLock<memmem::Finder<'static>> =
+            LazyLock::new(|| memmem::Finder::new(b"_GLOBAL"));
         let i = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
-        self.global
-            .push(memchr::memmem::find(s.as_bytes(), b"_GLOBAL").is_some());
+        self.global.push(GLOBAL.find(s.as_bytes()).is_some());
         self.text.push_str(s);
         self.ends.push(self.text.len());
         i
@@ -608,6 +613,8 @@ struct Reader<'a> {
     layouts: HashMap<u32, Layout>,
     /// Whether the ids are fresh, when the objects were not kept (`stream.rs`).
     fresh: Option<bool>,
+    /// Memory the class column may be made in (`lean.rs`).
+    class_room: Vec<ClassId>,
 }
 
 /// Named fields the version-1 decoder needs.
@@ -748,7 +755,7 @@ fn streams(options: ParseOptions) -> bool {
 
 /// The streamed read for the file's version; `Err(frame)` where it gives way to the
 /// in-memory one.
-fn stream_read<R: Read + Seek + Send>(
+fn stream_read<R: Twin>(
     frame: Frame,
     file: &mut R,
     options: ParseOptions,
@@ -775,7 +782,7 @@ pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, Rawheap
 /// Reads a `.rawheap` file: the parts at its end first, then, for a version-2 read without
 /// a graph, its sections one after the other through a buffer; otherwise the whole file
 /// into memory, as [`parse`] has it.
-pub fn parse_file<R: Read + Seek + Send>(
+pub fn parse_file<R: Twin>(
     file: &mut R,
     options: ParseOptions,
 ) -> Result<HeapSnapshot, RawheapError> {
@@ -1231,6 +1238,7 @@ impl<'a> Reader<'a> {
             refs_first: 0,
             layouts: HashMap::new(),
             fresh: None,
+            class_room: Vec::new(),
         }
     }
 }
@@ -2084,7 +2092,7 @@ impl Reader<'_> {
     /// Each node's class, naming each class once in `class_names`. A node's class comes
     /// from its type, and for objects and natives its name too: the classes found so far
     /// are kept by type and by name, which is cheaper than hashing every node's key.
-    fn classes(&self, class_names: &mut Vec<String>) -> Vec<ClassId> {
+    fn classes(&self, class_names: &mut Vec<String>, mut classes: Vec<ClassId>) -> Vec<ClassId> {
         let mut interned: HashMap<String, ClassId> = HashMap::new();
         let mut by_type = [ClassId::MAX; 256];
         let mut by_name: [Vec<ClassId>; 2] = Default::default();
@@ -2100,7 +2108,8 @@ impl Reader<'_> {
                 ClassId::try_from(class_names.len() - 1).unwrap_or(ClassId::MAX)
             })
         };
-        let mut classes = Vec::with_capacity(self.types.len());
+        classes.clear();
+        classes.reserve(self.types.len());
         for (&ty, &name) in self.types.iter().zip(&self.names) {
             let named = match ty {
                 T_OBJECT => Some(0),
@@ -2145,7 +2154,8 @@ impl Reader<'_> {
         snap.ids = std::mem::take(&mut self.ids);
         snap.self_sizes = Column::Narrow(std::mem::take(&mut self.sizes));
         snap.native_sizes = Column::Narrow(std::mem::take(&mut self.natives));
-        snap.classes = self.classes(&mut snap.class_names);
+        let room = std::mem::take(&mut self.class_room);
+        snap.classes = self.classes(&mut snap.class_names, room);
         if self.unbounded_reads > 0 {
             snap.warnings.push(Warning::new(
                 WarningCode::RawheapPastMemory,

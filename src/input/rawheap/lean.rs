@@ -14,7 +14,7 @@ use std::io::{Read, Seek};
 
 use hashbrown::HashMap;
 
-use super::stream::{Bytes, fill};
+use super::stream::{Bytes, Twin, fill};
 use super::{
     AddrIndex, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError, Reader,
     Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, fresh_ids, object_table, read_header,
@@ -50,7 +50,7 @@ struct Objects {
     types: Vec<u16>,
 }
 
-pub(super) fn parse<R: Read + Seek>(
+pub(super) fn parse<R: Twin>(
     frame: Frame,
     file: &mut R,
     options: ParseOptions,
@@ -92,68 +92,35 @@ pub(super) fn parse<R: Read + Seek>(
         .iter()
         .map(|&(start, size)| (u32_at(data, start).unwrap_or(0) as usize).min(size / 24))
         .sum();
-    let ahead = (options.threads > 0).then(|| std::thread::spawn(move || Ahead::new(total)));
-    let mut objs = Objects::default();
-    let mut hclasses: Vec<u64> = Vec::new();
-    let mut hclass_of: HashMap<u64, u32> = HashMap::new();
-    // Each object table's start, item size and first object.
-    let mut tables: Vec<(usize, usize, usize)> = Vec::new();
-    for &(start, size) in &sections[2..] {
-        let end = start + size;
-        let (count, item, table) = object_table(data, start, size)?;
-        let first = objs.addrs.len();
-        if first + count >= 1 << 31 {
-            return Ok(Err(frame));
-        }
-        tables.push((table, item, first));
-        objs.starts.clear();
-        read_items(&mut objs, file, (table, count, item, end))?;
-        // The memory block, in order: the objects' bytes must come in table order.
-        let starts = &objs.starts;
-        if starts.windows(2).any(|w| w[0] > w[1]) {
-            return Ok(Err(frame));
-        }
-        let mem = table + count * item;
-        let mut bytes = Bytes::new(file, mem, end)?;
-        let mut last = (u64::MAX, 0);
-        for &at in starts {
-            bytes.forward(at as usize)?;
-            let (b, _) = bytes.have(window)?;
-            let word = |o: usize| {
-                b.get(o..o + 4)
-                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            };
-            let h = u64::from(word(0).unwrap_or(0)) | u64::from(word(4).unwrap_or(0)) << 32;
-            // Objects of one hclass often come one after the other.
-            let k = if h == last.0 {
-                last.1
-            } else {
-                let next = u32::try_from(hclasses.len()).unwrap_or(u32::MAX);
-                let k = *hclass_of.entry(h).or_insert_with(|| {
-                    hclasses.push(h);
-                    next
-                });
-                last = (h, k);
-                k
-            };
-            objs.hclass.push(k);
-            objs.types.push(
-                bitfield
-                    .and_then(&word)
-                    .map_or(NO_TYPE, |w| (w & 0xFF) as u16),
-            );
-            objs.natives.push(binding.and_then(&word).unwrap_or(0));
-        }
-    }
-    drop(hclass_of);
-    objs.starts = Vec::new();
+    // With a reader of its own, the string section is read there too, after that.
+    let twin = if options.threads > 0 {
+        file.twin()
+    } else {
+        None
+    };
+    let (objects, ahead, listed) = std::thread::scope(|s| {
+        let second = (options.threads > 0).then(|| {
+            s.spawn(move || {
+                let ahead = Ahead::new(total);
+                let listed = twin.map(|mut twin| Listed::read(&mut twin, string_section));
+                (ahead, listed)
+            })
+        });
+        let objects = read_objects(file, data, sections, (bitfield, binding, window));
+        let (ahead, listed) = second
+            .and_then(|handle| handle.join().ok())
+            .unwrap_or_else(|| (Ahead::new(0), None));
+        (objects, ahead, listed)
+    });
+    let Some((mut objs, hclasses, tables)) = objects? else {
+        return Ok(Err(frame));
+    };
 
     let mut r = Reader::new(data, Version::V1, frame.meta.clone());
     r.header = header;
     r.roots = roots;
     let n = objs.addrs.len();
-    let ahead = ahead
-        .and_then(|handle| handle.join().ok())
+    let ahead = Some(ahead)
         .filter(|a| a.names.len() == n)
         .unwrap_or_else(|| Ahead::new(0));
     let by_addr = AddrIndex::of_in(n, |i| objs.addrs[i], ahead.slots);
@@ -163,9 +130,8 @@ pub(super) fn parse<R: Read + Seek>(
     let mut bare_addrs: Vec<u64> = Vec::new();
     let mut bare_names: HashMap<u64, u32> = HashMap::new();
     let mut order: Vec<u32> = ahead.order;
-    read_names(file, &mut r.strings, string_section, |addrs, name| {
-        for a in addrs.chunks_exact(8) {
-            let a = u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]]);
+    let mut each = |addrs: &mut dyn Iterator<Item = u64>, name: u32| {
+        for a in addrs {
             order.push(if let Some(i) = by_addr.get(a) {
                 obj_names[i as usize] = name;
                 i
@@ -175,7 +141,28 @@ pub(super) fn parse<R: Read + Seek>(
                 BARE | u32::try_from(bare_addrs.len() - 1).unwrap_or(0)
             });
         }
-    })?;
+    };
+    match listed {
+        // Read on the second thread: its problems come here, after the objects', as in
+        // the in-memory read.
+        Some(listed) => {
+            let Listed {
+                strings,
+                addrs,
+                runs,
+            } = listed?;
+            let offset = r.strings.append(strings);
+            let mut from = 0;
+            for (name, count) in runs {
+                let to = from + count as usize;
+                each(&mut addrs[from..to].iter().copied(), name + offset);
+                from = to;
+            }
+        }
+        None => read_names(file, &mut r.strings, string_section, |addrs, name| {
+            each(&mut addrs.chunks_exact(8).map(addr64), name);
+        })?,
+    }
     let named = named?;
 
     // Each object's type, through its hclass.
@@ -209,8 +196,7 @@ pub(super) fn parse<R: Read + Seek>(
     }
 
     // The nodes, in the in-memory reader's order.
-    [r.names, r.sizes, r.natives] = ahead.columns;
-    r.ids = Column::Narrow(ahead.ids);
+    r.names = ahead.labels;
     r.types = ahead.types;
     r.fixed_nodes();
     let empty = r.strings.id("");
@@ -224,6 +210,12 @@ pub(super) fn parse<R: Read + Seek>(
             made
         },
         bare: HashMap::new(),
+        node_types: r
+            .meta
+            .types
+            .iter()
+            .map(|t| u8::try_from(t.node_type).unwrap_or(u8::MAX))
+            .collect(),
     };
     let members: Vec<u64> = r
         .roots
@@ -238,24 +230,155 @@ pub(super) fn parse<R: Read + Seek>(
         }
     }
     r.push_refs();
-    for target in order {
-        if target & BARE != 0 {
-            // A bare address is named by the last name given it.
-            let a = bare_addrs[(target & !BARE) as usize];
-            let name = bare_names.get(&a).copied().unwrap_or(NO_NAME);
-            nodes.mention(&mut r, a, T_STRING, name);
+    // The rest of the nodes, in order: each named object at its first mention (a bare
+    // address, `BARE` and its number, at its first), then the objects not named.
+    let mut plan = order;
+    let mut named_nodes = 0;
+    for k in 0..plan.len() {
+        let target = plan[k];
+        let first = if target & BARE != 0 {
+            nodes
+                .bare
+                .insert(bare_addrs[(target & !BARE) as usize], ())
+                .is_none()
         } else {
-            nodes.object(&mut r, target as usize);
+            !std::mem::replace(&mut nodes.made[target as usize], true)
+        };
+        if first {
+            plan[named_nodes] = target;
+            named_nodes += 1;
         }
     }
-    r.obj_base = u32::try_from(r.types.len()).unwrap_or(u32::MAX);
-    for i in 0..n {
-        nodes.object(&mut r, i);
-    }
+    plan.truncate(named_nodes);
+    plan.extend((0..n).filter(|&i| !nodes.made[i]).map(|i| i as u32));
+    r.obj_base = u32::try_from(r.types.len() + named_nodes).unwrap_or(u32::MAX);
+    let bare = |k: u32| {
+        // A bare address is named by the last name given it.
+        let a = bare_addrs[(k & !BARE) as usize];
+        bare_names.get(&a).copied().unwrap_or(NO_NAME)
+    };
     r.fresh = Some(fresh_ids(objs.ids.iter()));
-    drop(nodes);
+    let (made, node_types) = (nodes.made, nodes.node_types);
+    let labels = Labels {
+        names: &obj_names,
+        node_types: &node_types,
+        bare,
+    };
+    r.class_room = make_nodes(
+        &mut r,
+        &mut objs,
+        &labels,
+        &plan,
+        ahead.scratch,
+        options.threads > 0,
+    );
     r.build_edges(false)?;
-    Ok(Ok(r.finish(options)))
+    let snap = r.finish(options);
+    // What only the read needed is given back on a thread of its own where one is free:
+    // unmapping it takes a while.
+    let spent = (objs, by_addr, obj_names, made, plan);
+    if options.threads > 0 {
+        std::thread::spawn(move || drop(spent));
+    }
+    Ok(Ok(snap))
+}
+
+/// Each object table's start, item size and first object.
+type Tables = Vec<(usize, usize, usize)>;
+
+/// Reads the object sections: what is kept of each object, the hclasses' addresses (each
+/// object's by its number in `Objects::hclass`), and the tables. None where the read gives
+/// way to the in-memory one.
+fn read_objects<R: Read + Seek>(
+    file: &mut R,
+    data: &[u8],
+    sections: &[(usize, usize)],
+    (bitfield, binding, window): (Option<usize>, Option<usize>, usize),
+) -> Result<Option<(Objects, Vec<u64>, Tables)>, RawheapError> {
+    let mut objs = Objects::default();
+    let mut hclasses: Vec<u64> = Vec::new();
+    let mut hclass_of: HashMap<u64, u32> = HashMap::new();
+    let mut tables: Tables = Vec::new();
+    for &(start, size) in &sections[2..] {
+        let end = start + size;
+        let (count, item, table) = object_table(data, start, size)?;
+        let first = objs.addrs.len();
+        if first + count >= 1 << 31 {
+            return Ok(None);
+        }
+        tables.push((table, item, first));
+        objs.starts.clear();
+        read_items(&mut objs, file, (table, count, item, end))?;
+        // The memory block, in order: the objects' bytes must come in table order.
+        let starts = &objs.starts;
+        if starts.windows(2).any(|w| w[0] > w[1]) {
+            return Ok(None);
+        }
+        let mem = table + count * item;
+        let mut bytes = Bytes::new(file, mem, end)?;
+        let mut last = (u64::MAX, 0);
+        for &at in starts {
+            bytes.forward(at as usize)?;
+            let (b, _) = bytes.have(window)?;
+            let word = |o: usize| {
+                b.get(o..o + 4)
+                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            };
+            let h = u64::from(word(0).unwrap_or(0)) | u64::from(word(4).unwrap_or(0)) << 32;
+            // Objects of one hclass often come one after the other.
+            let k = if h == last.0 {
+                last.1
+            } else {
+                let next = u32::try_from(hclasses.len()).unwrap_or(u32::MAX);
+                let k = *hclass_of.entry(h).or_insert_with(|| {
+                    hclasses.push(h);
+                    next
+                });
+                last = (h, k);
+                k
+            };
+            objs.hclass.push(k);
+            objs.types.push(
+                bitfield
+                    .and_then(&word)
+                    .map_or(NO_TYPE, |w| (w & 0xFF) as u16),
+            );
+            objs.natives.push(binding.and_then(&word).unwrap_or(0));
+        }
+    }
+    objs.starts = Vec::new();
+    Ok(Some((objs, hclasses, tables)))
+}
+
+/// The string section as read on a thread of its own: its names, and the addresses each
+/// names, in order (`runs`: each name with how many of `addrs` it names).
+struct Listed {
+    strings: Strings,
+    addrs: Vec<u64>,
+    runs: Vec<(u32, u32)>,
+}
+
+impl Listed {
+    fn read<R: Read + Seek>(file: &mut R, section: (usize, usize)) -> Result<Listed, RawheapError> {
+        let mut strings = Strings::default();
+        // Room for as many addresses as the section can hold: only what is used of it is
+        // ever mapped, and the list never moves as it grows.
+        let mut addrs: Vec<u64> = Vec::with_capacity(section.1 / 8);
+        let mut runs = Vec::new();
+        read_names(file, &mut strings, section, |named, name| {
+            addrs.extend(named.chunks_exact(8).map(addr64));
+            runs.push((name, (named.len() / 8) as u32));
+        })?;
+        Ok(Listed {
+            strings,
+            addrs,
+            runs,
+        })
+    }
+}
+
+fn addr64(a: &[u8]) -> u64 {
+    u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]])
 }
 
 /// Reads one object table's items: addresses, ids, sizes and where the bytes start.
@@ -300,6 +423,8 @@ struct Nodes<'o> {
     made: Vec<bool>,
     /// Addresses outside the table that have a node.
     bare: HashMap<u64, ()>,
+    /// Each type's node type.
+    node_types: Vec<u8>,
 }
 
 impl Nodes<'_> {
@@ -317,34 +442,157 @@ impl Nodes<'_> {
         if std::mem::replace(&mut self.made[i], true) {
             return;
         }
-        let o = self.objs;
+        let labels = Labels {
+            names: self.names,
+            node_types: &self.node_types,
+            bare: |_| NO_NAME,
+        };
+        let (ty, name) = labels.of(&r.display, &r.strings, &self.objs.types, i as u32);
+        r.types.push(ty);
+        r.names.push(name);
+        r.ids.push(self.objs.id(i));
+        r.sizes.push(self.objs.sizes[i]);
+        r.natives.push(self.objs.natives[i]);
+    }
+}
+
+impl Objects {
+    /// Object `i`'s id: those with bytes keep the low 32 bits (those with an hclass).
+    #[inline]
+    fn id(&self, i: usize) -> u64 {
+        let id = self.ids.get(i);
+        if self.types[i] == NO_TYPE {
+            id
+        } else {
+            id & 0xFFFF_FFFF
+        }
+    }
+}
+
+/// What an object's node type and name are found by: each object's string-table name,
+/// each type's node type, and the name of the bare leaves (by their `BARE` numbers).
+struct Labels<'a, B> {
+    names: &'a [u32],
+    node_types: &'a [u8],
+    bare: B,
+}
+
+impl<B: Fn(u32) -> u32> Labels<'_, B> {
+    /// The node type and name of a target of the plan: an object by number, or a bare
+    /// string leaf.
+    #[inline]
+    fn of(&self, display: &[u32], strings: &Strings, types: &[u16], target: u32) -> (u8, u32) {
+        if target & BARE != 0 {
+            return (T_STRING, (self.bare)(target));
+        }
+        let i = target as usize;
         let named = Some(self.names[i]).filter(|&n| n != NO_NAME);
-        let t = o.types[i];
+        let t = types[i];
         let (mut ty, name) = if t == NO_TYPE {
             match named {
                 Some(n) => (T_STRING, n),
-                None => (T_NATIVE, r.display.first().copied().unwrap_or(0)),
+                None => (T_NATIVE, display.first().copied().unwrap_or(0)),
             }
         } else {
             let t = usize::from(t);
-            let ty = u8::try_from(r.meta.types[t].node_type).unwrap_or(u8::MAX);
-            (ty, named.unwrap_or(r.display[t]))
+            (self.node_types[t], named.unwrap_or(display[t]))
         };
-        if r.strings.is_global(name) {
+        if strings.is_global(name) {
             ty = T_FRAMEWORK;
         }
-        // Objects with bytes keep the low 32 bits (those with an hclass).
-        let id = if t == NO_TYPE {
-            o.ids.get(i)
-        } else {
-            o.ids.get(i) & 0xFFFF_FFFF
-        };
-        r.types.push(ty);
-        r.names.push(name);
-        r.ids.push(id);
-        r.sizes.push(o.sizes[i]);
-        r.natives.push(o.natives[i]);
+        (ty, name)
     }
+}
+
+/// Makes the nodes of `plan` after those made so far: objects by number, and bare string
+/// leaves (`BARE` and a number). The type and name columns are filled on a second thread
+/// where `threads`; the number columns are gathered one at a time, each into the memory
+/// of the object column gathered before it (the first into `scratch`), so that no more
+/// is mapped for them. Returns the memory the last leaves free.
+fn make_nodes<B: Fn(u32) -> u32 + Sync>(
+    r: &mut Reader<'_>,
+    objs: &mut Objects,
+    labels: &Labels<'_, B>,
+    plan: &[u32],
+    scratch: Vec<u32>,
+    threads: bool,
+) -> Vec<u32> {
+    let base = r.types.len();
+    let total = base + plan.len();
+    let mut types = std::mem::take(&mut r.types);
+    let mut names = std::mem::take(&mut r.names);
+    types.resize(total, 0);
+    names.resize(total, 0);
+    let (display, strings, object_types) = (&r.display, &r.strings, &objs.types);
+    let label = |types: &mut [u8], names: &mut [u32]| {
+        for ((ty, name), &target) in types.iter_mut().zip(names.iter_mut()).zip(plan) {
+            (*ty, *name) = labels.of(display, strings, object_types, target);
+        }
+    };
+    // Each number column: its first `base` values, then the plan's (0 for a leaf).
+    let gather = |mut into: Vec<u32>, head: &[u32], of: &[u32]| {
+        into.clear();
+        into.reserve(total);
+        into.extend_from_slice(head);
+        into.extend(
+            plan.iter()
+                .map(|&t| if t & BARE == 0 { of[t as usize] } else { 0 }),
+        );
+        into
+    };
+    let (own_ids, own_sizes, own_natives) = (
+        std::mem::take(&mut objs.ids),
+        std::mem::take(&mut objs.sizes),
+        std::mem::take(&mut objs.natives),
+    );
+    let (head_ids, head_sizes, head_natives) = (&r.ids, &r.sizes, &r.natives);
+    let numbers = || {
+        let (ids, spare) = match (own_ids, head_ids) {
+            (Column::Narrow(own), Column::Narrow(head)) => {
+                (Column::Narrow(gather(scratch, head, &own)), own)
+            }
+            (own, _) => {
+                let mut ids = head_ids.clone();
+                for &t in plan {
+                    ids.push(if t & BARE != 0 {
+                        0
+                    } else if object_types[t as usize] == NO_TYPE {
+                        own.get(t as usize)
+                    } else {
+                        own.get(t as usize) & 0xFFFF_FFFF
+                    });
+                }
+                (ids, scratch)
+            }
+        };
+        let sizes = gather(spare, head_sizes, &own_sizes);
+        let natives = gather(own_sizes, head_natives, &own_natives);
+        (ids, sizes, natives, own_natives)
+    };
+    let (ids, sizes, natives, spare) = if threads {
+        std::thread::scope(|s| {
+            let labelling = s.spawn(|| label(&mut types[base..], &mut names[base..]));
+            let numbers = numbers();
+            labelling
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            numbers
+        })
+    } else {
+        label(&mut types[base..], &mut names[base..]);
+        numbers()
+    };
+    r.types = types;
+    r.names = names;
+    r.ids = ids;
+    r.sizes = sizes;
+    r.natives = natives;
+    r.kinds.extend(
+        plan.iter()
+            .filter(|&&t| t & BARE != 0)
+            .map(|_| super::Node::Leaf),
+    );
+    spare
 }
 
 /// Where object `i`'s bytes start, read again from its table item.
@@ -440,15 +688,18 @@ fn read_names<R: Read + Seek>(
 
 /// The memory the nodes of `n` objects are made in, each page written once so that the
 /// system maps it: the address index's slots (all empty), each object's name (none) and
-/// whether it has its node, and room for the named objects and the node columns.
+/// whether it has its node, and room for the named objects, the node type and name
+/// columns and the first number column.
 struct Ahead {
     slots: Vec<u64>,
     names: Vec<u32>,
     made: Vec<bool>,
     order: Vec<u32>,
+    /// The node type and name columns.
     types: Vec<u8>,
-    ids: Vec<u32>,
-    columns: [Vec<u32>; 3],
+    labels: Vec<u32>,
+    /// Room for the first number column gathered (see [`make_nodes`]).
+    scratch: Vec<u32>,
 }
 
 impl Ahead {
@@ -475,8 +726,8 @@ impl Ahead {
             },
             order: room(n, 0),
             types: room(n + 64, 0),
-            ids: room32(),
-            columns: [room32(), room32(), room32()],
+            labels: room32(),
+            scratch: room32(),
         }
     }
 }

@@ -129,6 +129,26 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
     }
 }
 
+/// A file that a second thread can read too: [`Twin::twin`] gives a reader of the same
+/// bytes at a position of its own, where the kind of reader allows one.
+pub trait Twin: Read + Seek + Send {
+    fn twin(&self) -> Option<Self>
+    where
+        Self: Sized;
+}
+
+impl Twin for std::io::Cursor<&[u8]> {
+    fn twin(&self) -> Option<Self> {
+        Some(std::io::Cursor::new(*self.get_ref()))
+    }
+}
+
+impl Twin for crate::input::PosReader<'_> {
+    fn twin(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+}
+
 /// Reads `[from, to)` of the file into the same place of `data`.
 pub(super) fn fill<R: Read + Seek>(
     file: &mut R,

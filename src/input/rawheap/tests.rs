@@ -895,9 +895,9 @@ fn names_match_growing_addresses_as_they_match_sorted_ones() {
 
 /// A version-1 heap of `n` more objects of several types, in no address order: named ones
 /// (a framework one, an address named twice, a name on an address outside the table),
-/// native pointers with binding sizes, hashes in the ids, objects without an hclass, and
-/// roots among them and outside the table.
-fn big_v1_heap(n: u64) -> Rawheap {
+/// native pointers with binding sizes, hashes in the ids (where `hashed`: ids wider than
+/// 32 bits), objects without an hclass, and roots among them and outside the table.
+fn big_v1_heap(n: u64, hashed: bool) -> Rawheap {
     let mut h = v1_heap();
     let hclasses = [H_OBJ, H_PLAIN, H_STR, H_ARR, H_NP, 0x9990];
     let addr = |i: u64| 0x10_0000 + 32 * ((i * 7919) % n);
@@ -909,7 +909,7 @@ fn big_v1_heap(n: u64) -> Rawheap {
             body[off::BINDING_SIZE..off::BINDING_SIZE + 4]
                 .copy_from_slice(&(i as u32 * 3).to_le_bytes());
         }
-        let id = if i % 11 == 0 {
+        let id = if hashed && i % 11 == 0 {
             (i + 9) << 32 | (2 * i + 21)
         } else {
             2 * i + 21
@@ -932,7 +932,15 @@ fn big_v1_heap(n: u64) -> Rawheap {
 
 #[test]
 fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() {
-    let bytes = big_v1_heap(90_000).build();
+    // Ids of 32 bits (their columns gathered in the objects' own memory) and wider.
+    let narrow = big_v1_heap(90_000, false).build();
+    let [reference, one, threaded, file] = every_way(&narrow);
+    let (ids, ..) = reference.clone().unwrap();
+    assert!(ids.len() > 90_000 && ids.iter().all(|&id| id >> 32 == 0));
+    assert_eq!(one, reference);
+    assert_eq!(threaded, reference);
+    assert_eq!(file, reference);
+    let bytes = big_v1_heap(90_000, true).build();
     assert!(bytes.len() > 4 << 20, "{}", bytes.len());
     let [reference, one, threaded, file] = every_way(&bytes);
     let (ids, sizes, natives, classes, _, warnings) = reference.clone().unwrap();
@@ -964,10 +972,12 @@ fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() 
 
 #[test]
 fn a_damaged_version_1_heap_gives_the_same_error_streamed_threaded_or_in_memory() {
-    let good = big_v1_heap(30).build();
-    assert!(flips_read_alike(&good) > 100);
+    for hashed in [false, true] {
+        let good = big_v1_heap(30, hashed).build();
+        assert!(flips_read_alike(&good) > 100);
+    }
     // Cuts inside the last object's bytes (the trailer and index moved along) too.
-    let h = big_v1_heap(30);
+    let h = big_v1_heap(30, true);
     for keep in [0, 1, 8, 20] {
         let mut cut = h.clone();
         cut.objects.last_mut().unwrap().body.truncate(keep);
