@@ -19,10 +19,8 @@ pub use stream::Twin;
 use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
 use std::rc::Rc;
-use std::sync::LazyLock;
 
 use hashbrown::HashMap;
-use memchr::memmem;
 
 use super::heapsnapshot::ParseOptions;
 use crate::model::column::Column;
@@ -504,13 +502,24 @@ impl Strings {
 
     /// A string of its own (the string table's names, which differ from each other).
     fn push(&mut self, s: &str) -> u32 {
-        static GLOBAL: LazyLock<memmem::Finder<'static>> =
-            LazyLock::new(|| memmem::Finder::new(b"_GLOBAL"));
         let i = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
-        self.global.push(GLOBAL.find(s.as_bytes()).is_some());
+        // Most names have no `_` at all.
+        let b = s.as_bytes();
+        self.global
+            .push(memchr::memchr_iter(b'_', b).any(|at| b[at..].starts_with(b"_GLOBAL")));
         self.text.push_str(s);
         self.ends.push(self.text.len());
         i
+    }
+
+    /// A string of the file, up to its first NUL, as text (lossy where it is not UTF-8):
+    /// [`Strings::push`].
+    fn push_text(&mut self, text: &[u8]) -> u32 {
+        let text = memchr::memchr(0, text).map_or(text, |nul| &text[..nul]);
+        match std::str::from_utf8(text) {
+            Ok(s) => self.push(s),
+            Err(_) => self.push(&String::from_utf8_lossy(text)),
+        }
     }
 
     fn len(&self) -> usize {
@@ -1072,8 +1081,7 @@ fn read_name_list(
         let addrs = c.take(n as usize * width, "a named object's address")?;
         let text = c.take(len, "a name")?;
         c.take(1, "the NUL after a name")?;
-        let text = text.split(|&b| b == 0).next().unwrap_or_default();
-        each(addrs, strings.push(&String::from_utf8_lossy(text)));
+        each(addrs, strings.push_text(text));
     }
     Ok(())
 }

@@ -677,9 +677,7 @@ fn read_names<R: Read + Seek>(
         if s.len() < addrs + len + 1 {
             return short(at + addrs + len, "the NUL after a name", 1);
         }
-        let text = &s[addrs..addrs + len];
-        let text = text.split(|&c| c == 0).next().unwrap_or_default();
-        let name = strings.push(&String::from_utf8_lossy(text));
+        let name = strings.push_text(&s[addrs..addrs + len]);
         each(&s[..addrs], name);
         b.skip(addrs + len + 1);
     }
