@@ -36,18 +36,49 @@ const BARE: u32 = 1 << 31;
 /// What is kept of each object, in table order.
 #[derive(Default)]
 struct Objects {
-    addrs: Vec<u64>,
+    /// The addresses, less `base` (wrapping): narrow where they lie in one 4 GiB.
+    addrs: Column,
+    base: u64,
     ids: Column,
     sizes: Vec<u32>,
     /// The word at the binding size, if the object is a native pointer (else made 0).
     natives: Vec<u32>,
-    /// Where the objects' bytes start (those of one object table at a time).
-    starts: Vec<u32>,
     /// The object's hclass, by the number of its address in `hclasses`.
     hclass: Vec<u32>,
     /// Read as an hclass: the type byte, `NO_TYPE` where it is not in the memory block.
     /// Then the object's own type.
     types: Vec<u16>,
+}
+
+impl Objects {
+    fn len(&self) -> usize {
+        self.sizes.len()
+    }
+
+    fn reserve(&mut self, count: usize) {
+        self.addrs.reserve(count);
+        self.ids.reserve(count);
+        self.sizes.reserve(count);
+        self.natives.reserve(count);
+        self.hclass.reserve(count);
+        self.types.reserve(count);
+    }
+
+    /// An object's table item: its address, id and size.
+    #[inline]
+    fn push_item(&mut self, addr: u64, id: u64, size: u32) {
+        if self.sizes.is_empty() {
+            self.base = addr & !0xFFFF_FFFF;
+        }
+        self.addrs.push(addr.wrapping_sub(self.base));
+        self.ids.push(id);
+        self.sizes.push(size);
+    }
+
+    #[inline]
+    fn addr(&self, i: usize) -> u64 {
+        self.addrs.get(i).wrapping_add(self.base)
+    }
 }
 
 pub(super) fn parse<R: Twin>(
@@ -92,38 +123,40 @@ pub(super) fn parse<R: Twin>(
         .iter()
         .map(|&(start, size)| (u32_at(data, start).unwrap_or(0) as usize).min(size / 24))
         .sum();
-    // With a reader of its own, the string section is read there too, after that.
-    let twin = if options.threads > 0 {
-        file.twin()
-    } else {
-        None
-    };
-    let (objects, ahead, listed) = std::thread::scope(|s| {
+    // With a reader of its own, the string section is read there too, after that; the
+    // address index is made while it is.
+    let mut twin = file.twin();
+    let (objects, listed) = std::thread::scope(|s| {
+        let (ready, ahead) = std::sync::mpsc::channel();
         let second = (options.threads > 0).then(|| {
             s.spawn(move || {
-                let ahead = Ahead::new(total);
-                let listed = twin.map(|mut twin| Listed::read(&mut twin, string_section));
-                (ahead, listed)
+                ready.send(Ahead::new(total)).ok();
+                Listed::read(&mut twin, string_section)
             })
         });
-        let objects = read_objects(file, data, sections, (bitfield, binding, window));
-        let (ahead, listed) = second
-            .and_then(|handle| handle.join().ok())
-            .unwrap_or_else(|| (Ahead::new(0), None));
-        (objects, ahead, listed)
+        let objects = read_objects(file, data, sections, (bitfield, binding, window)).map(|read| {
+            read.map(|(objs, hclasses, tables)| {
+                let n = objs.len();
+                let mut ahead = ahead
+                    .recv()
+                    .ok()
+                    .filter(|a| a.names.len() == n)
+                    .unwrap_or_else(|| Ahead::new(0));
+                let slots = std::mem::take(&mut ahead.slots);
+                let by_addr = AddrIndex::of_in(n, |i| objs.addr(i), slots);
+                (objs, hclasses, tables, by_addr, ahead)
+            })
+        });
+        let listed = second.and_then(|handle| handle.join().ok());
+        (objects, listed)
     });
-    let Some((mut objs, hclasses, tables)) = objects? else {
+    let Some((mut objs, hclasses, tables, by_addr, ahead)) = objects? else {
         return Ok(Err(frame));
     };
-
     let mut r = Reader::new(data, Version::V1, frame.meta.clone());
     r.header = header;
     r.roots = roots;
-    let n = objs.addrs.len();
-    let ahead = Some(ahead)
-        .filter(|a| a.names.len() == n)
-        .unwrap_or_else(|| Ahead::new(0));
-    let by_addr = AddrIndex::of_in(n, |i| objs.addrs[i], ahead.slots);
+    let n = objs.len();
     // The names: each object's, and the named in string-table order.
     let mut obj_names = ahead.names;
     obj_names.resize(n, NO_NAME);
@@ -146,18 +179,9 @@ pub(super) fn parse<R: Twin>(
         // Read on the second thread: its problems come here, after the objects', as in
         // the in-memory read.
         Some(listed) => {
-            let Listed {
-                strings,
-                addrs,
-                runs,
-            } = listed?;
-            let offset = r.strings.append(strings);
-            let mut from = 0;
-            for (name, count) in runs {
-                let to = from + count as usize;
-                each(&mut addrs[from..to].iter().copied(), name + offset);
-                from = to;
-            }
+            let mut listed = listed?;
+            let offset = r.strings.append(std::mem::take(&mut listed.strings));
+            listed.each(offset, &mut each);
         }
         None => read_names(file, &mut r.strings, string_section, |addrs, name| {
             each(&mut addrs.chunks_exact(8).map(addr64), name);
@@ -179,7 +203,7 @@ pub(super) fn parse<R: Twin>(
         };
         if t == NO_TYPE || usize::from(t) >= types {
             let at = bytes_of(file, &tables, h as usize)? + named.hclass_bitfield as usize;
-            return type_error(i, objs.addrs[i], at, t, types);
+            return type_error(i, objs.addr(i), at, t, types);
         }
         objs.types[i] = t;
     }
@@ -287,9 +311,11 @@ pub(super) fn parse<R: Twin>(
 type Tables = Vec<(usize, usize, usize)>;
 
 /// Reads the object sections: what is kept of each object, the hclasses' addresses (each
-/// object's by its number in `Objects::hclass`), and the tables. None where the read gives
-/// way to the in-memory one.
-fn read_objects<R: Read + Seek>(
+/// object's by its number in `Objects::hclass`), and the tables. Each table's items and
+/// its memory block are read side by side, the block through a reader of its own. None
+/// where the read gives way to the in-memory one: the objects' bytes are not in table
+/// order.
+fn read_objects<R: Twin>(
     file: &mut R,
     data: &[u8],
     sections: &[(usize, usize)],
@@ -299,33 +325,53 @@ fn read_objects<R: Read + Seek>(
     let mut hclasses: Vec<u64> = Vec::new();
     let mut hclass_of: HashMap<u64, u32> = HashMap::new();
     let mut tables: Tables = Vec::new();
+    let mut memory = file.twin();
     for &(start, size) in &sections[2..] {
         let end = start + size;
         let (count, item, table) = object_table(data, start, size)?;
-        let first = objs.addrs.len();
+        let first = objs.len();
         if first + count >= 1 << 31 {
             return Ok(None);
         }
         tables.push((table, item, first));
-        objs.starts.clear();
-        read_items(&mut objs, file, (table, count, item, end))?;
-        // The memory block, in order: the objects' bytes must come in table order.
-        let starts = &objs.starts;
-        if starts.windows(2).any(|w| w[0] > w[1]) {
-            return Ok(None);
-        }
+        objs.reserve(count);
         let mem = table + count * item;
-        let mut bytes = Bytes::new(file, mem, end)?;
+        let mut bytes = Bytes::new(&mut memory, mem, end)?;
+        // Where the last object's bytes start; the next must not start before.
+        let mut after = mem;
+        let mut in_order = true;
+        // The last hclass: objects of one hclass often come one after the other.
         let mut last = (u64::MAX, 0);
-        for &at in starts {
-            bytes.forward(at as usize)?;
+        Bytes::new(file, table, mem)?.items(count, item, |i, at, b| {
+            let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+            let u64_at = |o: usize| u64::from(u32_at(o)) | u64::from(u32_at(o + 4)) << 32;
+            let offset = u32_at(20) as usize;
+            let from = table + offset;
+            if offset < count * item || from.saturating_add(8) > end {
+                return err(
+                    "object section",
+                    at + 20,
+                    format!(
+                        "object {i}'s bytes at offset {offset} are not inside the section's memory block (offsets {} to {})",
+                        count * item,
+                        end - table
+                    ),
+                );
+            }
+            objs.push_item(u64_at(0), u64_at(8), u32_at(16));
+            in_order &= from >= after;
+            if !in_order {
+                // The items are still checked, as the in-memory read checks them first.
+                return Ok(());
+            }
+            after = from;
+            bytes.forward(from)?;
             let (b, _) = bytes.have(window)?;
             let word = |o: usize| {
                 b.get(o..o + 4)
                     .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
             };
             let h = u64::from(word(0).unwrap_or(0)) | u64::from(word(4).unwrap_or(0)) << 32;
-            // Objects of one hclass often come one after the other.
             let k = if h == last.0 {
                 last.1
             } else {
@@ -344,18 +390,25 @@ fn read_objects<R: Read + Seek>(
                     .map_or(NO_TYPE, |w| (w & 0xFF) as u16),
             );
             objs.natives.push(binding.and_then(&word).unwrap_or(0));
+            Ok(())
+        })?;
+        if !in_order {
+            return Ok(None);
         }
     }
-    objs.starts = Vec::new();
     Ok(Some((objs, hclasses, tables)))
 }
 
 /// The string section as read on a thread of its own: its names, and the addresses each
 /// names, in order (`runs`: each name with how many of `addrs` it names).
 struct Listed {
+    /// The names, numbered from 0 in order.
     strings: Strings,
-    addrs: Vec<u64>,
-    runs: Vec<(u32, u32)>,
+    /// The addresses, less `base` (wrapping): narrow where they lie in one 4 GiB.
+    addrs: Column,
+    base: u64,
+    /// How many addresses each name names.
+    counts: Vec<u32>,
 }
 
 impl Listed {
@@ -363,56 +416,48 @@ impl Listed {
         let mut strings = Strings::default();
         // Room for as many addresses as the section can hold: only what is used of it is
         // ever mapped, and the list never moves as it grows.
-        let mut addrs: Vec<u64> = Vec::with_capacity(section.1 / 8);
-        let mut runs = Vec::new();
-        read_names(file, &mut strings, section, |named, name| {
-            addrs.extend(named.chunks_exact(8).map(addr64));
-            runs.push((name, (named.len() / 8) as u32));
+        let mut addrs = Column::default();
+        addrs.reserve(section.1 / 8);
+        let mut base = None;
+        let mut counts = Vec::new();
+        read_names(file, &mut strings, section, |named, _| {
+            for a in named.chunks_exact(8).map(addr64) {
+                let base = *base.get_or_insert(a & !0xFFFF_FFFF);
+                addrs.push(a.wrapping_sub(base));
+            }
+            counts.push((named.len() / 8) as u32);
         })?;
         Ok(Listed {
             strings,
             addrs,
-            runs,
+            base: base.unwrap_or(0),
+            counts,
         })
+    }
+
+    /// Hands `each` every name (numbered after `offset`) with the addresses it names.
+    fn each(&self, offset: u32, each: &mut impl FnMut(&mut dyn Iterator<Item = u64>, u32)) {
+        let base = self.base;
+        let mut from = 0;
+        for (name, &count) in self.counts.iter().enumerate() {
+            let to = from + count as usize;
+            let name = u32::try_from(name).unwrap_or(u32::MAX) + offset;
+            match &self.addrs {
+                Column::Narrow(a) => each(
+                    &mut a[from..to].iter().map(|&a| base.wrapping_add(u64::from(a))),
+                    name,
+                ),
+                Column::Wide(a) => {
+                    each(&mut a[from..to].iter().map(|&a| base.wrapping_add(a)), name);
+                }
+            }
+            from = to;
+        }
     }
 }
 
 fn addr64(a: &[u8]) -> u64 {
     u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]])
-}
-
-/// Reads one object table's items: addresses, ids, sizes and where the bytes start.
-fn read_items<R: Read + Seek>(
-    objs: &mut Objects,
-    file: &mut R,
-    (table, count, item, end): (usize, usize, usize, usize),
-) -> Result<(), RawheapError> {
-    objs.addrs.reserve(count);
-    objs.ids.reserve(count);
-    objs.sizes.reserve(count);
-    objs.starts.reserve(count);
-    Bytes::new(file, table, table + count * item)?.items(count, item, |i, at, b| {
-        let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-        let u64_at = |o: usize| u64::from(u32_at(o)) | u64::from(u32_at(o + 4)) << 32;
-        let offset = u32_at(20) as usize;
-        let from = table + offset;
-        if offset < count * item || from.saturating_add(8) > end {
-            return err(
-                "object section",
-                at + 20,
-                format!(
-                    "object {i}'s bytes at offset {offset} are not inside the section's memory block (offsets {} to {})",
-                    count * item,
-                    end - table
-                ),
-            );
-        }
-        objs.addrs.push(u64_at(0));
-        objs.ids.push(u64_at(8));
-        objs.sizes.push(u32_at(16));
-        objs.starts.push(u32::try_from(from).unwrap_or(u32::MAX));
-        Ok(())
-    })
 }
 
 /// The object nodes, each made once.

@@ -129,23 +129,22 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
     }
 }
 
-/// A file that a second thread can read too: [`Twin::twin`] gives a reader of the same
-/// bytes at a position of its own, where the kind of reader allows one.
-pub trait Twin: Read + Seek + Send {
-    fn twin(&self) -> Option<Self>
-    where
-        Self: Sized;
+/// A file that is read at two places at once, or by a second thread: [`Twin::twin`]
+/// gives a reader of the same bytes at a position of its own.
+pub trait Twin: Read + Seek + Send + Sized {
+    #[must_use]
+    fn twin(&self) -> Self;
 }
 
 impl Twin for std::io::Cursor<&[u8]> {
-    fn twin(&self) -> Option<Self> {
-        Some(std::io::Cursor::new(*self.get_ref()))
+    fn twin(&self) -> Self {
+        std::io::Cursor::new(*self.get_ref())
     }
 }
 
 impl Twin for crate::input::PosReader<'_> {
-    fn twin(&self) -> Option<Self> {
-        Some(self.clone())
+    fn twin(&self) -> Self {
+        self.clone()
     }
 }
 
