@@ -622,8 +622,86 @@ struct Reader<'a> {
     layouts: HashMap<u32, Layout>,
     /// Whether the ids are fresh, when the objects were not kept (`stream.rs`).
     fresh: Option<bool>,
-    /// Memory the class column may be made in (`lean.rs`).
-    class_room: Vec<ClassId>,
+    /// The nodes' classes, of the first nodes where they were found before `finish`
+    /// (`lean.rs`).
+    classes: Classes,
+}
+
+/// Each node's class, naming each class once. A node's class comes from its type, and for
+/// objects and natives its name too: the classes found so far are kept by type and by
+/// name, which is cheaper than hashing every node's key.
+struct Classes {
+    /// The class of each node so far.
+    of: Vec<ClassId>,
+    names: Vec<String>,
+    interned: HashMap<String, ClassId>,
+    by_type: [ClassId; 256],
+    by_name: [Vec<ClassId>; 2],
+}
+
+impl Default for Classes {
+    fn default() -> Self {
+        Classes::new(Vec::new())
+    }
+}
+
+impl Classes {
+    /// No classes yet; the class column is made in `room`.
+    fn new(mut room: Vec<ClassId>) -> Classes {
+        room.clear();
+        Classes {
+            of: room,
+            names: Vec::new(),
+            interned: HashMap::new(),
+            by_type: [ClassId::MAX; 256],
+            by_name: Default::default(),
+        }
+    }
+
+    /// The classes of the next nodes, of these types and names.
+    fn extend(&mut self, types: &[u8], names: &[u32], strings: &Strings) {
+        let Classes {
+            of,
+            names: class_names,
+            interned,
+            by_type,
+            by_name,
+        } = self;
+        let mut class_of = |ty: u8, name: u32| {
+            let text = class_name(
+                NODE_TYPES.get(ty as usize).copied(),
+                u64::from(ty),
+                strings.get(name),
+                false,
+            );
+            *interned.entry(text).or_insert_with_key(|text| {
+                class_names.push(text.clone());
+                ClassId::try_from(class_names.len() - 1).unwrap_or(ClassId::MAX)
+            })
+        };
+        of.reserve(types.len());
+        for (&ty, &name) in types.iter().zip(names) {
+            let list = match ty {
+                T_OBJECT => Some(0),
+                T_NATIVE => Some(1),
+                _ => None,
+            };
+            let slot = match list {
+                Some(k) => {
+                    let list = &mut by_name[k];
+                    if list.len() <= name as usize {
+                        list.resize(name as usize + 1, ClassId::MAX);
+                    }
+                    &mut list[name as usize]
+                }
+                None => &mut by_type[ty as usize],
+            };
+            if *slot == ClassId::MAX {
+                *slot = class_of(ty, name);
+            }
+            of.push(*slot);
+        }
+    }
 }
 
 /// Named fields the version-1 decoder needs.
@@ -1187,23 +1265,28 @@ fn slot_tokens(size: u32) -> usize {
     }
 }
 
+/// Each type's fields, their names interned in `strings` (the first strings a reader
+/// has).
+fn field_refs(meta: &Meta, strings: &mut Strings) -> Vec<Vec<FieldRef>> {
+    meta.types
+        .iter()
+        .map(|t| {
+            t.fields
+                .iter()
+                .map(|f| FieldRef {
+                    name: strings.id(&f.name),
+                    offset: f.offset,
+                    size: f.size,
+                })
+                .collect()
+        })
+        .collect()
+}
+
 impl<'a> Reader<'a> {
     fn new(data: &'a [u8], version: Version, meta: Meta) -> Reader<'a> {
         let mut strings = Strings::default();
-        let fields = meta
-            .types
-            .iter()
-            .map(|t| {
-                t.fields
-                    .iter()
-                    .map(|f| FieldRef {
-                        name: strings.id(&f.name),
-                        offset: f.offset,
-                        size: f.size,
-                    })
-                    .collect()
-            })
-            .collect();
+        let fields = field_refs(&meta, &mut strings);
         Reader {
             data,
             version,
@@ -1246,7 +1329,7 @@ impl<'a> Reader<'a> {
             refs_first: 0,
             layouts: HashMap::new(),
             fresh: None,
-            class_room: Vec::new(),
+            classes: Classes::default(),
         }
     }
 }
@@ -2097,51 +2180,6 @@ impl Reader<'_> {
         }
     }
 
-    /// Each node's class, naming each class once in `class_names`. A node's class comes
-    /// from its type, and for objects and natives its name too: the classes found so far
-    /// are kept by type and by name, which is cheaper than hashing every node's key.
-    fn classes(&self, class_names: &mut Vec<String>, mut classes: Vec<ClassId>) -> Vec<ClassId> {
-        let mut interned: HashMap<String, ClassId> = HashMap::new();
-        let mut by_type = [ClassId::MAX; 256];
-        let mut by_name: [Vec<ClassId>; 2] = Default::default();
-        let mut class_of = |ty: u8, name: u32| {
-            let text = class_name(
-                NODE_TYPES.get(ty as usize).copied(),
-                u64::from(ty),
-                self.strings.get(name),
-                false,
-            );
-            *interned.entry(text).or_insert_with_key(|text| {
-                class_names.push(text.clone());
-                ClassId::try_from(class_names.len() - 1).unwrap_or(ClassId::MAX)
-            })
-        };
-        classes.clear();
-        classes.reserve(self.types.len());
-        for (&ty, &name) in self.types.iter().zip(&self.names) {
-            let named = match ty {
-                T_OBJECT => Some(0),
-                T_NATIVE => Some(1),
-                _ => None,
-            };
-            let slot = match named {
-                Some(k) => {
-                    let list = &mut by_name[k];
-                    if list.len() <= name as usize {
-                        list.resize(name as usize + 1, ClassId::MAX);
-                    }
-                    &mut list[name as usize]
-                }
-                None => &mut by_type[ty as usize],
-            };
-            if *slot == ClassId::MAX {
-                *slot = class_of(ty, name);
-            }
-            classes.push(*slot);
-        }
-        classes
-    }
-
     /// The snapshot: columns, classes, the graph if asked, warnings.
     fn finish(mut self, options: ParseOptions) -> HeapSnapshot {
         let mut snap = HeapSnapshot {
@@ -2162,8 +2200,11 @@ impl Reader<'_> {
         snap.ids = std::mem::take(&mut self.ids);
         snap.self_sizes = Column::Narrow(std::mem::take(&mut self.sizes));
         snap.native_sizes = Column::Narrow(std::mem::take(&mut self.natives));
-        let room = std::mem::take(&mut self.class_room);
-        snap.classes = self.classes(&mut snap.class_names, room);
+        let mut classes = std::mem::take(&mut self.classes);
+        let done = classes.of.len();
+        classes.extend(&self.types[done..], &self.names[done..], &self.strings);
+        snap.classes = classes.of;
+        snap.class_names = classes.names;
         if self.unbounded_reads > 0 {
             snap.warnings.push(Warning::new(
                 WarningCode::RawheapPastMemory,

@@ -11,17 +11,19 @@
 //! read lie far into an object, the read gives way to the in-memory one.
 
 use std::io::{Read, Seek};
+use std::ops::Range;
 
 use hashbrown::HashMap;
 
+use super::meta::Meta;
 use super::stream::{Bytes, Twin, fill};
 use super::{
-    AddrIndex, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError, Reader,
-    Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, fresh_ids, object_table, read_header,
-    read_roots, u32_at,
+    AddrIndex, Classes, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError,
+    Reader, Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, field_refs, fresh_ids,
+    object_table, read_header, read_roots, u32_at,
 };
 use crate::model::column::Column;
-use crate::model::heap::HeapSnapshot;
+use crate::model::heap::{ClassId, HeapSnapshot};
 
 /// Field offsets past this make the read give way to the in-memory one.
 const WINDOW: usize = 1 << 16;
@@ -117,74 +119,128 @@ pub(super) fn parse<R: Twin>(
     let header = read_header(data, root)?;
     let roots = read_roots(data, Version::V1, sections)?;
 
-    // Where two cores are free, the memory the nodes are made in is mapped on a second
-    // thread while the objects are read.
+    // Where two cores are free, a second thread maps the memory the nodes are made in
+    // while the objects are read (a page is slow to map the first time it is written),
+    // and reads the string section with a reader of its own: first the address index's
+    // slots, which are filled as soon as the objects are read, then the string section,
+    // then the memory the names are matched in.
     let total: usize = sections[2..]
         .iter()
         .map(|&(start, size)| (u32_at(data, start).unwrap_or(0) as usize).min(size / 24))
         .sum();
-    // With a reader of its own, the string section is read there too, after that; the
-    // address index is made while it is.
     let mut twin = file.twin();
+    let meta = &frame.meta;
     let (objects, listed) = std::thread::scope(|s| {
-        let (ready, ahead) = std::sync::mpsc::channel();
+        let (ready, slots) = std::sync::mpsc::channel();
         let second = (options.threads > 0).then(|| {
             s.spawn(move || {
-                ready.send(Ahead::new(total)).ok();
-                Listed::read(&mut twin, string_section)
+                ready.send(slots_room(total)).ok();
+                let listed = Listed::read(&mut twin, string_section, meta);
+                (listed, NameRoom::new(total))
             })
         });
         let objects = read_objects(file, data, sections, (bitfield, binding, window)).map(|read| {
             read.map(|(objs, hclasses, tables)| {
                 let n = objs.len();
-                let mut ahead = ahead
-                    .recv()
-                    .ok()
-                    .filter(|a| a.names.len() == n)
-                    .unwrap_or_else(|| Ahead::new(0));
-                let slots = std::mem::take(&mut ahead.slots);
+                let slots = slots.recv().unwrap_or_default();
                 let by_addr = AddrIndex::of_in(n, |i| objs.addr(i), slots);
-                (objs, hclasses, tables, by_addr, ahead)
+                (objs, hclasses, tables, by_addr)
             })
         });
         let listed = second.and_then(|handle| handle.join().ok());
         (objects, listed)
     });
-    let Some((mut objs, hclasses, tables, by_addr, ahead)) = objects? else {
+    let Some((mut objs, hclasses, tables, by_addr)) = objects? else {
         return Ok(Err(frame));
+    };
+    let n = objs.len();
+    // The node columns' memory is mapped while the names are matched.
+    let columns = (options.threads > 0).then(|| std::thread::spawn(move || ColumnRoom::new(n)));
+    let (listed, name_room) = match listed {
+        Some((listed, matched)) if matched.names.len() == n => (Some(listed), matched),
+        Some((listed, _)) => (Some(listed), NameRoom::new(0)),
+        None => (None, NameRoom::new(0)),
     };
     let mut r = Reader::new(data, Version::V1, frame.meta.clone());
     r.header = header;
     r.roots = roots;
-    let n = objs.len();
-    // The names: each object's, and the named in string-table order.
-    let mut obj_names = ahead.names;
+    // The objects the roots name come first, then the named ones at their first mention
+    // (`plan`), then the rest; an object's name is the last one the string table gives it.
+    let mut obj_names = name_room.names;
     obj_names.resize(n, NO_NAME);
+    let mut made = name_room.made;
+    made.resize(n, false);
+    // Addresses outside the table that have a node (a root's or a name's).
+    let mut bare: HashMap<u64, ()> = HashMap::new();
+    let members: Vec<u64> = r
+        .roots
+        .direct
+        .iter()
+        .chain(r.roots.groups.iter().flatten())
+        .copied()
+        .filter(|&a| a & HEAP_OBJECT_MASK == 0)
+        .collect();
+    // The roots' nodes: an object by number, or (`BARE`) a native leaf.
+    let mut rooted: Vec<u32> = Vec::new();
+    for &a in &members {
+        if let Some(i) = by_addr.get(a) {
+            if !std::mem::replace(&mut made[i as usize], true) {
+                rooted.push(i);
+            }
+        } else if bare.insert(a, ()).is_none() {
+            rooted.push(BARE);
+        }
+    }
+    // Each bare address named, and the last name it was given.
     let mut bare_addrs: Vec<u64> = Vec::new();
     let mut bare_names: HashMap<u64, u32> = HashMap::new();
-    let mut order: Vec<u32> = ahead.order;
-    let mut each = |addrs: &mut dyn Iterator<Item = u64>, name: u32| {
-        for a in addrs {
-            order.push(if let Some(i) = by_addr.get(a) {
-                obj_names[i as usize] = name;
-                i
-            } else {
-                bare_names.insert(a, name);
+    let mut plan: Vec<u32> = name_room.order;
+    let mut each = |a: u64, found: Option<u32>, name: u32| {
+        if let Some(i) = found {
+            obj_names[i as usize] = name;
+            if !std::mem::replace(&mut made[i as usize], true) {
+                plan.push(i);
+            }
+        } else {
+            bare_names.insert(a, name);
+            if bare.insert(a, ()).is_none() {
                 bare_addrs.push(a);
-                BARE | u32::try_from(bare_addrs.len() - 1).unwrap_or(0)
-            });
+                plan.push(BARE | u32::try_from(bare_addrs.len() - 1).unwrap_or(0));
+            }
         }
     };
     match listed {
         // Read on the second thread: its problems come here, after the objects', as in
-        // the in-memory read.
+        // the in-memory read. The second half of the addresses is looked up there too,
+        // while this thread takes the first.
         Some(listed) => {
             let mut listed = listed?;
-            let offset = r.strings.append(std::mem::take(&mut listed.strings));
-            listed.each(offset, &mut each);
+            // The reader's strings so far are the list's first ones: the list's become
+            // its (else they are appended, and the names numbered after them).
+            let strings = std::mem::take(&mut listed.strings);
+            listed.shift = if r.strings.len() == listed.first as usize {
+                r.strings = strings;
+                0
+            } else {
+                r.strings.append(strings)
+            };
+            let half = listed.len() / 2;
+            std::thread::scope(|s| {
+                let second = s.spawn(|| listed.look_up(half..listed.len(), &by_addr));
+                listed.each(0..half, |a, name| each(a, by_addr.get(a), name));
+                let found = second
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                let mut found = found.into_iter();
+                listed.each(half..listed.len(), |a, name| {
+                    each(a, found.next().filter(|&i| i != NO_NAME), name);
+                });
+            });
         }
         None => read_names(file, &mut r.strings, string_section, |addrs, name| {
-            each(&mut addrs.chunks_exact(8).map(addr64), name);
+            for a in addrs.chunks_exact(8).map(addr64) {
+                each(a, by_addr.get(a), name);
+            }
         })?,
     }
     let named = named?;
@@ -207,7 +263,8 @@ pub(super) fn parse<R: Twin>(
         }
         objs.types[i] = t;
     }
-    objs.hclass = Vec::new();
+    // The class column is made in the hclasses' memory.
+    let class_room = std::mem::take(&mut objs.hclass);
 
     let native_type = named
         .native_pointer
@@ -220,61 +277,40 @@ pub(super) fn parse<R: Twin>(
     }
 
     // The nodes, in the in-memory reader's order.
-    r.names = ahead.labels;
-    r.types = ahead.types;
+    let columns = columns
+        .and_then(|handle| handle.join().ok())
+        .unwrap_or_else(|| ColumnRoom::new(0));
+    r.names = columns.labels;
+    r.types = columns.types;
     r.fixed_nodes();
-    let empty = r.strings.id("");
-    let mut nodes = Nodes {
-        objs: &objs,
-        names: &obj_names,
-        by_addr: &by_addr,
-        made: {
-            let mut made = ahead.made;
-            made.resize(n, false);
-            made
-        },
-        bare: HashMap::new(),
-        node_types: r
-            .meta
-            .types
-            .iter()
-            .map(|t| u8::try_from(t.node_type).unwrap_or(u8::MAX))
-            .collect(),
-    };
-    let members: Vec<u64> = r
-        .roots
-        .direct
+    let node_types: Vec<u8> = r
+        .meta
+        .types
         .iter()
-        .chain(r.roots.groups.iter().flatten())
-        .copied()
+        .map(|t| u8::try_from(t.node_type).unwrap_or(u8::MAX))
         .collect();
-    for a in members {
-        if a & HEAP_OBJECT_MASK == 0 {
-            nodes.mention(&mut r, a, T_NATIVE, empty);
+    let empty = r.strings.id("");
+    for &target in &rooted {
+        if target == BARE {
+            r.push_node(super::Node::Leaf, T_NATIVE, empty, 0, 0, 0);
+        } else {
+            let i = target as usize;
+            let labels = Labels {
+                names: &obj_names,
+                node_types: &node_types,
+                bare: |_| NO_NAME,
+            };
+            let (ty, name) = labels.of(&r.display, &r.strings, &objs.types, target);
+            r.types.push(ty);
+            r.names.push(name);
+            r.ids.push(objs.id(i));
+            r.sizes.push(objs.sizes[i]);
+            r.natives.push(objs.natives[i]);
         }
     }
     r.push_refs();
-    // The rest of the nodes, in order: each named object at its first mention (a bare
-    // address, `BARE` and its number, at its first), then the objects not named.
-    let mut plan = order;
-    let mut named_nodes = 0;
-    for k in 0..plan.len() {
-        let target = plan[k];
-        let first = if target & BARE != 0 {
-            nodes
-                .bare
-                .insert(bare_addrs[(target & !BARE) as usize], ())
-                .is_none()
-        } else {
-            !std::mem::replace(&mut nodes.made[target as usize], true)
-        };
-        if first {
-            plan[named_nodes] = target;
-            named_nodes += 1;
-        }
-    }
-    plan.truncate(named_nodes);
-    plan.extend((0..n).filter(|&i| !nodes.made[i]).map(|i| i as u32));
+    let named_nodes = plan.len();
+    plan.extend((0..n).filter(|&i| !made[i]).map(|i| i as u32));
     r.obj_base = u32::try_from(r.types.len() + named_nodes).unwrap_or(u32::MAX);
     let bare = |k: u32| {
         // A bare address is named by the last name given it.
@@ -282,25 +318,24 @@ pub(super) fn parse<R: Twin>(
         bare_names.get(&a).copied().unwrap_or(NO_NAME)
     };
     r.fresh = Some(fresh_ids(objs.ids.iter()));
-    let (made, node_types) = (nodes.made, nodes.node_types);
     let labels = Labels {
         names: &obj_names,
         node_types: &node_types,
         bare,
     };
-    r.class_room = make_nodes(
+    let spare = make_nodes(
         &mut r,
         &mut objs,
         &labels,
         &plan,
-        ahead.scratch,
+        (columns.scratch, class_room),
         options.threads > 0,
     );
     r.build_edges(false)?;
     let snap = r.finish(options);
     // What only the read needed is given back on a thread of its own where one is free:
     // unmapping it takes a while.
-    let spent = (objs, by_addr, obj_names, made, plan);
+    let spent = (objs, by_addr, obj_names, made, plan, spare);
     if options.threads > 0 {
         std::thread::spawn(move || drop(spent));
     }
@@ -402,8 +437,12 @@ fn read_objects<R: Twin>(
 /// The string section as read on a thread of its own: its names, and the addresses each
 /// names, in order (`runs`: each name with how many of `addrs` it names).
 struct Listed {
-    /// The names, numbered from 0 in order.
+    /// A reader's first strings (those of [`field_refs`]), then the names in order.
     strings: Strings,
+    /// The number of the first name.
+    first: u32,
+    /// What the names' numbers are moved by.
+    shift: u32,
     /// The addresses, less `base` (wrapping): narrow where they lie in one 4 GiB.
     addrs: Column,
     base: u64,
@@ -412,8 +451,14 @@ struct Listed {
 }
 
 impl Listed {
-    fn read<R: Read + Seek>(file: &mut R, section: (usize, usize)) -> Result<Listed, RawheapError> {
+    fn read<R: Read + Seek>(
+        file: &mut R,
+        section: (usize, usize),
+        meta: &Meta,
+    ) -> Result<Listed, RawheapError> {
         let mut strings = Strings::default();
+        field_refs(meta, &mut strings);
+        let first = u32::try_from(strings.len()).unwrap_or(u32::MAX);
         // Room for as many addresses as the section can hold: only what is used of it is
         // ever mapped, and the list never moves as it grows.
         let mut addrs = Column::default();
@@ -429,76 +474,60 @@ impl Listed {
         })?;
         Ok(Listed {
             strings,
+            first,
+            shift: 0,
             addrs,
             base: base.unwrap_or(0),
             counts,
         })
     }
 
-    /// Hands `each` every name (numbered after `offset`) with the addresses it names.
-    fn each(&self, offset: u32, each: &mut impl FnMut(&mut dyn Iterator<Item = u64>, u32)) {
-        let base = self.base;
+    /// How many addresses are named.
+    fn len(&self) -> usize {
+        self.addrs.len()
+    }
+
+    /// The `k`th named address.
+    #[inline]
+    fn addr(&self, k: usize) -> u64 {
+        self.addrs.get(k).wrapping_add(self.base)
+    }
+
+    /// Hands `each` the named addresses of `range` in order, each with its name.
+    fn each(&self, range: Range<usize>, mut each: impl FnMut(u64, u32)) {
         let mut from = 0;
         for (name, &count) in self.counts.iter().enumerate() {
             let to = from + count as usize;
-            let name = u32::try_from(name).unwrap_or(u32::MAX) + offset;
-            match &self.addrs {
-                Column::Narrow(a) => each(
-                    &mut a[from..to].iter().map(|&a| base.wrapping_add(u64::from(a))),
-                    name,
-                ),
-                Column::Wide(a) => {
-                    each(&mut a[from..to].iter().map(|&a| base.wrapping_add(a)), name);
+            let (lo, hi) = (from.max(range.start), to.min(range.end));
+            if lo < hi {
+                let name = u32::try_from(name).unwrap_or(u32::MAX) + self.first + self.shift;
+                let base = self.base;
+                match &self.addrs {
+                    Column::Narrow(a) => a[lo..hi]
+                        .iter()
+                        .for_each(|&a| each(base.wrapping_add(u64::from(a)), name)),
+                    Column::Wide(a) => a[lo..hi]
+                        .iter()
+                        .for_each(|&a| each(base.wrapping_add(a), name)),
                 }
+            }
+            if to >= range.end {
+                break;
             }
             from = to;
         }
+    }
+
+    /// The object at each named address of `range` (`NO_NAME` where none is).
+    fn look_up(&self, range: Range<usize>, by_addr: &AddrIndex) -> Vec<u32> {
+        range
+            .map(|k| by_addr.get(self.addr(k)).unwrap_or(NO_NAME))
+            .collect()
     }
 }
 
 fn addr64(a: &[u8]) -> u64 {
     u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]])
-}
-
-/// The object nodes, each made once.
-struct Nodes<'o> {
-    objs: &'o Objects,
-    names: &'o [u32],
-    by_addr: &'o AddrIndex,
-    made: Vec<bool>,
-    /// Addresses outside the table that have a node.
-    bare: HashMap<u64, ()>,
-    /// Each type's node type.
-    node_types: Vec<u8>,
-}
-
-impl Nodes<'_> {
-    /// The node of an address, made on first mention (`Reader::mention`).
-    fn mention(&mut self, r: &mut Reader<'_>, addr: u64, ty: u8, name: u32) {
-        if let Some(i) = self.by_addr.get(addr) {
-            self.object(r, i as usize);
-        } else if self.bare.insert(addr, ()).is_none() {
-            r.push_node(super::Node::Leaf, ty, name, 0, 0, 0);
-        }
-    }
-
-    /// Object `i`'s node, unless it has one (`Reader::push_object`).
-    fn object(&mut self, r: &mut Reader<'_>, i: usize) {
-        if std::mem::replace(&mut self.made[i], true) {
-            return;
-        }
-        let labels = Labels {
-            names: self.names,
-            node_types: &self.node_types,
-            bare: |_| NO_NAME,
-        };
-        let (ty, name) = labels.of(&r.display, &r.strings, &self.objs.types, i as u32);
-        r.types.push(ty);
-        r.names.push(name);
-        r.ids.push(self.objs.id(i));
-        r.sizes.push(self.objs.sizes[i]);
-        r.natives.push(self.objs.natives[i]);
-    }
 }
 
 impl Objects {
@@ -550,16 +579,17 @@ impl<B: Fn(u32) -> u32> Labels<'_, B> {
 }
 
 /// Makes the nodes of `plan` after those made so far: objects by number, and bare string
-/// leaves (`BARE` and a number). The type and name columns are filled on a second thread
-/// where `threads`; the number columns are gathered one at a time, each into the memory
-/// of the object column gathered before it (the first into `scratch`), so that no more
-/// is mapped for them. Returns the memory the last leaves free.
+/// leaves (`BARE` and a number). The type and name columns, then every node's class (in
+/// `class_room`), are made on a second thread where `threads`; the number columns are
+/// gathered one at a time, each into the memory of the object column gathered before it
+/// (the first into `scratch`), so that no more is mapped for them. Returns the memory the
+/// last leaves free.
 fn make_nodes<B: Fn(u32) -> u32 + Sync>(
     r: &mut Reader<'_>,
     objs: &mut Objects,
     labels: &Labels<'_, B>,
     plan: &[u32],
-    scratch: Vec<u32>,
+    (scratch, class_room): (Vec<u32>, Vec<ClassId>),
     threads: bool,
 ) -> Vec<u32> {
     let base = r.types.len();
@@ -569,10 +599,13 @@ fn make_nodes<B: Fn(u32) -> u32 + Sync>(
     types.resize(total, 0);
     names.resize(total, 0);
     let (display, strings, object_types) = (&r.display, &r.strings, &objs.types);
-    let label = |types: &mut [u8], names: &mut [u32]| {
-        for ((ty, name), &target) in types.iter_mut().zip(names.iter_mut()).zip(plan) {
+    let label = |mut types: Vec<u8>, mut names: Vec<u32>| {
+        for ((ty, name), &target) in types[base..].iter_mut().zip(&mut names[base..]).zip(plan) {
             (*ty, *name) = labels.of(display, strings, object_types, target);
         }
+        let mut classes = Classes::new(class_room);
+        classes.extend(&types, &names, strings);
+        (types, names, classes)
     };
     // Each number column: its first `base` values, then the plan's (0 for a leaf).
     let gather = |mut into: Vec<u32>, head: &[u32], of: &[u32]| {
@@ -614,19 +647,19 @@ fn make_nodes<B: Fn(u32) -> u32 + Sync>(
         let natives = gather(own_sizes, head_natives, &own_natives);
         (ids, sizes, natives, own_natives)
     };
-    let (ids, sizes, natives, spare) = if threads {
+    let ((types, names, classes), (ids, sizes, natives, spare)) = if threads {
         std::thread::scope(|s| {
-            let labelling = s.spawn(|| label(&mut types[base..], &mut names[base..]));
+            let labelling = s.spawn(|| label(types, names));
             let numbers = numbers();
-            labelling
+            let labels = labelling
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            numbers
+            (labels, numbers)
         })
     } else {
-        label(&mut types[base..], &mut names[base..]);
-        numbers()
+        (label(types, names), numbers())
     };
+    r.classes = classes;
     r.types = types;
     r.names = names;
     r.ids = ids;
@@ -729,48 +762,57 @@ fn read_names<R: Read + Seek>(
     Ok(())
 }
 
-/// The memory the nodes of `n` objects are made in, each page written once so that the
-/// system maps it: the address index's slots (all empty), each object's name (none) and
-/// whether it has its node, and room for the named objects, the node type and name
-/// columns and the first number column.
-struct Ahead {
-    slots: Vec<u64>,
+/// Room for `n` values of `T`, each page written once so that the system maps it.
+fn room<T: Copy>(n: usize, value: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, value);
+    v.clear();
+    v
+}
+
+/// The slots of the address index of `n` objects, all empty.
+fn slots_room(n: usize) -> Vec<u64> {
+    if n == 0 {
+        Vec::new()
+    } else {
+        vec![super::EMPTY_SLOT; AddrIndex::slots_for(n)]
+    }
+}
+
+/// What the names of `n` objects are matched in: each object's name (none) and whether
+/// it has its node, and room for the named objects in order.
+struct NameRoom {
     names: Vec<u32>,
     made: Vec<bool>,
     order: Vec<u32>,
-    /// The node type and name columns.
+}
+
+impl NameRoom {
+    fn new(n: usize) -> NameRoom {
+        let mut made = room(n, false);
+        made.resize(n, false);
+        NameRoom {
+            names: vec![NO_NAME; n],
+            made,
+            order: room(n, 0),
+        }
+    }
+}
+
+/// Room for the node type and name columns of `n` objects, and for the first number
+/// column gathered (see [`make_nodes`]).
+struct ColumnRoom {
     types: Vec<u8>,
     labels: Vec<u32>,
-    /// Room for the first number column gathered (see [`make_nodes`]).
     scratch: Vec<u32>,
 }
 
-impl Ahead {
-    fn new(n: usize) -> Ahead {
-        fn room<T: Copy>(n: usize, value: T) -> Vec<T> {
-            let mut v = Vec::with_capacity(n);
-            v.resize(n, value);
-            v.clear();
-            v
-        }
-        let room32 = || room(n + 64, 0u32);
-        let slots = if n == 0 {
-            Vec::new()
-        } else {
-            vec![super::EMPTY_SLOT; AddrIndex::slots_for(n)]
-        };
-        Ahead {
-            slots,
-            names: vec![NO_NAME; n],
-            made: {
-                let mut made = Vec::with_capacity(n);
-                made.resize(n, false);
-                made
-            },
-            order: room(n, 0),
+impl ColumnRoom {
+    fn new(n: usize) -> ColumnRoom {
+        ColumnRoom {
             types: room(n + 64, 0),
-            labels: room32(),
-            scratch: room32(),
+            labels: room(n + 64, 0),
+            scratch: room(n + 64, 0),
         }
     }
 }
