@@ -251,11 +251,9 @@ pub fn diff_itself(snap: &HeapSnapshot, retained: Option<&[u64]>) -> HeapDiff {
         true,
         retained.map(|r| (r, r)),
         |_, _, classes| {
-            let shared = (0..snap.node_count())
-                .filter(|&n| snap.is_counted(n) && match_id(snap.ids.get(n)).is_some())
-                .count();
+            // One snapshot is one process: its ids are not checked, so not counted.
             let check = IdCheck {
-                shared_ids: shared as u64,
+                shared_ids: 0,
                 mismatched_ids: 0,
             };
             (vec![ObjectChurn::default(); classes], check)
@@ -305,18 +303,32 @@ fn diff_matched(
             }
         }
     }
-    for (class, t) in base.class_totals().iter().enumerate() {
+    // A snapshot compared with itself is added up once.
+    let same = std::ptr::eq(base, head);
+    let base_classes = base.class_totals();
+    let head_classes = if same {
+        base_classes.clone()
+    } else {
+        head.class_totals()
+    };
+    for (class, t) in base_classes.iter().enumerate() {
         let row = &mut rows[base_map[class] as usize];
         row.count.base = row.count.base.saturating_add(t.count);
         row.size.base = row.size.base.saturating_add(t.size);
     }
-    for (class, t) in head.class_totals().iter().enumerate() {
+    for (class, t) in head_classes.iter().enumerate() {
         let row = &mut rows[head_map[class] as usize];
         row.count.head = row.count.head.saturating_add(t.count);
         row.size.head = row.size.head.saturating_add(t.size);
     }
 
-    let native = base.native_totals().zip(head.native_totals()).map(
+    let base_native = base.native_totals();
+    let head_native = if same {
+        base_native.clone()
+    } else {
+        head.native_totals()
+    };
+    let native = base_native.zip(head_native).map(
         |((base_classes, base_total), (head_classes, head_total))| {
             for (class, &size) in base_classes.iter().enumerate() {
                 let n = rows[base_map[class] as usize]
@@ -352,7 +364,15 @@ fn diff_matched(
         }
     }
     let unchanged = sort_rows(&mut rows);
-    let (base_totals, head_totals) = (base.totals(), head.totals());
+    // The totals, from the classes': the same as [`HeapSnapshot::totals`] without a pass
+    // over the nodes.
+    let sum = |classes: &[Totals]| {
+        classes.iter().fold(Totals::default(), |t, c| Totals {
+            count: t.count + c.count,
+            size: t.size.saturating_add(c.size),
+        })
+    };
+    let (base_totals, head_totals) = (sum(&base_classes), sum(&head_classes));
     HeapDiff {
         id_matching,
         id_check: (!same_process).then_some(check),
