@@ -136,7 +136,11 @@ pub(super) fn parse<R: Twin>(
             s.spawn(move || {
                 ready.send(slots_room(total)).ok();
                 let listed = Listed::read(&mut twin, string_section, meta);
-                (listed, NameRoom::new(total))
+                let matched = NameRoom::new(total);
+                // The node columns' memory is mapped while the index is made and the
+                // names are matched.
+                let columns = std::thread::spawn(move || ColumnRoom::new(total));
+                (listed, matched, columns)
             })
         });
         let objects = read_objects(file, data, sections, (bitfield, binding, window)).map(|read| {
@@ -154,12 +158,12 @@ pub(super) fn parse<R: Twin>(
         return Ok(Err(frame));
     };
     let n = objs.len();
-    // The node columns' memory is mapped while the names are matched.
-    let columns = (options.threads > 0).then(|| std::thread::spawn(move || ColumnRoom::new(n)));
-    let (listed, name_room) = match listed {
-        Some((listed, matched)) if matched.names.len() == n => (Some(listed), matched),
-        Some((listed, _)) => (Some(listed), NameRoom::new(0)),
-        None => (None, NameRoom::new(0)),
+    let (listed, name_room, columns) = match listed {
+        Some((listed, matched, columns)) if matched.names.len() == n => {
+            (Some(listed), matched, Some(columns))
+        }
+        Some((listed, _, _)) => (Some(listed), NameRoom::new(0), None),
+        None => (None, NameRoom::new(0), None),
     };
     let mut r = Reader::new(data, Version::V1, frame.meta.clone());
     r.header = header;
