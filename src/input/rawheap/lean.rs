@@ -57,7 +57,10 @@ impl Objects {
         self.sizes.len()
     }
 
+    /// Room for `count` more objects, and some to spare: the columns' memory is used
+    /// again for the node columns, which have a few nodes more.
     fn reserve(&mut self, count: usize) {
+        let count = count + 1024;
         self.addrs.reserve(count);
         self.ids.reserve(count);
         self.sizes.reserve(count);
@@ -267,7 +270,8 @@ pub(super) fn parse<R: Twin>(
         }
         objs.types[i] = t;
     }
-    // The class column is made in the hclasses' memory.
+    // The class column is made in the hclasses' memory, and the ids gathered in the
+    // addresses' where they are narrow.
     let class_room = std::mem::take(&mut objs.hclass);
 
     let native_type = named
@@ -286,6 +290,10 @@ pub(super) fn parse<R: Twin>(
         .unwrap_or_else(|| ColumnRoom::new(0));
     r.names = columns.labels;
     r.types = columns.types;
+    let scratch = match std::mem::take(&mut objs.addrs) {
+        Column::Narrow(addrs) => addrs,
+        Column::Wide(_) => Vec::new(),
+    };
     r.fixed_nodes();
     let node_types: Vec<u8> = r
         .meta
@@ -332,7 +340,7 @@ pub(super) fn parse<R: Twin>(
         &mut objs,
         &labels,
         &plan,
-        (columns.scratch, class_room),
+        (scratch, class_room),
         options.threads > 0,
     );
     r.build_edges(false)?;
@@ -803,12 +811,10 @@ impl NameRoom {
     }
 }
 
-/// Room for the node type and name columns of `n` objects, and for the first number
-/// column gathered (see [`make_nodes`]).
+/// Room for the node type and name columns of `n` objects.
 struct ColumnRoom {
     types: Vec<u8>,
     labels: Vec<u32>,
-    scratch: Vec<u32>,
 }
 
 impl ColumnRoom {
@@ -816,7 +822,6 @@ impl ColumnRoom {
         ColumnRoom {
             types: room(n + 64, 0),
             labels: room(n + 64, 0),
-            scratch: room(n + 64, 0),
         }
     }
 }
