@@ -51,13 +51,22 @@ impl Column {
                 if let Ok(narrow) = u32::try_from(value) {
                     v.push(narrow);
                 } else {
-                    let mut wide: Vec<u64> = Vec::with_capacity(v.capacity().max(v.len() + 1));
-                    wide.extend(v.iter().map(|&x| u64::from(x)));
-                    wide.push(value);
-                    *self = Column::Wide(wide);
+                    self.widen(value);
                 }
             }
             Column::Wide(v) => v.push(value),
+        }
+    }
+
+    /// Makes a narrow column wide, with `value` after its values.
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self, value: u64) {
+        if let Column::Narrow(v) = self {
+            let mut wide: Vec<u64> = Vec::with_capacity(v.capacity().max(v.len() + 1));
+            wide.extend(v.iter().map(|&x| u64::from(x)));
+            wide.push(value);
+            *self = Column::Wide(wide);
         }
     }
 

@@ -414,11 +414,16 @@ fn read_objects<R: Twin>(
             after = from;
             bytes.forward(from)?;
             let (b, _) = bytes.have(window)?;
+            // Fewer than `window` bytes only at the block's end.
+            let b = &b[..b.len().min(window)];
             let word = |o: usize| {
                 b.get(o..o + 4)
                     .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
             };
-            let h = u64::from(word(0).unwrap_or(0)) | u64::from(word(4).unwrap_or(0)) << 32;
+            let h = match b.get(..8) {
+                Some(h) => u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]),
+                None => u64::from(word(0).unwrap_or(0)) | u64::from(word(4).unwrap_or(0)) << 32,
+            };
             let k = if h == last.0 {
                 last.1
             } else {

@@ -85,6 +85,7 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
 
     /// Moves forward to the file offset `to` (at or past the current position, inside
     /// the range).
+    #[inline]
     pub(super) fn forward(&mut self, to: usize) -> Result<(), RawheapError> {
         let ahead = to - self.at();
         if ahead <= self.buf.len() - self.pos {
