@@ -940,6 +940,12 @@ fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() 
     assert_eq!(one, reference);
     assert_eq!(threaded, reference);
     assert_eq!(file, reference);
+    // The same objects in three object sections: the same nodes, every way.
+    let mut split = big_v1_heap(90_000, false);
+    split.object_sections = 3;
+    let split = split.build();
+    assert_eq!(split.len(), narrow.len() + 2 * (8 + 8));
+    assert_eq!(every_way(&split), [reference.clone(), one, threaded, file]);
     let bytes = big_v1_heap(90_000, true).build();
     assert!(bytes.len() > 4 << 20, "{}", bytes.len());
     let [reference, one, threaded, file] = every_way(&bytes);
@@ -972,9 +978,10 @@ fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() 
 
 #[test]
 fn a_damaged_version_1_heap_gives_the_same_error_streamed_threaded_or_in_memory() {
-    for hashed in [false, true] {
-        let good = big_v1_heap(30, hashed).build();
-        assert!(flips_read_alike(&good) > 100);
+    for (hashed, sections) in [(false, 1), (true, 1), (false, 2)] {
+        let mut h = big_v1_heap(30, hashed);
+        h.object_sections = sections;
+        assert!(flips_read_alike(&h.build()) > 100);
     }
     // Cuts inside the last object's bytes (the trailer and index moved along) too.
     let h = big_v1_heap(30, true);

@@ -201,6 +201,9 @@ pub struct Rawheap {
     pub refs: Option<Option<Vec<(u64, u64)>>>,
     pub names: Vec<(String, Vec<u64>)>,
     pub objects: Vec<Object>,
+    /// Version 1: the object sections the objects are written in, one after the other
+    /// (at least one).
+    pub object_sections: usize,
     pub metadata: String,
 }
 
@@ -223,6 +226,7 @@ impl Rawheap {
             refs: None,
             names: Vec::new(),
             objects: Vec::new(),
+            object_sections: 1,
             metadata: metadata(),
         }
     }
@@ -301,42 +305,53 @@ impl Rawheap {
             out.push(0);
         }
         let string_size = out.len() - string_start;
-        // Objects.
-        let object_start = out.len();
-        put32(&mut out, self.objects.len() as u32);
-        put32(&mut out, 24);
-        let table = 24 * self.objects.len();
-        let mut offset = table;
-        for o in &self.objects {
-            if self.version == 1 {
-                put64(&mut out, o.addr);
-                put64(&mut out, o.id);
-                put32(&mut out, o.size);
-                put32(&mut out, offset as u32);
-                offset += o.body.len();
-            } else {
-                put32(&mut out, o.addr as u32);
-                put32(&mut out, o.size);
-                put64(&mut out, o.id);
-                put32(&mut out, o.native);
-                put32(&mut out, o.jstype);
+        // Objects, in one section (or, in version 1, several one after the other).
+        let sections = if self.version == 1 {
+            self.object_sections.max(1)
+        } else {
+            1
+        };
+        let per = self.objects.len().div_ceil(sections).max(1);
+        let mut index = vec![root_start, root_size, string_start, string_size];
+        for (k, objects) in self.objects.chunks(per).enumerate() {
+            if k >= sections {
+                break;
             }
+            let object_start = out.len();
+            put32(&mut out, objects.len() as u32);
+            put32(&mut out, 24);
+            let table = 24 * objects.len();
+            let mut offset = table;
+            for o in objects {
+                if self.version == 1 {
+                    put64(&mut out, o.addr);
+                    put64(&mut out, o.id);
+                    put32(&mut out, o.size);
+                    put32(&mut out, offset as u32);
+                    offset += o.body.len();
+                } else {
+                    put32(&mut out, o.addr as u32);
+                    put32(&mut out, o.size);
+                    put64(&mut out, o.id);
+                    put32(&mut out, o.native);
+                    put32(&mut out, o.jstype);
+                }
+            }
+            for o in objects {
+                out.extend_from_slice(&o.body);
+            }
+            index.extend([object_start, out.len() - object_start]);
         }
-        for o in &self.objects {
-            out.extend_from_slice(&o.body);
+        if index.len() == 4 {
+            // No objects: an empty section.
+            index.extend([out.len(), 8]);
+            put32(&mut out, 0);
+            put32(&mut out, 24);
         }
-        let object_size = out.len() - object_start;
-        for w in [
-            root_start,
-            root_size,
-            string_start,
-            string_size,
-            object_start,
-            object_size,
-        ] {
+        for &w in &index {
             put32(&mut out, w as u32);
         }
-        put32(&mut out, 6);
+        put32(&mut out, index.len() as u32);
         put32(&mut out, 4);
         let body = out.len();
         out.extend_from_slice(self.metadata.as_bytes());
