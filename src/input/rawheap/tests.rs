@@ -978,7 +978,7 @@ fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() 
 
 #[test]
 fn a_damaged_version_1_heap_gives_the_same_error_streamed_threaded_or_in_memory() {
-    for (hashed, sections) in [(false, 1), (true, 1), (false, 2)] {
+    for (hashed, sections) in [(true, 1), (false, 2)] {
         let mut h = big_v1_heap(30, hashed);
         h.object_sections = sections;
         assert!(flips_read_alike(&h.build()) > 100);
