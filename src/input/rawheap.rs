@@ -219,6 +219,30 @@ fn object_table(
     Ok((count, item, c.pos))
 }
 
+/// Where version-1 object `i`'s bytes start, from the `offset` its table item (at `at`)
+/// gives: inside the memory block after the table, with room for its hclass.
+fn object_bytes(
+    i: usize,
+    at: usize,
+    offset: u32,
+    (table, count, item, end): (usize, usize, usize, usize),
+) -> Result<usize, RawheapError> {
+    let offset = offset as usize;
+    let from = table + offset;
+    if offset < count * item || from.saturating_add(8) > end {
+        return err(
+            "object section",
+            at + 20,
+            format!(
+                "object {i}'s bytes at offset {offset} are not inside the section's memory block (offsets {} to {})",
+                count * item,
+                end - table
+            ),
+        );
+    }
+    Ok(from)
+}
+
 struct Cursor<'a> {
     data: &'a [u8],
     pos: usize,
@@ -1040,19 +1064,8 @@ fn read_objects(r: &mut Reader<'_>, sections: &[(usize, usize)]) -> Result<(), R
             let at = table + i * item;
             let o = match r.version {
                 Version::V1 => {
-                    let offset = u32_at(data, at + 20).unwrap_or(0) as usize;
-                    let from = table + offset;
-                    if offset < count * item || from.saturating_add(8) > end {
-                        return err(
-                            "object section",
-                            at + 20,
-                            format!(
-                                "object {i}'s bytes at offset {offset} are not inside the section's memory block (offsets {} to {})",
-                                count * item,
-                                size - 8
-                            ),
-                        );
-                    }
+                    let offset = u32_at(data, at + 20).unwrap_or(0);
+                    let from = object_bytes(i, at, offset, (table, count, item, end))?;
                     Obj {
                         addr: u64_at(data, at).unwrap_or(0),
                         id: u64_at(data, at + 8).unwrap_or(0),

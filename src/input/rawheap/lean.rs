@@ -20,7 +20,7 @@ use super::stream::{Bytes, Twin, fill};
 use super::{
     AddrIndex, Classes, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError,
     Reader, Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, field_refs, fresh_ids,
-    object_table, read_header, read_roots, u32_at,
+    object_bytes, object_table, read_header, read_roots, u32_at,
 };
 use crate::model::column::Column;
 use crate::model::heap::{ClassId, HeapSnapshot};
@@ -392,19 +392,7 @@ fn read_objects<R: Twin>(
         Bytes::new(file, table, mem)?.items(count, item, |i, at, b| {
             let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
             let u64_at = |o: usize| u64::from(u32_at(o)) | u64::from(u32_at(o + 4)) << 32;
-            let offset = u32_at(20) as usize;
-            let from = table + offset;
-            if offset < count * item || from.saturating_add(8) > end {
-                return err(
-                    "object section",
-                    at + 20,
-                    format!(
-                        "object {i}'s bytes at offset {offset} are not inside the section's memory block (offsets {} to {})",
-                        count * item,
-                        end - table
-                    ),
-                );
-            }
+            let from = object_bytes(i, at, u32_at(20), (table, count, item, end))?;
             objs.push_item(u64_at(0), u64_at(8), u32_at(16));
             in_order &= from >= after;
             if !in_order {
