@@ -1,10 +1,17 @@
 //! The streamed read of a version-1 rawheap without a graph: the file is never in memory
 //! whole, and no object table is kept. Without edges, an object needs of its bytes only
 //! its hclass's address (slot 0), the byte its type is in if it is an hclass, and its
-//! binding size if it is a native pointer: the object tables and then the memory blocks
-//! are read in order through a small buffer, those few words of each object kept by
-//! object; the types are then found through the hclasses, and the nodes made in the
-//! in-memory reader's order (roots, named objects in string-table order, the rest).
+//! binding size if it is a native pointer: each object table and its memory block are
+//! read side by side through small buffers (the block through a second reader of the
+//! file, a [`Twin`]), those few words of each object kept by object; the types are then
+//! found through the hclasses, and the nodes made in the in-memory reader's order (roots,
+//! named objects in string-table order, the rest).
+//!
+//! Where two cores are free, a second thread maps the memory the read fills ahead of it
+//! (a page is slow to map the first time it is written), reads the string section with a
+//! reader of its own, looks up half the named addresses, and makes the node labels and
+//! classes while this one gathers the number columns; every result is the one-thread
+//! read's.
 //!
 //! Every check is the in-memory reader's, in its order, with the same message and byte
 //! offset. Where the objects' bytes do not come in the order of the table, or the fields
