@@ -302,27 +302,22 @@ pub(super) fn parse<R: Twin>(
         Column::Wide(_) => Vec::new(),
     };
     r.fixed_nodes();
-    let node_types: Vec<u8> = r
-        .meta
-        .types
-        .iter()
-        .map(|t| u8::try_from(t.node_type).unwrap_or(u8::MAX))
-        .collect();
+    let node_types = r.meta.node_types();
     let empty = r.strings.id("");
+    let root_labels = Labels {
+        names: &obj_names,
+        node_types: &node_types,
+        bare: |_| NO_NAME,
+    };
     for &target in &rooted {
         if target == BARE {
             r.push_node(super::Node::Leaf, T_NATIVE, empty, 0, 0, 0);
         } else {
             let i = target as usize;
-            let labels = Labels {
-                names: &obj_names,
-                node_types: &node_types,
-                bare: |_| NO_NAME,
-            };
-            let (ty, name) = labels.of(&r.display, &r.strings, &objs.types, target);
+            let (ty, name) = root_labels.of(&r.display, &r.strings, &objs.types, target);
             r.types.push(ty);
             r.names.push(name);
-            r.ids.push(objs.id(i));
+            r.ids.push(object_id(&objs.ids, &objs.types, i));
             r.sizes.push(objs.sizes[i]);
             r.natives.push(objs.natives[i]);
         }
@@ -447,7 +442,7 @@ fn read_objects<R: Twin>(
 }
 
 /// The string section as read on a thread of its own: its names, and the addresses each
-/// names, in order (`runs`: each name with how many of `addrs` it names).
+/// names, in order (`counts`: how many of `addrs` each name names).
 struct Listed {
     /// A reader's first strings (those of [`field_refs`]), then the names in order.
     strings: Strings,
@@ -542,16 +537,15 @@ fn addr64(a: &[u8]) -> u64 {
     u64::from_le_bytes([a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]])
 }
 
-impl Objects {
-    /// Object `i`'s id: those with bytes keep the low 32 bits (those with an hclass).
-    #[inline]
-    fn id(&self, i: usize) -> u64 {
-        let id = self.ids.get(i);
-        if self.types[i] == NO_TYPE {
-            id
-        } else {
-            id & 0xFFFF_FFFF
-        }
+/// Object `i`'s id, of the objects' ids and types: those with bytes keep the low 32 bits
+/// (those with an hclass).
+#[inline]
+fn object_id(ids: &Column, types: &[u16], i: usize) -> u64 {
+    let id = ids.get(i);
+    if types[i] == NO_TYPE {
+        id
+    } else {
+        id & 0xFFFF_FFFF
     }
 }
 
@@ -644,12 +638,10 @@ fn make_nodes<B: Fn(u32) -> u32 + Sync>(
             (own, _) => {
                 let mut ids = head_ids.clone();
                 for &t in plan {
-                    ids.push(if t & BARE != 0 {
-                        0
-                    } else if object_types[t as usize] == NO_TYPE {
-                        own.get(t as usize)
+                    ids.push(if t & BARE == 0 {
+                        object_id(&own, object_types, t as usize)
                     } else {
-                        own.get(t as usize) & 0xFFFF_FFFF
+                        0
                     });
                 }
                 (ids, scratch)

@@ -59,6 +59,14 @@ pub struct DictLayout {
 }
 
 impl Meta {
+    /// The node type of each `JSType`'s nodes, by `JSType`.
+    pub fn node_types(&self) -> Vec<u8> {
+        self.types
+            .iter()
+            .map(|t| u8::try_from(t.node_type).unwrap_or(u8::MAX))
+            .collect()
+    }
+
     pub fn is_string(&self, t: u32) -> bool {
         (self.strings.0..=self.strings.1).contains(&t)
     }

@@ -305,12 +305,7 @@ fn read_table<R: Read + Seek>(
     (table, mem, count, item): (usize, usize, usize, usize),
 ) -> Result<Objects, RawheapError> {
     let types = r.meta.types.len();
-    let node_types: Vec<u8> = r
-        .meta
-        .types
-        .iter()
-        .map(|t| u8::try_from(t.node_type).unwrap_or(u8::MAX))
-        .collect();
+    let node_types = r.meta.node_types();
     let is_string: Vec<bool> = (0..types)
         .map(|t| r.meta.is_string(u32::try_from(t).unwrap_or(u32::MAX)))
         .collect();
