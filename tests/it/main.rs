@@ -19,6 +19,7 @@ mod htrace_cases;
 mod leaks;
 mod parallel_parse;
 mod rawheap;
+mod rawheap_v3_writer;
 mod regressions;
 mod release;
 mod runsets;
