@@ -17,6 +17,24 @@ use support::rawheap_v3_expect::{self as expect, Expect};
 use support::rawheap_v3_hybrid::{self as hybrid, DynHeap, Link};
 use support::rawheap_v3_json as json;
 
+/// A JSON array of strings.
+fn texts(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect()
+}
+
+/// A JSON array of numbers.
+fn numbers(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
 /// Bytes from the spec's hex notation (spaces ignored).
 fn hex(s: &str) -> Vec<u8> {
     s.split_whitespace()
@@ -394,6 +412,85 @@ fn every_value_type_is_written_as_the_writer_chooses() {
 }
 
 #[test]
+fn what_the_writer_can_write_and_the_translator_mishandles() {
+    // §4.5: a primitive array of an unmapped component is written raw, element type
+    // UNKNOWN, before another array in its record (§9.2 defect 2).
+    let mut heap = Heap::new();
+    let odd = heap.array_class_named("void[]", Some(Decl::Void), "[V");
+    let raw = heap.array(
+        odd,
+        Body::Prims {
+            len: 3,
+            data: vec![1, 2, 3],
+        },
+    );
+    let next = heap.i32s(&[5]);
+    // §4.7, §6.2: an uninitialized class: no static values, statics not followed.
+    let lazy = heap.class("app.Lazy", Some(heap.object_class), &[]);
+    heap.statics(lazy, &[("held", Decl::Ref)]);
+    let held = heap.string("never dumped");
+    heap.set_static(lazy, "held", Val::Ref(held));
+    heap.classes[lazy.0].initialized = false;
+    heap.root(RootKind::Frame, raw);
+    heap.root(RootKind::Frame, next);
+    // §9.2 defect 3: a process that has handed out 2^29 objects' ids.
+    let d = Process::with_next_id(0x3FFF_FFFE).dump(&heap, &Opts::default());
+    assert_eq!((d.id(raw), d.id(next)), (0x3FFF_FFFE, 0x4000_0000));
+    assert_eq!(d.id(held), 0);
+    let file = d.bytes();
+    let arrays = records(&file)
+        .into_iter()
+        .find(|r| r.0 == tag::ARRAY_DUMP)
+        .unwrap();
+    assert_eq!(arrays.2, 2, "both arrays in one record");
+    let mut want = item::array(
+        0x3FFF_FFFE,
+        d.id(heap.classes[odd.0].mirror.unwrap()),
+        16,
+        3,
+        ty::UNKNOWN,
+        &[1, 2, 3],
+    );
+    want.extend(item::array(
+        0x4000_0000,
+        u32_at(&arrays.3[24..], 4),
+        16,
+        1,
+        ty::INT,
+        &5i32.to_le_bytes(),
+    ));
+    assert_eq!(arrays.3, &want[..]);
+    let lazy_id = d.id(heap.classes[lazy.0].mirror.unwrap());
+    let lazy_dump = all_items(&file, tag::CLASS_DUMP)
+        .into_iter()
+        .find(|i| u32_at(i, 0) == lazy_id)
+        .unwrap();
+    // One static descriptor ("held", OBJECT, offset 8, static|private), no values.
+    assert_eq!(
+        lazy_dump[20..],
+        [
+            &[1, 0][..],
+            &d.strings
+                .iter()
+                .position(|s| s == "held")
+                .unwrap()
+                .to_le_bytes()[..4],
+            &hex("09 08 00 00 00 0A 00  00 00  00 00  00 00")
+        ]
+        .concat()[..]
+    );
+    // Defect 4: a reference array relabelled WEAK_OBJECT.
+    let (heap, _) = expect::values_heap();
+    let d = expect::dump(&heap);
+    let weak = damage::weak_element_type(&d);
+    assert_eq!(weak.bytes[weak.at], ty::WEAK_OBJECT);
+    assert_eq!(
+        weak.at - weak.record_offset - 17,
+        all_items(&d.bytes(), tag::ARRAY_DUMP)[0].len() + 20
+    );
+}
+
+#[test]
 fn records_are_batched_at_64_kib_and_class_records_come_after_the_objects() {
     let mut heap = Heap::new();
     let c = heap.class("app.Item", Some(heap.object_class), &[]);
@@ -676,12 +773,7 @@ fn the_static_cdp_snapshot_is_v8_shaped_with_positional_ids() {
     assert_eq!(meta["node_fields"].as_array().unwrap().len(), 7);
     assert_eq!(meta["node_types"][0][14], "object shape");
     assert_eq!(meta["edge_types"][0].as_array().unwrap().len(), 7);
-    let strings: Vec<&str> = v["strings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().unwrap())
-        .collect();
+    let strings = texts(&v["strings"]);
     assert_eq!(
         strings,
         [
@@ -700,12 +792,7 @@ fn the_static_cdp_snapshot_is_v8_shaped_with_positional_ids() {
             "Array[2]"
         ]
     );
-    let nodes: Vec<u64> = v["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect();
+    let nodes = numbers(&v["nodes"]);
     #[rustfmt::skip]
     let want: [u64; 84] = [
         9, 3, 1, 0, 2, 0, 0,
@@ -722,12 +809,7 @@ fn the_static_cdp_snapshot_is_v8_shaped_with_positional_ids() {
         1, 12, 23, 24, 0, 0, 0,
     ];
     assert_eq!(nodes, want);
-    let edges: Vec<u64> = v["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .collect();
+    let edges = numbers(&v["edges"]);
     #[rustfmt::skip]
     let want_edges: [u64; 36] = [
         1, 0, 7, 1, 1, 14,
@@ -843,13 +925,12 @@ fn facts(d: &Dump) -> Facts {
             .map(|c| c.1.clone())
             .unwrap()
     };
-    let mut objects = Vec::new();
-    for i in all_items(&file, tag::INSTANCE_DUMP) {
-        objects.push((u32_at(&i, 0), class_name(u32_at(&i, 4)), u32_at(&i, 12)));
-    }
-    for i in all_items(&file, tag::ARRAY_DUMP) {
-        objects.push((u32_at(&i, 0), class_name(u32_at(&i, 4)), u32_at(&i, 12)));
-    }
+    // Instances and arrays share the prefix: id, class id, stack trace, size.
+    let mut objects: Vec<(u32, String, u32)> = [tag::INSTANCE_DUMP, tag::ARRAY_DUMP]
+        .iter()
+        .flat_map(|&t| all_items(&file, t))
+        .map(|i| (u32_at(&i, 0), class_name(u32_at(&i, 4)), u32_at(&i, 12)))
+        .collect();
     for i in all_items(&file, tag::STRING_DUMP) {
         objects.push((
             u32_at(&i, 0),

@@ -39,7 +39,8 @@ const BASE_EDGE_TYPES: [&str; 7] = [
 ];
 
 impl Writer {
-    fn node_types(self) -> Vec<&'static str> {
+    /// The node types of the meta, in this writer's order.
+    pub fn node_types(self) -> Vec<&'static str> {
         let tail: &[&str] = match self {
             Writer::Translator => &["framework", "handle", "class"],
             Writer::Runtime => &["class", "framework", "handle"],

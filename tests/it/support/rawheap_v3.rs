@@ -1708,6 +1708,39 @@ pub mod damage {
         )
     }
 
+    /// The first reference array's element type becomes WEAK_OBJECT, which the writer
+    /// never writes (§9.2 defect 4: the translator makes its elements strong).
+    pub fn weak_element_type(d: &Dump) -> Damaged {
+        let r = d.of(tag::ARRAY_DUMP)[0];
+        let body = &d.records[r].body;
+        let mut at = 0;
+        let mut found = None;
+        while at < body.len() {
+            let n = u32::from_le_bytes(body[at + 16..at + 20].try_into().unwrap()) as usize;
+            let t = body[at + 20];
+            if t == ty::OBJECT {
+                found = Some(at);
+                break;
+            }
+            at += 21;
+            if t == ty::TAGGED {
+                for _ in 0..n {
+                    at += 1 + ty::payload(body[at]);
+                }
+            } else {
+                at += ty::payload(t) * n;
+            }
+        }
+        let at = found.expect("a reference array");
+        patch(
+            d,
+            r,
+            RECORD_HEADER + at + 20,
+            &[ty::WEAK_OBJECT],
+            "a weak reference array",
+        )
+    }
+
     /// A header field changed: `field` is its offset (§2.1), `new` its new bytes.
     pub fn header(d: &Dump, field: usize, new: &[u8], what: &'static str) -> Damaged {
         let mut bytes = d.bytes();

@@ -217,20 +217,18 @@ pub fn leak_watcher_pair(
 }
 
 /// The `.jsleaklist` the leak watcher writes next to the dynamic file (rawheap.md §11):
-/// `snapshot_hash` is the SHA-256 of the dynamic file, upper-case hex.
+/// `snapshot_hash` is the SHA-256 of the dynamic file (the test's own SHA-256).
 pub fn jsleaklist(dynamic: &[u8], leaks: &[(u32, &str, &str)]) -> String {
-    use sha2::Digest;
-    let hash = sha2::Sha256::digest(dynamic)
-        .iter()
-        .fold(String::new(), |mut s, b| {
-            std::fmt::Write::write_fmt(&mut s, format_args!("{b:02X}")).unwrap();
-            s
-        });
     let list: Vec<serde_json::Value> = leaks
         .iter()
         .map(|(h, name, msg)| serde_json::json!({"hash": h, "name": name, "msg": msg}))
         .collect();
-    serde_json::json!({"version": "2.0.0", "snapshot_hash": hash, "leakObjList": list}).to_string()
+    serde_json::json!({
+        "version": "2.0.0",
+        "snapshot_hash": super::arkts::sha256_hex(dynamic),
+        "leakObjList": list
+    })
+    .to_string()
 }
 
 /// What a series' leak is, for the tests to check against.

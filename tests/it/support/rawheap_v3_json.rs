@@ -631,31 +631,16 @@ pub fn hybrid(
     b.out.write(Writer::Runtime)
 }
 
-/// A dynamic node type as the dynamic ArkTS dialect names it.
+/// A dynamic node type as the dynamic ArkTS dialect names it (V8's spellings mapped).
 pub fn dyn_kind(t: &str) -> &'static str {
-    const KINDS: [&str; 17] = [
-        "hidden",
-        "array",
-        "string",
-        "object",
-        "code",
-        "closure",
-        "regexp",
-        "number",
-        "native",
-        "synthetic",
-        "concatenated string",
-        "slicedstring",
-        "symbol",
-        "bigint",
-        "class",
-        "framework",
-        "handle",
-    ];
     let t = match t {
         "sliced string" => "slicedstring",
         "object shape" => "hidden",
         t => t,
     };
-    KINDS.iter().find(|k| **k == t).copied().unwrap_or("object")
+    Writer::Runtime
+        .node_types()
+        .into_iter()
+        .find(|k| *k == t)
+        .unwrap_or("object")
 }
