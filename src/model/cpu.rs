@@ -8,6 +8,7 @@
 
 use hashbrown::HashMap;
 
+use super::tree::{Children, NO_PARENT, Visit, depth_first};
 use crate::warning::{Warning, WarningCode};
 
 /// A function's identity: `scriptId` is not part of it.
@@ -105,8 +106,6 @@ pub struct RawProfile {
     /// What the reader noticed, worded for the user.
     pub warnings: Vec<Warning>,
 }
-
-const NO_PARENT: u32 = u32::MAX;
 
 /// A checked profile: a forest of nodes and the time of every sample.
 #[derive(Debug, Clone, Default)]
@@ -460,55 +459,27 @@ impl Profile {
             self_us[f] = self_us[f].saturating_add(w);
         }
 
-        // Children lists (CSR), then a depth-first walk that keeps how many nodes of each
-        // frame are open on the current path.
-        let mut first_child = vec![0u32; n + 1];
-        for &p in &self.node_parent {
-            if p != NO_PARENT {
-                first_child[p as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            first_child[i + 1] += first_child[i];
-        }
-        let mut fill = first_child.clone();
-        let mut children = vec![0u32; n];
-        for (c, &p) in self.node_parent.iter().enumerate() {
-            if p != NO_PARENT {
-                children[fill[p as usize] as usize] = c as u32;
-                fill[p as usize] += 1;
-            }
-        }
+        // A depth-first walk that keeps how many nodes of each frame are open on the
+        // current path; a node's weight and hits become its subtree's on leaving it.
+        let children = Children::new(&self.node_parent);
         let mut open = vec![0u32; self.frames.len()];
         let mut total_us = vec![0u64; self.frames.len()];
         let mut sampled = vec![false; self.frames.len()];
-        // (node, next child position); a node's weight and hits become its subtree's on exit.
-        let mut stack: Vec<(u32, u32)> = Vec::new();
-        for root in (0..n).filter(|&i| self.node_parent[i] == NO_PARENT) {
-            stack.push((root as u32, first_child[root]));
-            open[self.node_frame[root] as usize] += 1;
-            while let Some(top) = stack.last_mut() {
-                let (node, next) = (top.0 as usize, top.1);
-                if next < first_child[node + 1] {
-                    top.1 += 1;
-                    let child = children[next as usize];
-                    open[self.node_frame[child as usize] as usize] += 1;
-                    stack.push((child, first_child[child as usize]));
-                    continue;
-                }
-                stack.pop();
+        depth_first(&self.node_parent, &children, |step| match step {
+            Visit::Enter(node) => open[self.node_frame[node] as usize] += 1,
+            Visit::Leave(node, parent) => {
                 let f = self.node_frame[node] as usize;
                 open[f] -= 1;
                 if open[f] == 0 {
                     total_us[f] = total_us[f].saturating_add(weight[node]);
                     sampled[f] |= hits[node] > 0;
                 }
-                if let Some(&(parent, _)) = stack.last() {
-                    weight[parent as usize] = weight[parent as usize].saturating_add(weight[node]);
-                    hits[parent as usize] = hits[parent as usize].saturating_add(hits[node]);
+                if let Some(p) = parent {
+                    weight[p] = weight[p].saturating_add(weight[node]);
+                    hits[p] = hits[p].saturating_add(hits[node]);
                 }
             }
-        }
+        });
 
         for (f, frame) in self.frames.iter().enumerate() {
             match kinds[f] {
