@@ -12,6 +12,7 @@ mod parallel;
 pub mod rawheap;
 pub use parallel::Busy;
 pub mod selfprof;
+pub mod sourcemap;
 pub mod trace_event;
 
 use std::borrow::Cow;

@@ -49,6 +49,16 @@ impl Frame {
         }
     }
 
+    /// The same frame with the URL's `?query` and `#fragment` dropped.
+    #[must_use]
+    pub fn without_url_query(&self) -> Frame {
+        let mut frame = self.clone();
+        if let Some(cut) = frame.url.find(['?', '#']) {
+            frame.url.truncate(cut);
+        }
+        frame
+    }
+
     /// The V8 pseudo-function this frame stands for, if any.
     pub fn kind(&self) -> FrameKind {
         if !self.url.is_empty() {
@@ -62,6 +72,28 @@ impl Frame {
             _ => FrameKind::Function,
         }
     }
+}
+
+/// Replaces `frames` by their images under `map`, each distinct image once (in order of
+/// first appearance), and returns each old frame's new index.
+pub(crate) fn remap_frames(
+    frames: &mut Vec<Frame>,
+    mut map: impl FnMut(&Frame) -> Frame,
+) -> Vec<u32> {
+    let mut index: HashMap<Frame, u32> = HashMap::new();
+    let mut mapped = Vec::new();
+    let remap = std::mem::take(frames)
+        .iter()
+        .map(|frame| {
+            let next = u32::try_from(mapped.len()).unwrap_or(u32::MAX);
+            *index.entry(map(frame)).or_insert_with_key(|f| {
+                mapped.push(f.clone());
+                next
+            })
+        })
+        .collect();
+    *frames = mapped;
+    remap
 }
 
 /// How a frame is counted.
@@ -347,13 +379,17 @@ impl ProfileTimes {
     /// counts twice a sample whose stack holds both variants (one script loaded twice
     /// with different queries).
     #[must_use]
-    pub fn strip_url_queries(mut self) -> ProfileTimes {
+    pub fn strip_url_queries(self) -> ProfileTimes {
+        self.map_frames(Frame::without_url_query)
+    }
+
+    /// Applies `map` to every function, adding up the times of the functions that then
+    /// coincide (total time as [`ProfileTimes::strip_url_queries`] says).
+    #[must_use]
+    pub fn map_frames(mut self, mut map: impl FnMut(&Frame) -> Frame) -> ProfileTimes {
         let mut merged: HashMap<Frame, FunctionTime> = HashMap::with_capacity(self.functions.len());
-        for (mut frame, t) in std::mem::take(&mut self.functions) {
-            if let Some(cut) = frame.url.find(['?', '#']) {
-                frame.url.truncate(cut);
-            }
-            let m = merged.entry(frame).or_default();
+        for (frame, t) in std::mem::take(&mut self.functions) {
+            let m = merged.entry(map(&frame)).or_default();
             m.self_us = m.self_us.saturating_add(t.self_us);
             m.total_us = m.total_us.saturating_add(t.total_us);
         }
@@ -367,22 +403,14 @@ impl Profile {
     /// coincide are one: `app.js?v=1` and `app.js?v=2` become one script. Done on the
     /// frames, before any time is summed, so a sample still counts once per function.
     pub fn strip_url_queries(&mut self) {
-        let mut index: HashMap<Frame, u32> = HashMap::new();
-        let mut frames = Vec::new();
-        let remap: Vec<u32> = std::mem::take(&mut self.frames)
-            .into_iter()
-            .map(|mut frame| {
-                if let Some(cut) = frame.url.find(['?', '#']) {
-                    frame.url.truncate(cut);
-                }
-                let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
-                *index.entry(frame).or_insert_with_key(|f| {
-                    frames.push(f.clone());
-                    next
-                })
-            })
-            .collect();
-        self.frames = frames;
+        self.map_frames(Frame::without_url_query);
+    }
+
+    /// Applies `map` to every frame (dropping a URL's query, mapping a bundle's position
+    /// to its original source), so that functions that then coincide are one. Done on the
+    /// frames, before any time is summed, so a sample still counts once per function.
+    pub fn map_frames(&mut self, map: impl FnMut(&Frame) -> Frame) {
+        let remap = remap_frames(&mut self.frames, map);
         for f in &mut self.node_frame {
             *f = remap[*f as usize];
         }

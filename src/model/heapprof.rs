@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
-use super::cpu::{Frame, FrameKind};
+use super::cpu::{Frame, FrameKind, remap_frames};
 use super::tree::{Children, NO_PARENT, topmost};
 use crate::warning::{Warning, WarningCode};
 
@@ -224,20 +224,8 @@ impl HeapProfile {
     /// Applies `map` to every frame (dropping a URL's query, mapping a bundle's position
     /// to its original source), so that functions that then coincide are one. Done on the
     /// tree, before anything is summed: a stack still counts once per function.
-    pub fn map_frames(&mut self, mut map: impl FnMut(&Frame) -> Frame) {
-        let mut index: HashMap<Frame, u32> = HashMap::new();
-        let mut frames = Vec::new();
-        let remap: Vec<u32> = std::mem::take(&mut self.frames)
-            .iter()
-            .map(|frame| {
-                let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
-                *index.entry(map(frame)).or_insert_with_key(|f| {
-                    frames.push(f.clone());
-                    next
-                })
-            })
-            .collect();
-        self.frames = frames;
+    pub fn map_frames(&mut self, map: impl FnMut(&Frame) -> Frame) {
+        let remap = remap_frames(&mut self.frames, map);
         for f in &mut self.node_frame {
             *f = remap[*f as usize];
         }
