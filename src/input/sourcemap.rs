@@ -521,7 +521,7 @@ mod tests {
         };
         assert!(s.has_name_at(0, 9, "ab"));
         assert!(!s.has_name_at(0, 9, "a"));
-        assert!(s.has_name_at(0, 26, "a"));
+        assert!(s.has_name_at(0, 25, "a"));
         // Columns count UTF-16 units: `€` is one.
         assert!(s.has_name_at(1, 1, "x"));
         assert_eq!(s.line_len(1), Some(4));

@@ -118,10 +118,16 @@ impl RawHeapProfile {
         }
         let mut unknown = 0usize;
         let mut first_unknown = None;
+        // V8 samples while it writes the profile: the last samples of a `--heap-prof`
+        // file often name nodes made after the tree was taken, numbered past all of its
+        // ids. They are left out without a warning; any other unknown node is damage.
+        let last_id = by_id.keys().max().copied().unwrap_or(0);
         for s in samples {
             let Some(&node) = by_id.get(&s.node_id) else {
-                unknown += 1;
-                first_unknown.get_or_insert(s.node_id);
+                if s.node_id <= last_id {
+                    unknown += 1;
+                    first_unknown.get_or_insert(s.node_id);
+                }
                 continue;
             };
             profile.sample_node.push(node);
@@ -337,13 +343,16 @@ mod tests {
 
     #[test]
     fn unknown_sample_nodes_are_left_out_and_duplicate_ids_are_errors() {
+        // Node 1 is not in the tree (its ids are 2 and 3): a warning. Node 9, past every
+        // id, is a sample V8 took while writing the profile: left out silently.
         let raw = RawHeapProfile {
-            nodes: vec![node(1, "(root)", 0, None), node(2, "a", 7, Some(0))],
-            samples: vec![sample(2, 7), sample(9, 3), sample(8, 3)],
+            nodes: vec![node(3, "(root)", 0, None), node(2, "a", 7, Some(0))],
+            samples: vec![sample(2, 7), sample(1, 3), sample(9, 3), sample(1, 3)],
             ..RawHeapProfile::default()
         };
         let p = raw.build().unwrap();
         assert_eq!(p.samples().len(), 1);
+        assert_eq!(p.warnings.len(), 1);
         assert_eq!(p.warnings[0].code, WarningCode::HeapProfileUnknownNode);
         assert!(
             p.warnings[0].message.starts_with("2 samples"),
