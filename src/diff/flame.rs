@@ -13,52 +13,22 @@ use hashbrown::HashMap;
 use crate::model::change::Change;
 use crate::model::cpu::{Frame, FrameKind, Profile};
 use crate::model::heapprof::HeapProfile;
+use crate::model::tree::CallTree;
 
 /// A call tree with a weight per node, which the flame graph merges: a CPU profile (each
 /// node's sampled time, µs) or a sampling heap profile (each node's bytes).
-pub trait WeightedTree {
-    /// The functions the nodes name.
-    fn frames(&self) -> &[Frame];
-    fn node_count(&self) -> usize;
-    /// A node's frame, an index into [`WeightedTree::frames`].
-    fn node_frame(&self, node: usize) -> usize;
-    /// A node's parent; None for a root.
-    fn node_parent(&self, node: usize) -> Option<usize>;
+pub trait WeightedTree: CallTree {
     /// Each node's own weight.
     fn node_weights(&self) -> Vec<u64>;
 }
 
 impl WeightedTree for Profile {
-    fn frames(&self) -> &[Frame] {
-        &self.frames
-    }
-    fn node_count(&self) -> usize {
-        Profile::node_count(self)
-    }
-    fn node_frame(&self, node: usize) -> usize {
-        Profile::node_frame(self, node)
-    }
-    fn node_parent(&self, node: usize) -> Option<usize> {
-        Profile::node_parent(self, node)
-    }
     fn node_weights(&self) -> Vec<u64> {
         self.node_self_us()
     }
 }
 
 impl WeightedTree for HeapProfile {
-    fn frames(&self) -> &[Frame] {
-        &self.frames
-    }
-    fn node_count(&self) -> usize {
-        HeapProfile::node_count(self)
-    }
-    fn node_frame(&self, node: usize) -> usize {
-        HeapProfile::node_frame(self, node)
-    }
-    fn node_parent(&self, node: usize) -> Option<usize> {
-        HeapProfile::node_parent(self, node)
-    }
     fn node_weights(&self) -> Vec<u64> {
         self.node_self_bytes().to_vec()
     }

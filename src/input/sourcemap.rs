@@ -380,20 +380,7 @@ impl SourceMaps {
         else {
             return self.by_reference(&script_path?, name);
         };
-        let text = match read_limited(&map_path) {
-            Ok(text) => text,
-            Err(e) => {
-                self.warn(
-                    &map_path,
-                    WarningCode::SourceMapUnreadable,
-                    format!(
-                        "{}: source map: cannot read: {e}; positions in {name} stay as they are",
-                        map_path.display()
-                    ),
-                );
-                return None;
-            }
-        };
+        let text = self.read_map(&map_path, name, None)?;
         self.check(
             &map_path,
             sourcemap::decode_slice(&text),
@@ -415,22 +402,34 @@ impl SourceMaps {
         }
         let relative = url.strip_prefix("file://").unwrap_or(url);
         let map_path = path.parent().unwrap_or(Path::new("")).join(relative);
-        let text = match read_limited(&map_path) {
-            Ok(text) => text,
+        let text = self.read_map(&map_path, name, Some(path))?;
+        self.check(&map_path, sourcemap::decode_slice(&text), name, Some(path))
+    }
+
+    /// Reads a map file (that script `referrer`'s `sourceMappingURL` named), or warns.
+    fn read_map(
+        &mut self,
+        map_path: &Path,
+        name: &str,
+        referrer: Option<&Path>,
+    ) -> Option<Vec<u8>> {
+        match read_limited(map_path) {
+            Ok(text) => Some(text),
             Err(e) => {
+                let named = referrer.map_or(String::new(), |r| {
+                    format!(" (named by {}'s sourceMappingURL)", r.display())
+                });
                 self.warn(
-                    &map_path,
+                    map_path,
                     WarningCode::SourceMapUnreadable,
                     format!(
-                        "{}: source map (named by {}'s sourceMappingURL): cannot read: {e}; positions in {name} stay as they are",
-                        map_path.display(),
-                        path.display()
+                        "{}: source map{named}: cannot read: {e}; positions in {name} stay as they are",
+                        map_path.display()
                     ),
                 );
-                return None;
+                None
             }
-        };
-        self.check(&map_path, sourcemap::decode_slice(&text), name, Some(path))
+        }
     }
 
     /// Parses a map and checks that it is the map of script `name` (and of the script's

@@ -8,7 +8,7 @@
 
 use hashbrown::HashMap;
 
-use super::tree::{Children, NO_PARENT, Visit, depth_first};
+use super::tree::{CallTree, Children, NO_PARENT, Visit, depth_first};
 use crate::warning::{Warning, WarningCode};
 
 /// A function's identity: `scriptId` is not part of it.
@@ -414,6 +414,18 @@ impl Profile {
         for f in &mut self.node_frame {
             *f = remap[*f as usize];
         }
+    }
+}
+
+impl CallTree for Profile {
+    fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+    fn node_frames(&self) -> &[u32] {
+        &self.node_frame
+    }
+    fn node_parents(&self) -> &[u32] {
+        &self.node_parent
     }
 }
 

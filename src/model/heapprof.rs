@@ -19,7 +19,7 @@ use std::sync::Arc;
 use hashbrown::HashMap;
 
 use super::cpu::{Frame, FrameKind, remap_frames};
-use super::tree::{Children, NO_PARENT, topmost};
+use super::tree::{CallTree, Children, NO_PARENT, topmost};
 use crate::warning::{Warning, WarningCode};
 
 /// One call-tree node as the reader found it.
@@ -196,23 +196,20 @@ impl HeapProfileTotals {
     }
 }
 
+impl CallTree for HeapProfile {
+    fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+    fn node_frames(&self) -> &[u32] {
+        &self.node_frame
+    }
+    /// A parent always comes before its children.
+    fn node_parents(&self) -> &[u32] {
+        &self.node_parent
+    }
+}
+
 impl HeapProfile {
-    /// Call-tree nodes.
-    pub fn node_count(&self) -> usize {
-        self.node_parent.len()
-    }
-
-    /// A node's frame, an index into [`HeapProfile::frames`].
-    pub fn node_frame(&self, node: usize) -> usize {
-        self.node_frame[node] as usize
-    }
-
-    /// A node's parent; None for the head. A parent always comes before its children.
-    pub fn node_parent(&self, node: usize) -> Option<usize> {
-        let p = self.node_parent[node];
-        (p != NO_PARENT).then_some(p as usize)
-    }
-
     /// Each node's `selfSize`, bytes.
     pub fn node_self_bytes(&self) -> &[u64] {
         &self.node_self

@@ -1,9 +1,39 @@
-//! Call trees given as each node's parent: their children lists, and which nodes are the
+//! Call trees given as each node's parent ([`CallTree`]): their children lists, and which nodes are the
 //! topmost of their function on their path (where a total is counted once per stack when
 //! a function recurs). Shared by the CPU profile and the sampling heap profile.
 
+use super::cpu::Frame;
+
 /// The parent of a root.
 pub const NO_PARENT: u32 = u32::MAX;
+
+/// A call tree whose nodes name their frame and their parent: a CPU profile's, a sampling
+/// heap profile's.
+pub trait CallTree {
+    /// The distinct functions the nodes name.
+    fn frames(&self) -> &[Frame];
+    /// Each node's frame, an index into [`CallTree::frames`].
+    fn node_frames(&self) -> &[u32];
+    /// Each node's parent's index, [`NO_PARENT`] for a root. Following parents always
+    /// ends at a root (checked when the tree is built).
+    fn node_parents(&self) -> &[u32];
+
+    /// Call-tree nodes.
+    fn node_count(&self) -> usize {
+        self.node_parents().len()
+    }
+
+    /// A node's frame, an index into [`CallTree::frames`].
+    fn node_frame(&self, node: usize) -> usize {
+        self.node_frames()[node] as usize
+    }
+
+    /// A node's parent; None for a root.
+    fn node_parent(&self, node: usize) -> Option<usize> {
+        let p = self.node_parents()[node];
+        (p != NO_PARENT).then_some(p as usize)
+    }
+}
 
 /// Each node's children, in node order, as compressed rows.
 pub struct Children {
