@@ -332,6 +332,18 @@ mod tests {
     }
 
     #[test]
+    fn profiles_from_before_samples_and_ids_are_read() {
+        // Chrome 75 and older: no "samples", no node "id".
+        let text = r#"{"head":{"callFrame":{"functionName":"(root)","url":"","lineNumber":-1,"columnNumber":-1},"selfSize":0,"children":[{"callFrame":{"functionName":"f","url":"/a.js","lineNumber":0,"columnNumber":4},"selfSize":512,"children":[]}]}}"#;
+        let raw = parse(text.as_bytes()).unwrap();
+        assert_eq!(raw.nodes.len(), 2);
+        assert!(raw.nodes.iter().all(|n| n.id.is_none()) && raw.samples.is_empty());
+        let t = raw.build().unwrap().functions();
+        let f = t.functions[&Frame::one_based("f", "/a.js", 1, 5)];
+        assert_eq!((f.self_bytes, f.total_bytes, f.self_samples), (512, 512, 0));
+    }
+
+    #[test]
     fn a_tree_deeper_than_any_nesting_limit_is_read() {
         use std::fmt::Write as _;
         let depth = 20_000;
