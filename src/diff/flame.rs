@@ -18,17 +18,25 @@ use crate::model::tree::CallTree;
 /// A call tree with a weight per node, which the flame graph merges: a CPU profile (each
 /// node's sampled time, µs) or a sampling heap profile (each node's bytes).
 pub trait WeightedTree: CallTree {
+    /// The distinct functions the nodes name.
+    fn frames(&self) -> &[Frame];
     /// Each node's own weight.
     fn node_weights(&self) -> Vec<u64>;
 }
 
 impl WeightedTree for Profile {
+    fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
     fn node_weights(&self) -> Vec<u64> {
         self.node_self_us()
     }
 }
 
 impl WeightedTree for HeapProfile {
+    fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
     fn node_weights(&self) -> Vec<u64> {
         self.node_self_bytes().to_vec()
     }

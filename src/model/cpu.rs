@@ -418,9 +418,6 @@ impl Profile {
 }
 
 impl CallTree for Profile {
-    fn frames(&self) -> &[Frame] {
-        &self.frames
-    }
     fn node_frames(&self) -> &[u32] {
         &self.node_frame
     }

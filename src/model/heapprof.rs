@@ -197,9 +197,6 @@ impl HeapProfileTotals {
 }
 
 impl CallTree for HeapProfile {
-    fn frames(&self) -> &[Frame] {
-        &self.frames
-    }
     fn node_frames(&self) -> &[u32] {
         &self.node_frame
     }

@@ -2,17 +2,13 @@
 //! topmost of their function on their path (where a total is counted once per stack when
 //! a function recurs). Shared by the CPU profile and the sampling heap profile.
 
-use super::cpu::Frame;
-
 /// The parent of a root.
 pub const NO_PARENT: u32 = u32::MAX;
 
 /// A call tree whose nodes name their frame and their parent: a CPU profile's, a sampling
 /// heap profile's.
 pub trait CallTree {
-    /// The distinct functions the nodes name.
-    fn frames(&self) -> &[Frame];
-    /// Each node's frame, an index into [`CallTree::frames`].
+    /// Each node's frame, an index into the tree's list of distinct functions.
     fn node_frames(&self) -> &[u32];
     /// Each node's parent's index, [`NO_PARENT`] for a root. Following parents always
     /// ends at a root (checked when the tree is built).
@@ -23,7 +19,7 @@ pub trait CallTree {
         self.node_parents().len()
     }
 
-    /// A node's frame, an index into [`CallTree::frames`].
+    /// A node's frame, an index into the tree's list of distinct functions.
     fn node_frame(&self, node: usize) -> usize {
         self.node_frames()[node] as usize
     }
