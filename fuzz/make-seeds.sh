@@ -8,7 +8,7 @@ data=tests/data
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 seeds="$work/seeds"
-mkdir -p "$seeds"/{htrace,heapsnapshot,cpuprofile,trace_event,selfprof,capture,rawheap}
+mkdir -p "$seeds"/{htrace,heapsnapshot,cpuprofile,trace_event,selfprof,capture,rawheap,heapprofile}
 
 inputs() { cargo run --quiet --example bench-inputs -- "$@"; }
 
@@ -50,6 +50,12 @@ for v in 1 2; do
         "$seeds/rawheap/synthetic-40-v$v-parts.rawheap"
 done
 
+# Sampling heap profiles: a node --heap-prof run, an inspector-protocol recording and the
+# bundle's profile (each under 40 KB uncompressed).
+gunzip -c "$data/heapprof/base/run01.heapprofile.gz" >"$seeds/heapprofile/run01.heapprofile"
+gunzip -c "$data/heapprof/cdp-base.heapprofile.gz" >"$seeds/heapprofile/cdp-base.heapprofile"
+gunzip -c "$data/bundle/main.heapprofile.gz" >"$seeds/heapprofile/bundle.heapprofile"
+
 # JS Self-Profiling traces.
 cp "$data"/web/selfprof-{fast,slow}.json "$seeds/selfprof/"
 
@@ -57,7 +63,7 @@ cp "$data"/web/selfprof-{fast,slow}.json "$seeds/selfprof/"
 cp "$seeds/htrace/synthetic-pair.htrace" "$seeds/heapsnapshot/synthetic-40.heapsnapshot" \
     "$data/arkts-real/profile-1.cpuprofile" "$data/web/selfprof-fast.json" \
     "$seeds/trace_event/chrome-profile-events.json" "$seeds/rawheap/synthetic-40-v2-parts.rawheap" \
-    "$seeds/capture/"
+    "$seeds/heapprofile/cdp-base.heapprofile" "$seeds/capture/"
 gzip -9 -n -c "$seeds/heapsnapshot/snapshot-2.heapsnapshot" >"$seeds/capture/snapshot-2.heapsnapshot.gz"
 # (From the scratch directory, so that the baseline names its source the same each time.)
 root=$PWD

@@ -94,6 +94,21 @@ warning_codes! {
     /// down by hand: such a node hangs under the root instead.
     CpuOrphanNodes => "cpu-orphan-nodes",
 
+    // Sampling heap profile reader (`.heapprofile`).
+    /// Samples name a node that is not in the heap profile's tree; they are left out.
+    HeapProfileUnknownNode => "heapprofile-unknown-node",
+
+    // Source maps.
+    /// A source map could not be read or does not parse; its script's positions stay
+    /// as they are.
+    SourceMapUnreadable => "source-map-unreadable",
+    /// A source map is not the map of the script it was found for (its `file`, or its
+    /// mappings, do not fit the script); it is not used.
+    SourceMapMismatch => "source-map-mismatch",
+    /// Positions in scripts that have a source map that the map does not cover; they stay
+    /// as they are.
+    SourceMapUnmapped => "source-map-unmapped",
+
     // Trace Event reader.
     /// The trace ends inside an event or the event array; the events before are used.
     TraceCut => "trace-cut",

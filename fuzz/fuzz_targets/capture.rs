@@ -1,6 +1,7 @@
 //! The whole input path of the command line on one file: format sniffing through
-//! gzip/zlib layers, every reader (baselines included), and the heap comparison of the
-//! file's first snapshot with its last, with the trend and a retainer path.
+//! gzip/zlib layers, every reader (baselines and heap profiles included), and the heap
+//! comparison of the file's first snapshot with its last, with the trend and a retainer
+//! path.
 #![no_main]
 
 use std::io::Write;
@@ -29,6 +30,9 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     };
     if let Some(cpu) = &capture.cpu {
         let _ = cpu.times(true);
+    }
+    if let Some(profile) = &capture.heap_profile {
+        let _ = profile.functions();
     }
     let n = capture.snapshot_count();
     if n == 0 || capture.aggregate().is_some() {

@@ -1,5 +1,7 @@
 //! The differential flame graph: BASE's and HEAD's call trees merged stack by stack, each
-//! merged node with its self and total time on both sides.
+//! merged node with its self and total time on both sides. The same merge serves sampling
+//! heap profiles, whose weights are bytes ([`WeightedTree`]): there the `_us` fields of
+//! [`FlameNode`] and [`Flame::min_us`] hold bytes.
 //!
 //! Two nodes are the same when the functions on the way from the root to them are the
 //! same (by [`Frame`], so `scriptId` plays no part), whatever their node ids. Idle samples
@@ -10,6 +12,35 @@ use hashbrown::HashMap;
 
 use crate::model::change::Change;
 use crate::model::cpu::{Frame, FrameKind, Profile};
+use crate::model::heapprof::HeapProfile;
+use crate::model::tree::CallTree;
+
+/// A call tree with a weight per node, which the flame graph merges: a CPU profile (each
+/// node's sampled time, µs) or a sampling heap profile (each node's bytes).
+pub trait WeightedTree: CallTree {
+    /// The distinct functions the nodes name.
+    fn frames(&self) -> &[Frame];
+    /// Each node's own weight.
+    fn node_weights(&self) -> Vec<u64>;
+}
+
+impl WeightedTree for Profile {
+    fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+    fn node_weights(&self) -> Vec<u64> {
+        self.node_self_us()
+    }
+}
+
+impl WeightedTree for HeapProfile {
+    fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+    fn node_weights(&self) -> Vec<u64> {
+        self.node_self_bytes().to_vec()
+    }
+}
 
 /// Frames whose time on both sides is below this share of the larger side's total are
 /// left out of the graph: drawn across a report's width they would be about a pixel wide.
@@ -89,10 +120,10 @@ impl Merge {
         c
     }
 
-    /// Adds one profile's self times as `side` (0 BASE, 1 HEAD).
-    fn add(&mut self, profile: &Profile, side: usize) {
-        let frames: Vec<u32> = profile.frames.iter().map(|f| self.intern(f)).collect();
-        let weight = profile.node_self_us();
+    /// Adds one profile's self weights as `side` (0 BASE, 1 HEAD).
+    fn add<T: WeightedTree + ?Sized>(&mut self, profile: &T, side: usize) {
+        let frames: Vec<u32> = profile.frames().iter().map(|f| self.intern(f)).collect();
+        let weight = profile.node_weights();
         let n = profile.node_count();
         // The merged node of each profile node. Parents may be listed after their
         // children, so each node's unmapped ancestors are mapped top down first.
@@ -111,7 +142,7 @@ impl Merge {
                 let above = profile.node_parent(node).and_then(|p| merged[p]);
                 let frame = profile.node_frame(node);
                 merged[node] = Some(match above {
-                    None if profile.frames[frame].kind() == FrameKind::Root => ROOT,
+                    None if profile.frames()[frame].kind() == FrameKind::Root => ROOT,
                     None => self.child(ROOT, frames[frame]),
                     Some(p) => self.child(p, frames[frame]),
                 });
@@ -142,8 +173,14 @@ impl Merge {
     }
 }
 
-/// Merges the two call trees. `scale` multiplies BASE's times (`--normalize`).
+/// Merges two CPU profiles' call trees. `scale` multiplies BASE's times (`--normalize`).
 pub fn flame(base: &Profile, head: &Profile, scale: Option<f64>) -> Flame {
+    flame_of(base, head, scale)
+}
+
+/// Merges two call trees of any kind (CPU profiles, sampling heap profiles). `scale`
+/// multiplies BASE's weights.
+pub fn flame_of<T: WeightedTree + ?Sized>(base: &T, head: &T, scale: Option<f64>) -> Flame {
     let mut m = Merge::rooted();
     m.add(base, 0);
     m.add(head, 1);
@@ -153,7 +190,7 @@ pub fn flame(base: &Profile, head: &Profile, scale: Option<f64>) -> Flame {
 /// Merges the call trees of run sets: each node's self time on a side is the median of
 /// its self times over that side's runs (0 in a run without the stack), and totals are
 /// summed from them, so that a node's total is its self time plus its children's.
-pub fn flame_of_runs(base: &[&Profile], head: &[&Profile]) -> Flame {
+pub fn flame_of_runs<T: WeightedTree + ?Sized>(base: &[&T], head: &[&T]) -> Flame {
     let mut m = Merge::rooted();
     let mut per_run: [Vec<Vec<u64>>; 2] = [Vec::new(), Vec::new()];
     for (side, runs) in [base, head].into_iter().enumerate() {
@@ -161,7 +198,7 @@ pub fn flame_of_runs(base: &[&Profile], head: &[&Profile]) -> Flame {
             for node in &mut m.nodes {
                 node.self_us[side] = 0;
             }
-            m.add(profile, side);
+            m.add(*profile, side);
             per_run[side].push(m.nodes.iter().map(|n| n.self_us[side]).collect());
         }
     }

@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod explain;
 pub mod flame;
 pub mod heap;
+pub mod heapprof;
 pub mod owners;
 pub mod runs;
 pub mod stats;

@@ -9,7 +9,8 @@ use super::stats::{self, FunctionRuns, RunSet, RunValues, UDistribution, floats,
 use crate::model::change::Change;
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
 
-fn median_of(v: impl Iterator<Item = u64>) -> u64 {
+/// The median of whole numbers, rounded to a whole number.
+pub(super) fn median_of(v: impl Iterator<Item = u64>) -> u64 {
     whole(stats::median(&floats(&v.collect::<Vec<_>>())))
 }
 

@@ -3,6 +3,7 @@
 pub mod baseline;
 pub mod cpuprofile;
 pub mod error;
+pub mod heapprofile;
 pub mod heapsnapshot;
 pub mod htrace;
 pub mod json;
@@ -11,6 +12,7 @@ mod parallel;
 pub mod rawheap;
 pub use parallel::Busy;
 pub mod selfprof;
+pub mod sourcemap;
 pub mod trace_event;
 
 use std::borrow::Cow;
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::model::aggregate::Aggregate;
 use crate::model::cpu::{Profile, ProfileTimes};
 use crate::model::heap::HeapSnapshot;
+use crate::model::heapprof::HeapProfile;
 use crate::warning::{Warning, WarningCode};
 pub use error::{InputError, Problem, Result};
 use htrace::Htrace;
@@ -79,6 +82,8 @@ pub enum Format {
     Baseline,
     /// An ArkTS `.rawheap` binary heap dump.
     Rawheap,
+    /// A sampling heap profile (`.heapprofile`: V8, the DevTools protocol, ArkTS).
+    HeapProfile,
 }
 
 impl Format {
@@ -92,6 +97,7 @@ impl Format {
             Format::SelfProfile => "js-self-profile",
             Format::Baseline => "baseline",
             Format::Rawheap => "rawheap",
+            Format::HeapProfile => "heapprofile",
         }
     }
 }
@@ -259,6 +265,9 @@ fn sniff(prefix: &[u8]) -> std::result::Result<Format, String> {
             }
             if has("frames") && has("stacks") {
                 return Ok(Format::SelfProfile);
+            }
+            if has("head") && heapprofile::sniff(text) {
+                return Ok(Format::HeapProfile);
             }
             if has("nodes") || has("startTime") || has("timeDeltas") {
                 return Ok(Format::CpuProfile);
@@ -459,6 +468,8 @@ pub struct Capture {
     pub cpu_unreadable: bool,
     /// How many CPU profiles the file holds (a trace can hold several; one is read).
     pub cpu_profiles: usize,
+    /// A sampling heap profile: the bytes each call stack allocated.
+    pub heap_profile: Option<HeapProfile>,
     /// Problems met while opening, worded for the user (the path included).
     warnings: Vec<Warning>,
 }
@@ -489,6 +500,7 @@ impl Capture {
             cpu: None,
             cpu_unreadable: false,
             cpu_profiles: 0,
+            heap_profile: None,
             warnings: Vec::new(),
         };
         let describe = capture.detected.describe();
@@ -523,6 +535,20 @@ impl Capture {
                     Engine::ArkTs
                 };
                 capture.set_cpu(profile, None, ProfileSource::of(engine));
+            }
+            Format::HeapProfile => {
+                let reader = open_unwrapped(path, &capture.detected.wrapping)?;
+                let profile = heapprofile::parse(reader)
+                    .map_err(json)?
+                    .build()
+                    .map_err(fail)?;
+                capture.warnings.extend(
+                    profile
+                        .warnings
+                        .iter()
+                        .map(|w| w.prefixed(format_args!("{}: heap profile", path.display()))),
+                );
+                capture.heap_profile = Some(profile);
             }
             Format::SelfProfile => {
                 let text = capture.read_all()?;
@@ -661,11 +687,19 @@ impl Capture {
             1 => Some("a heap snapshot".to_owned()),
             n => Some(format!("{n} heap snapshots")),
         };
-        match (heap, &self.cpu) {
-            (Some(h), Some(_)) => format!("{h} and a CPU profile"),
-            (Some(h), None) => h,
-            (None, Some(_)) => "a CPU profile".to_owned(),
-            (None, None) => "nothing arkdiff compares".to_owned(),
+        let parts: Vec<String> = heap
+            .into_iter()
+            .chain(self.cpu.as_ref().map(|_| "a CPU profile".to_owned()))
+            .chain(
+                self.heap_profile
+                    .as_ref()
+                    .map(|_| "a sampling heap profile".to_owned()),
+            )
+            .collect();
+        match parts.as_slice() {
+            [] => "nothing arkdiff compares".to_owned(),
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
         }
     }
 
@@ -886,6 +920,17 @@ mod tests {
             Ok(Format::CpuProfile)
         );
         assert_eq!(sniff(br#"{"traceEvents":[]}"#), Ok(Format::TraceEvent));
+        assert_eq!(
+            sniff(br#"{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0,"id":1,"children":["#),
+            Ok(Format::HeapProfile)
+        );
+        // The older `.cpuprofile` layout has a `head` too.
+        assert_eq!(
+            sniff(
+                br#"{"head":{"functionName":"(root)","hitCount":0,"children":[]},"startTime":1}"#
+            ),
+            Ok(Format::CpuProfile)
+        );
         assert_eq!(sniff(br#"[{"ph":"X"}"#), Ok(Format::TraceEvent));
         assert_eq!(
             sniff(br#"{"frames":[],"resources":[],"samples":[],"stacks":[]}"#),

@@ -8,6 +8,7 @@
 
 use hashbrown::HashMap;
 
+use super::tree::{CallTree, Children, NO_PARENT, Visit, depth_first};
 use crate::warning::{Warning, WarningCode};
 
 /// A function's identity: `scriptId` is not part of it.
@@ -48,6 +49,16 @@ impl Frame {
         }
     }
 
+    /// The same frame with the URL's `?query` and `#fragment` dropped.
+    #[must_use]
+    pub fn without_url_query(&self) -> Frame {
+        let mut frame = self.clone();
+        if let Some(cut) = frame.url.find(['?', '#']) {
+            frame.url.truncate(cut);
+        }
+        frame
+    }
+
     /// The V8 pseudo-function this frame stands for, if any.
     pub fn kind(&self) -> FrameKind {
         if !self.url.is_empty() {
@@ -61,6 +72,28 @@ impl Frame {
             _ => FrameKind::Function,
         }
     }
+}
+
+/// Replaces `frames` by their images under `map`, each distinct image once (in order of
+/// first appearance), and returns each old frame's new index.
+pub(crate) fn remap_frames(
+    frames: &mut Vec<Frame>,
+    mut map: impl FnMut(&Frame) -> Frame,
+) -> Vec<u32> {
+    let mut index: HashMap<Frame, u32> = HashMap::new();
+    let mut mapped = Vec::new();
+    let remap = std::mem::take(frames)
+        .iter()
+        .map(|frame| {
+            let next = u32::try_from(mapped.len()).unwrap_or(u32::MAX);
+            *index.entry(map(frame)).or_insert_with_key(|f| {
+                mapped.push(f.clone());
+                next
+            })
+        })
+        .collect();
+    *frames = mapped;
+    remap
 }
 
 /// How a frame is counted.
@@ -105,8 +138,6 @@ pub struct RawProfile {
     /// What the reader noticed, worded for the user.
     pub warnings: Vec<Warning>,
 }
-
-const NO_PARENT: u32 = u32::MAX;
 
 /// A checked profile: a forest of nodes and the time of every sample.
 #[derive(Debug, Clone, Default)]
@@ -348,13 +379,17 @@ impl ProfileTimes {
     /// counts twice a sample whose stack holds both variants (one script loaded twice
     /// with different queries).
     #[must_use]
-    pub fn strip_url_queries(mut self) -> ProfileTimes {
+    pub fn strip_url_queries(self) -> ProfileTimes {
+        self.map_frames(Frame::without_url_query)
+    }
+
+    /// Applies `map` to every function, adding up the times of the functions that then
+    /// coincide (total time as [`ProfileTimes::strip_url_queries`] says).
+    #[must_use]
+    pub fn map_frames(mut self, mut map: impl FnMut(&Frame) -> Frame) -> ProfileTimes {
         let mut merged: HashMap<Frame, FunctionTime> = HashMap::with_capacity(self.functions.len());
-        for (mut frame, t) in std::mem::take(&mut self.functions) {
-            if let Some(cut) = frame.url.find(['?', '#']) {
-                frame.url.truncate(cut);
-            }
-            let m = merged.entry(frame).or_default();
+        for (frame, t) in std::mem::take(&mut self.functions) {
+            let m = merged.entry(map(&frame)).or_default();
             m.self_us = m.self_us.saturating_add(t.self_us);
             m.total_us = m.total_us.saturating_add(t.total_us);
         }
@@ -368,25 +403,26 @@ impl Profile {
     /// coincide are one: `app.js?v=1` and `app.js?v=2` become one script. Done on the
     /// frames, before any time is summed, so a sample still counts once per function.
     pub fn strip_url_queries(&mut self) {
-        let mut index: HashMap<Frame, u32> = HashMap::new();
-        let mut frames = Vec::new();
-        let remap: Vec<u32> = std::mem::take(&mut self.frames)
-            .into_iter()
-            .map(|mut frame| {
-                if let Some(cut) = frame.url.find(['?', '#']) {
-                    frame.url.truncate(cut);
-                }
-                let next = u32::try_from(frames.len()).unwrap_or(u32::MAX);
-                *index.entry(frame).or_insert_with_key(|f| {
-                    frames.push(f.clone());
-                    next
-                })
-            })
-            .collect();
-        self.frames = frames;
+        self.map_frames(Frame::without_url_query);
+    }
+
+    /// Applies `map` to every frame (dropping a URL's query, mapping a bundle's position
+    /// to its original source), so that functions that then coincide are one. Done on the
+    /// frames, before any time is summed, so a sample still counts once per function.
+    pub fn map_frames(&mut self, map: impl FnMut(&Frame) -> Frame) {
+        let remap = remap_frames(&mut self.frames, map);
         for f in &mut self.node_frame {
             *f = remap[*f as usize];
         }
+    }
+}
+
+impl CallTree for Profile {
+    fn node_frames(&self) -> &[u32] {
+        &self.node_frame
+    }
+    fn node_parents(&self) -> &[u32] {
+        &self.node_parent
     }
 }
 
@@ -460,55 +496,27 @@ impl Profile {
             self_us[f] = self_us[f].saturating_add(w);
         }
 
-        // Children lists (CSR), then a depth-first walk that keeps how many nodes of each
-        // frame are open on the current path.
-        let mut first_child = vec![0u32; n + 1];
-        for &p in &self.node_parent {
-            if p != NO_PARENT {
-                first_child[p as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            first_child[i + 1] += first_child[i];
-        }
-        let mut fill = first_child.clone();
-        let mut children = vec![0u32; n];
-        for (c, &p) in self.node_parent.iter().enumerate() {
-            if p != NO_PARENT {
-                children[fill[p as usize] as usize] = c as u32;
-                fill[p as usize] += 1;
-            }
-        }
+        // A depth-first walk that keeps how many nodes of each frame are open on the
+        // current path; a node's weight and hits become its subtree's on leaving it.
+        let children = Children::new(&self.node_parent);
         let mut open = vec![0u32; self.frames.len()];
         let mut total_us = vec![0u64; self.frames.len()];
         let mut sampled = vec![false; self.frames.len()];
-        // (node, next child position); a node's weight and hits become its subtree's on exit.
-        let mut stack: Vec<(u32, u32)> = Vec::new();
-        for root in (0..n).filter(|&i| self.node_parent[i] == NO_PARENT) {
-            stack.push((root as u32, first_child[root]));
-            open[self.node_frame[root] as usize] += 1;
-            while let Some(top) = stack.last_mut() {
-                let (node, next) = (top.0 as usize, top.1);
-                if next < first_child[node + 1] {
-                    top.1 += 1;
-                    let child = children[next as usize];
-                    open[self.node_frame[child as usize] as usize] += 1;
-                    stack.push((child, first_child[child as usize]));
-                    continue;
-                }
-                stack.pop();
+        depth_first(&self.node_parent, &children, |step| match step {
+            Visit::Enter(node) => open[self.node_frame[node] as usize] += 1,
+            Visit::Leave(node, parent) => {
                 let f = self.node_frame[node] as usize;
                 open[f] -= 1;
                 if open[f] == 0 {
                     total_us[f] = total_us[f].saturating_add(weight[node]);
                     sampled[f] |= hits[node] > 0;
                 }
-                if let Some(&(parent, _)) = stack.last() {
-                    weight[parent as usize] = weight[parent as usize].saturating_add(weight[node]);
-                    hits[parent as usize] = hits[parent as usize].saturating_add(hits[node]);
+                if let Some(p) = parent {
+                    weight[p] = weight[p].saturating_add(weight[node]);
+                    hits[p] = hits[p].saturating_add(hits[node]);
                 }
             }
-        }
+        });
 
         for (f, frame) in self.frames.iter().enumerate() {
             match kinds[f] {

@@ -6,4 +6,6 @@ pub mod column;
 pub mod cpu;
 pub mod graph;
 pub mod heap;
+pub mod heapprof;
 pub mod strings;
+pub mod tree;

@@ -15,6 +15,7 @@ pub mod arkts;
 pub mod cli;
 pub mod cpu_recount;
 pub mod graph;
+pub mod heap_recount;
 pub mod htrace;
 pub mod rawheap;
 pub mod rawheap_v3;

@@ -1,0 +1,127 @@
+//! Puts a profile's functions at their original positions through source maps
+//! ([`SourceMaps`]): a function in a bundle (`main.js:1:334`, named `d`) becomes the
+//! original one (`src/cart.ts:20:17`, named `cartTotal` where the map names it).
+//! Functions that map to one original function become one row: the maps are applied to
+//! the call tree's frames before anything is summed, so a sample still counts once per
+//! function. Positions the maps do not cover stay as they are, and are counted.
+
+use crate::input::sourcemap::{Lookup, SourceMaps};
+use crate::model::cpu::{Frame, FrameKind, Profile, ProfileTimes};
+use crate::model::heapprof::{HeapProfile, HeapProfileTotals};
+use crate::warning::{Warning, WarningCode};
+
+/// What mapping a profile's functions did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Remapped {
+    /// Functions put at an original position.
+    pub mapped: usize,
+    /// Functions in scripts with a map that does not cover their position: kept as they
+    /// are.
+    pub unmapped: usize,
+    /// Functions in scripts without a (usable) map, pseudo-functions aside.
+    pub without_map: usize,
+    /// Functions that became one with another (two bundle positions, or a bundled and an
+    /// original one, mapping to one original function).
+    pub merged: usize,
+    /// The first unmapped function, for the warning.
+    pub first_unmapped: Option<Frame>,
+}
+
+impl Remapped {
+    /// The `source-map-unmapped` warning, when some positions were not covered.
+    pub fn warning(&self) -> Option<Warning> {
+        let first = self.first_unmapped.as_ref()?;
+        Some(Warning::new(
+            WarningCode::SourceMapUnmapped,
+            format!(
+                "{} functions in scripts with a source map are at positions the map does not cover, so they stay as they are (the first: {} at {}:{}:{})",
+                self.unmapped, first.name, first.url, first.line, first.column
+            ),
+        ))
+    }
+
+    /// Adds up two counts (the two sides of a comparison).
+    pub fn add(&mut self, other: &Remapped) {
+        self.mapped += other.mapped;
+        self.unmapped += other.unmapped;
+        self.without_map += other.without_map;
+        self.merged += other.merged;
+        if self.first_unmapped.is_none() {
+            self.first_unmapped.clone_from(&other.first_unmapped);
+        }
+    }
+}
+
+/// A function's original identity, where the maps give one: the original source, line
+/// and column, and the original name where the map names the function (else its name as
+/// the profile gives it).
+pub fn original_frame(maps: &mut SourceMaps, frame: &Frame, counts: &mut Remapped) -> Frame {
+    if frame.url.is_empty() || frame.kind() != FrameKind::Function {
+        return frame.clone();
+    }
+    match maps.lookup_function(&frame.url, frame.line, frame.column, &frame.name) {
+        Lookup::NoMap => {
+            counts.without_map += 1;
+            frame.clone()
+        }
+        Lookup::Unmapped => {
+            counts.unmapped += 1;
+            counts.first_unmapped.get_or_insert_with(|| frame.clone());
+            frame.clone()
+        }
+        Lookup::Mapped(original) => {
+            counts.mapped += 1;
+            let name = original.name.as_deref().unwrap_or(&frame.name);
+            Frame::one_based(name, &original.source, original.line, original.column)
+        }
+    }
+}
+
+/// Maps every frame with `maps`, counting, and merging the frames that coincide.
+fn remap(
+    before: usize,
+    maps: &mut SourceMaps,
+    apply: impl FnOnce(&mut dyn FnMut(&Frame) -> Frame),
+) -> Remapped {
+    let mut counts = Remapped::default();
+    let mut distinct = hashbrown::HashSet::new();
+    apply(&mut |frame| {
+        let mapped = original_frame(maps, frame, &mut counts);
+        distinct.insert(mapped.clone());
+        mapped
+    });
+    counts.merged = before - distinct.len();
+    counts
+}
+
+/// Maps a CPU profile's functions to their original positions.
+pub fn remap_profile(profile: &mut Profile, maps: &mut SourceMaps) -> Remapped {
+    remap(profile.frames.len(), maps, |map| profile.map_frames(map))
+}
+
+/// Maps a sampling heap profile's functions to their original positions.
+pub fn remap_heap_profile(profile: &mut HeapProfile, maps: &mut SourceMaps) -> Remapped {
+    remap(profile.frames.len(), maps, |map| profile.map_frames(map))
+}
+
+/// Maps per-function CPU times that have no call tree (a baseline): functions that become
+/// one are added up (a total then counts twice a sample whose stack held both).
+pub fn remap_times(times: ProfileTimes, maps: &mut SourceMaps) -> (ProfileTimes, Remapped) {
+    let mut out = None;
+    let counts = remap(times.functions.len(), maps, |map| {
+        out = Some(times.map_frames(map));
+    });
+    (out.unwrap_or_default(), counts)
+}
+
+/// Maps per-function allocation that has no call tree, as [`remap_times`].
+pub fn remap_heap_totals(
+    totals: HeapProfileTotals,
+    maps: &mut SourceMaps,
+) -> (HeapProfileTotals, Remapped) {
+    let mut out = None;
+    let counts = remap(totals.functions.len(), maps, |map| {
+        out = Some(totals.map_frames(map));
+    });
+    (out.unwrap_or_default(), counts)
+}
