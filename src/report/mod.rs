@@ -3,6 +3,7 @@
 
 mod arkts;
 pub mod benchmark_json;
+pub mod columns;
 pub mod flamegraph_json;
 pub mod github;
 pub mod html;
@@ -11,6 +12,7 @@ pub mod line_protocol;
 pub mod markdown;
 pub mod runs_text;
 pub mod table;
+pub mod text;
 pub mod trace_event;
 
 use std::io::{self, Write};
@@ -862,6 +864,14 @@ impl PathJson {
 }
 
 impl OwnerJson {
+    /// The reference that holds the owner: its path's last edge.
+    pub fn held_as(&self) -> Option<&str> {
+        self.retainer_steps
+            .as_ref()
+            .and_then(|s| s.last())
+            .and_then(|s| s.edge.as_deref())
+    }
+
     fn new(o: &Owner, iterations: u32) -> OwnerJson {
         let steps = o.entries_steps();
         let per = per_iteration(&steps, iterations);
