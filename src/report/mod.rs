@@ -1,5 +1,5 @@
-//! The report: one data model (the JSON contract of semantics.md §6) and one renderer per
-//! output format.
+//! The report: one data model (the JSON contract of docs/semantics.md, “The JSON
+//! report”) and one renderer per output format.
 
 mod arkts;
 pub mod benchmark_json;
@@ -500,7 +500,7 @@ pub struct ClassJson {
     pub retained_native: Option<MaybeCompared>,
 }
 
-/// The CPU diff: times in microseconds (semantics.md §4).
+/// The CPU diff: times in microseconds (docs/semantics.md, “CPU profiles”).
 #[derive(Debug, Clone, Serialize)]
 pub struct CpuSection {
     /// Non-idle time.
