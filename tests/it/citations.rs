@@ -42,7 +42,7 @@ fn bad_citations(text: &str, headings: &[String]) -> Vec<String> {
         let before = &text[..at];
         let after = &text[at + "semantics.md".len()..];
         let line = before.matches('\n').count() + 1;
-        if before.ends_with(&SHARED_SPEC[..SHARED_SPEC.len() - "semantics.md".len()]) {
+        if before.ends_with(SHARED_SPEC.trim_end_matches("semantics.md")) {
             continue;
         }
         if !before.ends_with("docs/") {

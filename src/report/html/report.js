@@ -182,22 +182,22 @@
   // ---- The tables' columns: they come with the report (src/report/columns) --------------
 
   const COLUMNS = JSON.parse(document.getElementById("report-columns").textContent);
-  // A cell of each kind from its value: what the table sorts by, and its text, written as
-  // the text reports write it.
+  // How a cell of each kind is written, from the value read from the row, as the text
+  // reports write it; and, where it is not that value, what the table sorts it by.
   const KINDS = {
-    text: (v) => [v, String(v)],
-    name: (v) => [v, String(v)],
-    number: (v) => [v, String(v)],
-    count: (v) => [v, count(v)],
-    count_delta: (v) => [v, countDelta(v)],
-    size: (v) => [v, size(v)],
-    size_delta: (v) => [v, sizeDelta(v)],
-    us: (v) => [v, us(v)],
-    us_delta: (v) => [v, usDelta(v)],
-    percent: ([base, delta]) => [base ? delta / base : null, base ? percent(base, delta) : delta ? "new" : "-"],
-    location: ([whole, shown]) => [whole, shown],
-    shift: (st) => [st.shift_us, shift(st)],
-    p_value: (p) => [p, pValue(p)],
+    text: { text: String },
+    name: { text: String },
+    number: { text: String },
+    count: { text: count },
+    count_delta: { text: countDelta },
+    size: { text: size },
+    size_delta: { text: sizeDelta },
+    us: { text: us },
+    us_delta: { text: usDelta },
+    percent: { text: ([base, delta]) => (base ? percent(base, delta) : delta ? "new" : "-"), sort: ([base, delta]) => (base ? delta / base : null) },
+    location: { text: ([, shown]) => shown, sort: ([whole]) => whole },
+    shift: { text: shift, sort: (st) => st.shift_us },
+    p_value: { text: pValue },
   };
   // A table's columns, as dataTable takes them. A cell reads the row's field named by its
   // column's key, or what made[key] makes of the row; extra[key] adds to what it shows.
@@ -205,26 +205,27 @@
     return COLUMNS[table].map((c) => {
       const read = (made && made[c.key]) || ((r) => r[c.key]);
       const kind = KINDS[c.kind] || KINDS.text;
-      const cell = (r) => {
+      const value = (r) => {
         const v = read(r);
-        return v == null ? [null, c.missing] : kind(v);
+        return v == null || !kind.sort ? v : kind.sort(v);
       };
-      const more = extra && extra[c.key];
       const show = (r) => {
-        const [v, text] = cell(r);
-        if (v == null) return text;
+        const v = read(r);
+        if (v == null) return c.missing;
+        const text = kind.text(v);
         if (c.kind === "name") return h("span", { class: "name" }, text);
-        if (c.kind === "location") return h("span", { class: "loc", title: v }, text);
+        if (c.kind === "location") return h("span", { class: "loc", title: kind.sort(v) }, text);
         return text;
       };
+      const more = extra && extra[c.key];
       return {
         key: c.key,
         label: c.label,
         title: c.title,
         num: c.align === "right",
-        value: (r) => cell(r)[0],
+        value,
         show: more ? (r) => [show(r), more(r)] : show,
-        cls: c.kind.endsWith("_delta") ? (r) => deltaClass(cell(r)[0]) : null,
+        cls: c.kind.endsWith("_delta") ? (r) => deltaClass(value(r)) : null,
       };
     });
   }
