@@ -1,4 +1,4 @@
-//! The per-class heap diff of two snapshots (semantics.md §2).
+//! The per-class heap diff of two snapshots (docs/semantics.md, “Heap snapshots”).
 
 use std::cmp::{Ordering, Reverse};
 

@@ -1,5 +1,5 @@
 //! Leak owners: the objects that live through a series of one process and keep gaining
-//! new objects (semantics.md §3, "Owners").
+//! new objects (docs/semantics.md, “Owners”).
 //!
 //! Every object of the last snapshot that is new since the first is attributed to its
 //! nearest ancestor in the last snapshot's dominator tree that already existed in the

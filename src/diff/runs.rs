@@ -1,6 +1,6 @@
 //! Run sets: several profiles per side (a directory of repeated runs), compared function
-//! by function with the statistics of [`super::stats`] (semantics.md §4.3). The point
-//! values of the diff are the medians over each side's runs.
+//! by function with the statistics of [`super::stats`] (docs/semantics.md, “Run sets”).
+//! The point values of the diff are the medians over each side's runs.
 
 use hashbrown::HashMap;
 

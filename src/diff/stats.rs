@@ -1,8 +1,9 @@
-//! The statistics of a run-set comparison (semantics.md §4.3): the spread of one side's
-//! runs, the Mann-Whitney U test of BASE's runs against HEAD's (exact for small samples
-//! without ties, else the normal approximation with the tie and continuity corrections),
-//! the Hodges-Lehmann estimate of the shift with its confidence interval, and Holm's
-//! correction over a family of tests; and the values of a run set that they apply to.
+//! The statistics of a run-set comparison (docs/semantics.md, “Run sets”): the spread of
+//! one side's runs, the Mann-Whitney U test of BASE's runs against HEAD's (exact for small
+//! samples without ties, else the normal approximation with the tie and continuity
+//! corrections), the Hodges-Lehmann estimate of the shift with its confidence interval,
+//! and Holm's correction over a family of tests; and the values of a run set that they
+//! apply to.
 //! Pure arithmetic; no I/O.
 
 use crate::model::change::Change;

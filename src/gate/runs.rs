@@ -1,5 +1,5 @@
-//! The CPU thresholds on run sets (semantics.md §4.3): a change exceeds a threshold only
-//! when it is significant and its estimated size exceeds the limit.
+//! The CPU thresholds on run sets (docs/semantics.md, “Run sets”): a change exceeds a
+//! threshold only when it is significant and its estimated size exceeds the limit.
 //!
 //! - The size is the Hodges-Lehmann shift of the runs (HEAD − BASE); a relative limit is
 //!   resolved against BASE's median, and the floors apply as for single runs.

@@ -69,7 +69,7 @@ pub struct ClassTotal {
     pub native_size: Option<u64>,
 }
 
-/// CPU times in microseconds, as the diff uses them (semantics.md §4).
+/// CPU times in microseconds, as the diff uses them (docs/semantics.md, “CPU profiles”).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpuTotals {
     pub duration_us: u64,

@@ -1,5 +1,5 @@
 //! A sampled CPU profile in one format-independent shape, and its per-function times
-//! (semantics.md §4).
+//! (docs/semantics.md, “CPU profiles”).
 //!
 //! Every reader turns its format into [`RawProfile`]: call-tree nodes that name their
 //! frame and their parent, the sampled node of each sample and each sample's timestamp.

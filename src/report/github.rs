@@ -117,10 +117,7 @@ impl Render for Github {
                 continue;
             }
             let held = o
-                .retainer_steps
-                .as_ref()
-                .and_then(|s| s.last())
-                .and_then(|s| s.edge.clone())
+                .held_as()
                 .map_or_else(String::new, |e| format!(" (held as {e})"));
             let per = o
                 .entries_steady

@@ -1,16 +1,18 @@
 //! `--format html`: one self-contained page, for a CI artifact or a developer's browser.
 //!
 //! The page carries the report's data exactly as the JSON format writes it (one model,
-//! two renderers), in a `<script type="application/json">` element; the gate's verdict,
-//! the violations and the warnings are written here, so they read without JavaScript,
-//! and the embedded script (`html/report.js`, minified into `html/report.min.js` by
-//! `scripts/build-assets.sh`) draws the charts, the tables and the flame graph from the
-//! data. Nothing is fetched: no scripts, fonts or images from the network. The same
+//! two renderers), in a `<script type="application/json">` element, and next to it the
+//! columns of the tables it draws (from [`super::columns`], as the text reports draw
+//! theirs); the gate's verdict, the violations and the warnings are written here, so they
+//! read without JavaScript, and the embedded script (`html/report.js`, minified into
+//! `html/report.min.js` by `scripts/build-assets.sh`) draws the charts, the tables and the
+//! flame graph from the data. Nothing is fetched: no scripts, fonts or images from the network. The same
 //! report gives the same bytes.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use super::columns::{self, Align, Renderer, Shown};
 use super::{Render, Report, Side};
 use crate::gate::Level;
 
@@ -61,6 +63,31 @@ fn side(out: &mut String, label: &str, s: &Side) {
     );
 }
 
+/// A cell's class: `num` for numbers.
+fn num(align: Align) -> &'static str {
+    match align {
+        Align::Left => "",
+        Align::Right => " class=\"num\"",
+    }
+}
+
+/// A cell as the page writes it: names and codes marked, levels as badges.
+fn cell(shown: Shown) -> String {
+    match shown {
+        Shown::Missing(text) => esc(text),
+        Shown::Plain(text) => esc(&text),
+        Shown::Name(name) => format!("<span class=\"name\">{}</span>", esc(&name)),
+        Shown::Names(names) => names
+            .iter()
+            .map(|n| format!("<span class=\"name\">{}</span>", esc(n)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Shown::Code(code) => format!("<code>{}</code>", esc(&code)),
+        Shown::Level(level) => format!("<span class=\"badge\">{level}</span>"),
+        Shown::Location(at) => format!("<span class=\"loc\">{}</span>", esc(&at)),
+    }
+}
+
 fn gate(out: &mut String, report: &Report) {
     let g = &report.gate;
     let (fails, warns) = (g.count(Level::Fail), g.count(Level::Warn));
@@ -90,19 +117,18 @@ fn gate(out: &mut String, report: &Report) {
         badge.to_uppercase()
     );
     if !g.violations.is_empty() {
-        out.push_str("<div class=\"scroll\"><table id=\"violations\" class=\"data\"><thead><tr><th>Level</th><th>Metric</th><th>Subject</th><th class=\"num\">Change</th><th class=\"num\">Limit</th></tr></thead><tbody>\n");
+        let columns = columns::shown(columns::gate::VIOLATIONS, g, Renderer::Html);
+        out.push_str("<div class=\"scroll\"><table id=\"violations\" class=\"data\"><thead><tr>");
+        for c in &columns {
+            let _ = write!(out, "<th{}>{}</th>", num(c.align), esc(&c.header(g)));
+        }
+        out.push_str("</tr></thead><tbody>\n");
         for v in &g.violations {
-            let (value, limit, given) = v.amounts();
-            let given = given.map(|g| format!(" ({})", esc(&g))).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "<tr class=\"violation level-{0}\"><td><span class=\"badge\">{0}</span></td><td><code>{1}</code></td><td><span class=\"name\">{2}</span></td><td class=\"num\">{3}</td><td class=\"num\">{4}{given}</td></tr>",
-                v.level,
-                v.metric,
-                esc(&v.subject),
-                esc(&value),
-                esc(&limit),
-            );
+            let _ = write!(out, "<tr class=\"violation level-{}\">", v.level);
+            for c in &columns {
+                let _ = write!(out, "<td{}>{}</td>", num(c.align), cell(c.write(g, v)));
+            }
+            out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table></div>\n");
     }
@@ -171,11 +197,13 @@ impl Render for Html {
             "<div id=\"tooltip\" role=\"tooltip\" hidden></div>\n\
              <footer>{} {} · report schema {} · <a id=\"download-json\" download=\"arkdiff-report.json\" hidden>the report's data as JSON</a></footer>\n\
              <script type=\"application/json\" id=\"report-data\">{}</script>\n\
+             <script type=\"application/json\" id=\"report-columns\">{}</script>\n\
              <script>{SCRIPT}</script>\n</body>\n</html>\n",
             report.tool.name,
             esc(report.tool.version),
             report.schema_version,
             script_safe(&serde_json::to_string(report)?),
+            script_safe(&serde_json::to_string(&columns::page_tables(report))?),
         );
         out.write_all(page.as_bytes())
     }

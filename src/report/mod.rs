@@ -1,8 +1,9 @@
-//! The report: one data model (the JSON contract of semantics.md §6) and one renderer per
-//! output format.
+//! The report: one data model (the JSON contract of docs/semantics.md, “The JSON
+//! report”) and one renderer per output format.
 
 mod arkts;
 pub mod benchmark_json;
+pub mod columns;
 pub mod flamegraph_json;
 pub mod github;
 pub mod html;
@@ -11,6 +12,7 @@ pub mod line_protocol;
 pub mod markdown;
 pub mod runs_text;
 pub mod table;
+pub mod text;
 pub mod trace_event;
 
 use std::io::{self, Write};
@@ -498,7 +500,7 @@ pub struct ClassJson {
     pub retained_native: Option<MaybeCompared>,
 }
 
-/// The CPU diff: times in microseconds (semantics.md §4).
+/// The CPU diff: times in microseconds (docs/semantics.md, “CPU profiles”).
 #[derive(Debug, Clone, Serialize)]
 pub struct CpuSection {
     /// Non-idle time.
@@ -862,6 +864,14 @@ impl PathJson {
 }
 
 impl OwnerJson {
+    /// The reference that holds the owner: its path's last edge.
+    pub fn held_as(&self) -> Option<&str> {
+        self.retainer_steps
+            .as_ref()
+            .and_then(|s| s.last())
+            .and_then(|s| s.edge.as_deref())
+    }
+
     fn new(o: &Owner, iterations: u32) -> OwnerJson {
         let steps = o.entries_steps();
         let per = per_iteration(&steps, iterations);

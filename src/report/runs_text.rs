@@ -1,7 +1,7 @@
 //! The words and numbers of a run-set comparison shared by the text formats (table,
 //! Markdown, GitHub): what the data can show, a shift with its interval, a p-value.
 
-use super::{CpuSection, FunctionJson, StatsJson};
+use super::{CpuSection, StatsJson};
 use crate::units::{format_us, format_us_delta};
 
 #[allow(clippy::cast_possible_truncation)]
@@ -43,18 +43,10 @@ fn spread(s: &super::SpreadJson) -> String {
     )
 }
 
-/// The function's shift and p-value cells, or two dashes outside run sets.
-pub fn function_cells(f: &FunctionJson) -> [String; 2] {
-    match &f.self_stats {
-        Some(s) => [shift(s), p_value(s.p_value)],
-        None => ["-".into(), "-".into()],
-    }
-}
-
-/// The confidence of the intervals, as a column header: `Shift (99% CI)`.
-pub fn shift_header(cpu: &CpuSection) -> String {
-    let level = cpu.runs.as_ref().map_or(0.99, |r| 1.0 - r.alpha);
-    format!("Self shift ({}% CI)", trim(level * 100.0))
+/// The confidence of the intervals for significance level `alpha`, as a column header:
+/// `Self shift (99% CI)`.
+pub fn shift_header(alpha: f64) -> String {
+    format!("Self shift ({}% CI)", trim((1.0 - alpha) * 100.0))
 }
 
 fn trim(v: f64) -> String {

@@ -6,9 +6,9 @@ use std::io::{self, Write};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use super::{
-    ClassJson, CpuSection, FunctionJson, HeapSection, PathJson, Render, Report, Side, arkts,
-};
+use super::columns::{self, Align, Column, Renderer, first};
+use super::text::{arrows, percent_change};
+use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, arkts};
 use crate::diff::heap::IdMatching;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -25,73 +25,36 @@ fn side(label: &str, s: &Side) -> String {
     format!("{label}: {} ({}{})", s.path, s.format, s.picked())
 }
 
-/// A table in the house style, fitted to `width` when there is one.
-fn new_table(width: Option<u16>, header: Vec<&str>) -> Table {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED);
+/// A table in the house style: the columns of `table` the terminal shows for `ctx`, a
+/// row per item of `rows`, fitted to `width` when there is one.
+fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -> Table {
+    let columns = columns::shown(table, ctx, Renderer::Table);
+    let mut grid = Table::new();
+    grid.load_style(UTF8_FULL_CONDENSED);
     match width {
         Some(w) => {
-            table.set_content_arrangement(ContentArrangement::Dynamic);
-            table.set_width(w);
+            grid.set_content_arrangement(ContentArrangement::Dynamic);
+            grid.set_width(w);
         }
         None => {
-            table.set_content_arrangement(ContentArrangement::Disabled);
+            grid.set_content_arrangement(ContentArrangement::Disabled);
         }
     }
-    let columns = header.len();
-    table.set_header(header);
-    for col in 1..columns {
-        if let Some(column) = table.column_mut(col) {
+    grid.set_header(columns.iter().map(|c| c.header(ctx)).collect::<Vec<_>>());
+    for (i, c) in columns.iter().enumerate() {
+        if let (Align::Right, Some(column)) = (c.align, grid.column_mut(i)) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    table
-}
-
-/// `+177.2%`, `new`, or `-` for a base of zero and no change.
-#[allow(clippy::cast_precision_loss)]
-pub(super) fn percent_change(base: u64, delta: i64) -> String {
-    if base == 0 {
-        return if delta == 0 { "-".into() } else { "new".into() };
+    for row in rows {
+        grid.add_row(
+            columns
+                .iter()
+                .map(|c| c.write(ctx, row).text().into_owned())
+                .collect::<Vec<_>>(),
+        );
     }
-    let p = delta as f64 * 100.0 / base as f64;
-    format!("{p:+.1}%")
-}
-
-/// The script's last path segment: `cpu.js` for `file:///app/cpu.js`, `b.ets` for an
-/// ArkTS `module|pages/b.ets`.
-pub(super) fn script_name(url: &str) -> &str {
-    url.trim_end_matches('/')
-        .rsplit(['/', '|'])
-        .next()
-        .unwrap_or(url)
-}
-
-/// Where a function is, with line and column: `cpu.js:4:22`, or the whole URL when
-/// `full` (two scripts of the same name are shown).
-pub(super) fn location(f: &FunctionJson, full: bool) -> String {
-    if f.url.is_empty() {
-        return String::new();
-    }
-    let file = if full { &f.url } else { script_name(&f.url) };
-    if f.line == 0 {
-        file.to_owned()
-    } else {
-        format!("{file}:{}:{}", f.line, f.column)
-    }
-}
-
-fn function_row(f: &FunctionJson, full: bool) -> Vec<String> {
-    vec![
-        f.name.clone(),
-        location(f, full),
-        format_us(f.self_us.base),
-        format_us(f.self_us.head),
-        format_us_delta(f.self_us.delta()),
-        percent_change(f.self_us.base, f.self_us.delta()),
-        format_us(f.total_us.head),
-        format_us_delta(f.total_us.delta()),
-    ]
+    grid
 }
 
 impl TableRenderer {
@@ -139,42 +102,13 @@ impl TableRenderer {
         if cpu.functions.is_empty() {
             return writeln!(out, "No function was sampled.");
         }
-        let shift_header = super::runs_text::shift_header(cpu);
-        let mut header = vec![
-            "Function",
-            "Location",
-            "Self base",
-            "Self head",
-            "Δ Self",
-            "Δ Self %",
-            "Total head",
-            "Δ Total",
-        ];
-        if cpu.runs.is_some() {
-            header.extend([shift_header.as_str(), "p"]);
-        }
-        let mut table = new_table(self.width, header);
-        // The location is text: keep it left-aligned.
-        if let Some(column) = table.column_mut(1) {
-            column.set_cell_alignment(CellAlignment::Left);
-        }
-        let shown = &cpu.functions[..cpu.functions.len().min(self.top)];
-        // Script names that stand for more than one URL among the rows shown.
-        let mut urls: hashbrown::HashMap<&str, &str> = hashbrown::HashMap::new();
-        let mut ambiguous: hashbrown::HashSet<&str> = hashbrown::HashSet::new();
-        for f in shown {
-            let name = script_name(&f.url);
-            if *urls.entry(name).or_insert(&f.url) != f.url {
-                ambiguous.insert(name);
-            }
-        }
-        for f in shown {
-            let mut row = function_row(f, ambiguous.contains(script_name(&f.url)));
-            if cpu.runs.is_some() {
-                row.extend(super::runs_text::function_cells(f));
-            }
-            table.add_row(row);
-        }
+        let shown = first(&cpu.functions, self.top);
+        let table = grid(
+            self.width,
+            columns::cpu::FUNCTIONS,
+            &columns::cpu::Functions::new(cpu, shown),
+            shown,
+        );
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
@@ -184,45 +118,6 @@ impl TableRenderer {
         }
         Ok(())
     }
-}
-
-fn opt_count(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_owned(), format_count)
-}
-
-fn opt_size(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_owned(), format_size)
-}
-
-fn opt_size_delta(v: Option<i64>) -> String {
-    v.map_or_else(|| "-".to_owned(), format_size_delta)
-}
-
-/// The class table's columns, in every format that has one.
-pub(super) const CLASS_COLUMNS: [&str; 9] = [
-    "Class",
-    "Count",
-    "Δ Count",
-    "Size",
-    "Δ Size",
-    "Retained",
-    "Δ Retained",
-    "New",
-    "Deleted",
-];
-
-fn class_row(c: &ClassJson) -> Vec<String> {
-    vec![
-        c.name.clone(),
-        format_count(c.count.head),
-        format_count_delta(c.count.delta()),
-        format_size(c.size.head),
-        format_size_delta(c.size.delta()),
-        opt_size(c.retained.head()),
-        opt_size_delta(c.retained.delta()),
-        opt_count(c.new_count),
-        opt_count(c.deleted_count),
-    ]
 }
 
 /// Retainer paths are printed for at most this many suspects (all are in the JSON).
@@ -277,15 +172,12 @@ impl TableRenderer {
             return Ok(());
         };
         let n = trend.snapshots.len();
-        let series = |values: &[u64], f: fn(u64) -> String| {
-            values.iter().map(|&v| f(v)).collect::<Vec<_>>().join(" → ")
-        };
         writeln!(out)?;
         let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
         writeln!(
             out,
             "trend over {n} snapshots: heap {}",
-            series(&heap_sizes, format_size)
+            arrows(&heap_sizes, format_size)
         )?;
         let rule = if trend.required_intervals + 1 < n {
             format!("{} of {} intervals", trend.required_intervals, n - 1)
@@ -307,31 +199,12 @@ impl TableRenderer {
             trend.suspects.len(),
             format_size(trend.floor_bytes)
         )?;
-        let mut table = new_table(
+        let table = grid(
             self.width,
-            vec![
-                "Suspect",
-                "Size per snapshot",
-                "Δ Size",
-                "Avg/interval",
-                "Δ Count",
-                "Δ Retained",
-            ],
+            columns::heap::SUSPECTS,
+            trend,
+            first(&trend.suspects, self.top),
         );
-        if let Some(c) = table.column_mut(1) {
-            c.set_cell_alignment(CellAlignment::Left);
-        }
-        for s in trend.suspects.iter().take(self.top) {
-            let intervals = i64::try_from(s.size_steps.len().max(1)).unwrap_or(1);
-            table.add_row(vec![
-                s.name.clone(),
-                series(&s.sizes, format_size),
-                format_size_delta(s.size_growth),
-                format_size_delta(s.size_growth / intervals),
-                format_count_delta(s.count_growth),
-                opt_size_delta(s.retained_delta),
-            ]);
-        }
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
@@ -428,10 +301,7 @@ fn write_held_path(out: &mut dyn Write, owner: u64, s: &super::SuspectJson) -> i
 }
 
 /// `1. Map @77357: entries 0 → 2,000 → …; retained …; gained …` on a few lines.
-pub(super) fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
-    let arrow = |values: &[u64], f: fn(u64) -> String| {
-        values.iter().map(|&v| f(v)).collect::<Vec<_>>().join(" → ")
-    };
+fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
     let per = match (o.entries_steady, o.entries_per_iteration) {
         (Some(n), _) => format!(
             " ({} per iteration, every iteration)",
@@ -458,8 +328,8 @@ pub(super) fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) 
         "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}{more}",
         o.node,
         o.id,
-        arrow(&o.entries, format_count),
-        arrow(&o.retained, format_size),
+        arrows(&o.entries, format_count),
+        arrows(&o.retained, format_size),
         format_size_delta(o.retained_growth),
         format_size(o.gained_size),
         gained.join(", ")
@@ -474,15 +344,12 @@ impl TableRenderer {
         if list.objects.is_empty() {
             return Ok(());
         }
-        let mut table = new_table(self.width, arkts::LEAKLIST_COLUMNS.to_vec());
-        for col in [2, 5, 6] {
-            if let Some(c) = table.column_mut(col) {
-                c.set_cell_alignment(CellAlignment::Left);
-            }
-        }
-        for w in list.objects.iter().take(self.top) {
-            table.add_row(arkts::leaklist_cells(w));
-        }
+        let table = grid(
+            self.width,
+            columns::heap::LEAKLIST,
+            list,
+            first(&list.objects, self.top),
+        );
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
@@ -530,14 +397,12 @@ impl Render for TableRenderer {
             if heap.classes.is_empty() {
                 writeln!(out, "No class changed.")?;
             } else {
-                let mut columns = CLASS_COLUMNS.to_vec();
-                columns.extend_from_slice(arkts::native_columns(heap));
-                let mut table = new_table(self.width, columns);
-                for c in heap.classes.iter().take(self.top) {
-                    let mut row = class_row(c);
-                    row.extend(arkts::native_cells(heap, c));
-                    table.add_row(row);
-                }
+                let table = grid(
+                    self.width,
+                    columns::heap::CLASSES,
+                    heap,
+                    first(&heap.classes, self.top),
+                );
                 if self.top > 0 {
                     writeln!(out, "{table}")?;
                 }

@@ -8,6 +8,7 @@ mod action;
 mod arkts;
 mod bench_inputs;
 mod browser;
+mod citations;
 mod cli;
 mod cpu;
 mod cpu_recount_selftest;

@@ -143,3 +143,33 @@ pub fn arkts_capture(snapshot: &str, profile: &str) -> Vec<u8> {
     b.message_bytes(T + 9_000_000_000, &message);
     b.build()
 }
+
+/// The tables of a terminal report (`--format table`, no terminal width): each table's
+/// rows, the header first, each row's cells trimmed. Cells of one line only, as the
+/// bundled fixtures have.
+pub fn terminal_tables(text: &str) -> Vec<Vec<Vec<String>>> {
+    let mut tables = Vec::new();
+    let mut table: Option<Vec<Vec<String>>> = None;
+    for line in text.lines() {
+        if line.starts_with('┌') {
+            table = Some(Vec::new());
+        } else if line.starts_with('└') {
+            tables.extend(table.take());
+        } else if let (Some(rows), Some(inner)) = (
+            table.as_mut(),
+            line.strip_prefix('│').and_then(|l| l.strip_suffix('│')),
+        ) {
+            rows.push(inner.split('┆').map(|c| c.trim().to_owned()).collect());
+        }
+    }
+    tables
+}
+
+/// The terminal table whose first header is `first`, if the report has one.
+pub fn terminal_table(text: &str, first: &str) -> Option<Vec<Vec<String>>> {
+    terminal_tables(text).into_iter().find(|t| {
+        t.first()
+            .and_then(|h| h.first())
+            .is_some_and(|h| h == first)
+    })
+}

@@ -129,7 +129,7 @@ pub fn maybe_gunzip(raw: Vec<u8>) -> Vec<u8> {
     }
 }
 
-/// The class ("Constructor" column) of a node, per semantics.md §2.
+/// The class ("Constructor" column) of a node, per `shared/spec/semantics.md` §2.
 pub fn class_name(
     type_names: &[&str],
     type_index: u64,
@@ -173,7 +173,7 @@ fn number(v: &Value) -> u64 {
     }
 }
 
-/// One class's row of a heap diff (semantics.md §2).
+/// One class's row of a heap diff (`shared/spec/semantics.md` §2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassDiff {
     pub name: String,
