@@ -616,7 +616,6 @@ impl Cli {
             heap: HeapOptions {
                 graph: !self.no_retained,
                 explain: self.explain,
-                leaklist: self.leaklist,
                 iterations: self.iterations.unwrap_or(1),
                 floor: SuspectFloor {
                     min_bytes: setting(
@@ -635,6 +634,7 @@ impl Cli {
                     )?,
                 },
             },
+            leaklist: self.leaklist,
             points,
             exit_zero: self.exit_zero,
             quiet: self.quiet,

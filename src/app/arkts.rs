@@ -14,7 +14,6 @@ use crate::warning::{Warning, WarningCode};
 /// `--no-retained` (the join needs the object graph).
 pub fn find(config: &Config, head: &Capture) -> Result<Option<LeakList>> {
     let path = config
-        .heap
         .leaklist
         .clone()
         .or_else(|| leaklist::beside(&head.path));
@@ -28,7 +27,7 @@ pub fn find(config: &Config, head: &Capture) -> Result<Option<LeakList>> {
         }
         return Ok(None);
     };
-    if !config.heap.graph && config.heap.leaklist.is_none() && !config.flag_thresholds.leaklist {
+    if !config.heap.graph && config.leaklist.is_none() && !config.flag_thresholds.leaklist {
         // A list found beside the input is not asked for: --no-retained wins.
         return Ok(None);
     }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::diff::trend::SuspectFloor;
+pub use crate::diff::compare::HeapOptions;
 use crate::gate::Thresholds;
 use crate::input::trace_event::ProfilePick;
 
@@ -95,6 +95,9 @@ pub struct Config {
     pub thresholds: Thresholds,
     pub cpu: CpuOptions,
     pub heap: HeapOptions,
+    /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
+    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
+    pub leaklist: Option<PathBuf>,
     pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,
@@ -140,20 +143,4 @@ pub struct PointOptions {
     pub tags: Vec<(String, String)>,
     /// `--timestamp`: every point's time, ns since the Unix epoch.
     pub timestamp_ns: Option<u64>,
-}
-
-/// What the heap analyses are asked to do.
-#[derive(Debug, Clone, Default)]
-pub struct HeapOptions {
-    /// Read the edges: retained sizes and retainer paths.
-    pub graph: bool,
-    /// Classes whose retainer path is wanted whether or not they are suspects.
-    pub explain: Vec<String>,
-    /// The noise floor of leak suspects.
-    pub floor: SuspectFloor,
-    /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
-    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
-    pub leaklist: Option<PathBuf>,
-    /// How many iterations of a repeated action each interval of a series covers.
-    pub iterations: u32,
 }
