@@ -5,13 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
+use super::conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
 use super::error::{Error, Result};
 use super::options::Config;
-use super::{ExitStatus, cpu_profile, distinct, open_all, output, print_warnings, progress, side};
-use crate::gate::{self, Metric, Status};
+use super::{ExitStatus, open_all, progress};
+use crate::gate::{self, Metric};
 use crate::input::Capture;
 use crate::model::cpu::{FrameKind, Profile, ProfileTimes};
-use crate::report::{self, CpuSection, GateSection, Report, Tool};
 use crate::warning::{Warning, WarningCode};
 
 /// Whether any input is a directory of runs.
@@ -260,56 +260,47 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
             ),
         ));
     }
-    let verdict = gate::evaluate(None, None, Some(&diff), t);
-    let span = |times: &[ProfileTimes]| {
-        let spans: Vec<f64> = times
-            .iter()
-            .map(|t| {
-                #[allow(clippy::cast_precision_loss)]
-                let s = (t.duration_us + t.idle_us) as f64;
-                s
-            })
-            .collect();
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let m = crate::diff::stats::median(&spans).round() as u64;
-        m
-    };
     let report_side = |s: &RunSide, times: &[ProfileTimes]| {
-        let mut out = side(&s.captures[0], None, Some(span(times)));
+        let mut out = side(&s.captures[0], None, Some(median_span_us(times)));
         if s.is_dir {
             out.path = s.path.display().to_string();
         }
         out
     };
-    let report = Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: Tool {
-            name: "arkdiff",
-            version: env!("CARGO_PKG_VERSION"),
+    conclude(
+        config,
+        Findings {
+            sides: [
+                report_side(&sides[0], &times[0]),
+                report_side(&sides[1], &times[1]),
+            ],
+            warnings,
+            heap: None,
+            cpu: Some(CpuFindings {
+                diff: &diff,
+                flame: flame.as_ref(),
+                profiles: [
+                    cpu_profile(&sides[0].captures[0]),
+                    cpu_profile(&sides[1].captures[0]),
+                ],
+            }),
         },
-        base: report_side(&sides[0], &times[0]),
-        head: report_side(&sides[1], &times[1]),
-        warnings: distinct(warnings),
-        heap: None,
-        cpu: Some(CpuSection::from_diff(&diff, flame.as_ref())),
-        gate: GateSection::from_verdict(
-            &verdict,
-            config.config_path.as_ref().map(|p| p.display().to_string()),
-        ),
-    };
-    print_warnings(config, &report.warnings);
-    let sources = report::trace_event::Sources {
-        profiles: [
-            cpu_profile(&sides[0].captures[0], true),
-            cpu_profile(&sides[1].captures[0], true),
-        ],
-        series: None,
-    };
-    output::write_reports(config, &report, &sources)?;
-    Ok(match verdict.status {
-        Status::Fail if !config.exit_zero => ExitStatus::Failure,
-        _ => ExitStatus::Success,
-    })
+    )
+}
+
+/// The median of the runs' sampled spans, idle included.
+fn median_span_us(times: &[ProfileTimes]) -> u64 {
+    let spans: Vec<f64> = times
+        .iter()
+        .map(|t| {
+            #[allow(clippy::cast_precision_loss)]
+            let s = (t.duration_us + t.idle_us) as f64;
+            s
+        })
+        .collect();
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let m = crate::diff::stats::median(&spans).round() as u64;
+    m
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).
