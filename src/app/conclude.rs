@@ -66,7 +66,7 @@ pub(super) fn conclude(config: &Config, findings: Findings<'_>) -> Result<ExitSt
         cpu: cpu.as_ref().map(|c| CpuSection::from_diff(c.diff, c.flame)),
         gate: GateSection::from_verdict(
             &verdict,
-            config.config_path.as_ref().map(|p| p.display().to_string()),
+            config.given.file().map(|p| p.display().to_string()),
         ),
     };
     print_warnings(config, &report.warnings);

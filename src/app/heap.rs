@@ -2,6 +2,7 @@
 //! the trend) and hands them to the heap comparison, [`crate::diff::compare`].
 
 use super::error::{Error, Result};
+use super::given::Unchecked;
 use super::options::Config;
 use crate::diff::HeapResult;
 use crate::diff::compare::{self, Pick, Selection};
@@ -40,6 +41,55 @@ pub fn compare_heaps(
     leaklist: Option<&LeakList>,
     bar: &indicatif::ProgressBar,
 ) -> Result<HeapResult> {
+    let selection = select(config, captures, leaklist)?;
+    let mut warnings = Vec::new();
+    if !selection.trend {
+        for (metric, what) in [
+            (Metric::SuspectSize, "suspects threshold"),
+            (Metric::OwnerGrowth, "owners threshold"),
+        ] {
+            warnings.extend(config.given.unchecked(
+                &[metric],
+                &Unchecked {
+                    what,
+                    why: "a pair of snapshots has no trend",
+                    refusal: &|flag| {
+                        format!(
+                            "{flag} needs a series of heap snapshots: one input holding two or more, or three inputs or more"
+                        )
+                    },
+                },
+            )?);
+        }
+    }
+    let progress = |message| bar.set_message(message);
+    let mut result = compare::compare(&selection, &config.heap, &progress)?;
+    result.warnings.append(&mut warnings);
+    if captures.len() > 2 {
+        for c in &captures[1..captures.len() - 1] {
+            if c.snapshot_count() == 0 {
+                result.warnings.push(Warning::new(
+                    WarningCode::TrendSkipsInput,
+                    format!(
+                        "{} holds no heap snapshot, so the trend leaves it out",
+                        c.path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(result)
+}
+
+/// The snapshots to compare: BASE (`--base-snapshot`, by default the first snapshot of
+/// one input, else the last of the first input), HEAD (`--head-snapshot`, by default
+/// the last of the last input), and the series between them: the snapshots in between
+/// inside one input, or the last snapshot of every input in between.
+fn select<'a>(
+    config: &Config,
+    captures: &'a [Capture],
+    leaklist: Option<&'a LeakList>,
+) -> Result<Selection<'a>> {
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
     let one_file = captures.len() == 1;
@@ -57,9 +107,7 @@ pub fn compare_heaps(
         capture: last,
         index: resolve_index(last, "--head-snapshot", config.head_snapshot.unwrap_or(-1))?,
     };
-    // The series between the pair: the snapshots in between inside one file, or the last
-    // snapshot of every input in between.
-    let (middle, trend_wanted): (Vec<Pick<'_>>, bool) = if one_file {
+    let (middle, trend): (Vec<Pick<'_>>, bool) = if one_file {
         (
             (base.index + 1..head.index)
                 .map(|index| Pick {
@@ -82,62 +130,12 @@ pub fn compare_heaps(
             captures.len() > 2,
         )
     };
-    let mut warnings = Vec::new();
-    if !trend_wanted && config.thresholds.rule(Metric::SuspectSize).is_set() {
-        if config.flag_thresholds.suspects {
-            return Err(Error::Usage(
-                "--fail-on-suspects needs a series of heap snapshots: one input holding two or more, or three inputs or more".into(),
-            ));
-        }
-        if let Some(file) = &config.config_path {
-            warnings.push(Warning::new(
-                WarningCode::ThresholdUnchecked,
-                format!(
-                    "the suspects threshold of {} is not checked: a pair of snapshots has no trend",
-                    file.display()
-                ),
-            ));
-        }
-    }
-    if !trend_wanted && config.thresholds.rule(Metric::OwnerGrowth).is_set() {
-        if config.flag_thresholds.suspects {
-            return Err(Error::Usage(
-                "--fail-on-owners needs a series of heap snapshots: one input holding two or more, or three inputs or more".into(),
-            ));
-        }
-        if let Some(file) = &config.config_path {
-            warnings.push(Warning::new(
-                WarningCode::ThresholdUnchecked,
-                format!(
-                    "the owners threshold of {} is not checked: a pair of snapshots has no trend",
-                    file.display()
-                ),
-            ));
-        }
-    }
-    let selection = Selection {
+    Ok(Selection {
         base,
         head,
         middle,
-        trend: trend_wanted,
+        trend,
         same_process: one_file,
         leaklist,
-    };
-    let progress = |message| bar.set_message(message);
-    let mut result = compare::compare(&selection, &config.heap, &progress)?;
-    result.warnings.append(&mut warnings);
-    if captures.len() > 2 {
-        for c in &captures[1..captures.len() - 1] {
-            if c.snapshot_count() == 0 {
-                result.warnings.push(Warning::new(
-                    WarningCode::TrendSkipsInput,
-                    format!(
-                        "{} holds no heap snapshot, so the trend leaves it out",
-                        c.path.display()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(result)
+    })
 }

@@ -6,6 +6,7 @@
 mod arkts;
 mod conclude;
 pub mod error;
+pub mod given;
 pub mod heap;
 pub mod options;
 pub mod output;
@@ -23,6 +24,7 @@ use crate::input::{Capture, CpuData};
 use crate::warning::{Warning, WarningCode};
 use conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
 use error::{Error, Result};
+use given::Unchecked;
 use options::Config;
 use summarize::Summarize;
 
@@ -229,42 +231,8 @@ fn check_inputs(
     compare_cpu: bool,
     warnings: &mut Vec<Warning>,
 ) -> Result<()> {
-    let first = &captures[0];
-    let last = &captures[captures.len() - 1];
-    let one_file = captures.len() == 1;
-    if !one_file {
-        let lacks_cpu = |c: &Capture| {
-            if c.cpu_unreadable {
-                (
-                    WarningCode::CpuUnreadable,
-                    format!("the CPU profile of {} is unreadable", c.path.display()),
-                )
-            } else {
-                (
-                    WarningCode::CpuMissing,
-                    format!("{} holds no CPU profile", c.path.display()),
-                )
-            }
-        };
-        // The side that lacks what the other side has, if one does.
-        let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
-            (true, false) => Some(last),
-            (false, true) => Some(first),
-            _ => None,
-        };
-        warnings.extend(lacking(|c| c.cpu.is_some()).map(|c| {
-            let (code, lacks) = lacks_cpu(c);
-            Warning::new(code, format!("{lacks}, so CPU time is not compared"))
-        }));
-        warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
-            Warning::new(
-                WarningCode::HeapMissing,
-                format!(
-                    "{} holds no heap snapshot, so the heap is not compared",
-                    c.path.display()
-                ),
-            )
-        }));
+    if captures.len() > 1 {
+        warnings.extend(one_side_only(captures));
     }
     if compare_cpu && captures.len() > 2 {
         warnings.push(Warning::new(
@@ -283,60 +251,43 @@ fn check_inputs(
             "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
         ));
     }
-    let holdings = if one_file {
-        format!("{} holds {}", first.path.display(), first.contents())
-    } else {
-        format!(
-            "{} holds {}, {} holds {}",
-            first.path.display(),
-            first.contents(),
-            last.path.display(),
-            last.contents()
-        )
-    };
-    let picked_snapshots = config.picks_snapshots();
-    let flags = config.flag_thresholds;
     if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
         warnings.push(Warning::new(
             WarningCode::GcThresholdIgnored,
             "the GC threshold checks nothing: the ignore list matches (garbage collector)",
         ));
     }
-    if let Some(file) = &config.config_path {
-        for (kind, in_file, have, what) in [
-            (
-                "heap",
-                t.has_heap() && !flags.heap,
-                compare_heap,
-                "heap snapshots",
-            ),
-            (
-                "CPU",
-                t.has_cpu() && !flags.cpu,
-                compare_cpu,
-                "CPU profiles on both sides",
-            ),
-        ] {
-            if in_file && !have {
-                warnings.push(Warning::new(
-                    WarningCode::ThresholdUnchecked,
-                    format!(
-                        "the {kind} thresholds of {} are not checked: the inputs carry no {what} to compare",
-                        file.display()
-                    ),
-                ));
-            }
+    let holdings = holdings(captures);
+    for (have, kind, metrics, what) in [
+        (
+            compare_heap,
+            "heap",
+            given::heap_metrics(),
+            "heap snapshots",
+        ),
+        (
+            compare_cpu,
+            "CPU",
+            given::cpu_metrics(),
+            "CPU profiles on both sides",
+        ),
+    ] {
+        if !have {
+            let why = format!("the inputs carry no {what} to compare");
+            let refusal = |_: &str| format!("{kind} thresholds are given, but {why} ({holdings})");
+            warnings.extend(config.given.unchecked(
+                &metrics,
+                &Unchecked {
+                    what: &format!("{kind} thresholds"),
+                    why: &why,
+                    refusal: &refusal,
+                },
+            )?);
         }
     }
     for (wanted, have, what, asked) in [
         (
-            flags.heap,
-            compare_heap,
-            "heap snapshots",
-            "heap thresholds are",
-        ),
-        (
-            picked_snapshots,
+            config.picks_snapshots(),
             compare_heap,
             "heap snapshots",
             "--base-snapshot/--head-snapshot is",
@@ -346,12 +297,6 @@ fn check_inputs(
             compare_heap,
             "heap snapshots",
             "--explain is",
-        ),
-        (
-            flags.cpu,
-            compare_cpu,
-            "CPU profiles on both sides",
-            "CPU thresholds are",
         ),
         (
             wants_flame_graph(config),
@@ -367,6 +312,66 @@ fn check_inputs(
         }
     }
     Ok(())
+}
+
+/// The warnings about data that only one end of the inputs holds: a CPU profile, or heap
+/// snapshots.
+fn one_side_only(captures: &[Capture]) -> Vec<Warning> {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    // The side that lacks what the other side has, if one does.
+    let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
+        (true, false) => Some(last),
+        (false, true) => Some(first),
+        _ => None,
+    };
+    let mut warnings = Vec::new();
+    warnings.extend(lacking(|c| c.cpu.is_some()).map(|c| {
+        if c.cpu_unreadable {
+            Warning::new(
+                WarningCode::CpuUnreadable,
+                format!(
+                    "the CPU profile of {} is unreadable, so CPU time is not compared",
+                    c.path.display()
+                ),
+            )
+        } else {
+            Warning::new(
+                WarningCode::CpuMissing,
+                format!(
+                    "{} holds no CPU profile, so CPU time is not compared",
+                    c.path.display()
+                ),
+            )
+        }
+    }));
+    warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
+        Warning::new(
+            WarningCode::HeapMissing,
+            format!(
+                "{} holds no heap snapshot, so the heap is not compared",
+                c.path.display()
+            ),
+        )
+    }));
+    warnings
+}
+
+/// What the inputs hold, for messages: `a holds a CPU profile, b holds a heap snapshot`.
+fn holdings(captures: &[Capture]) -> String {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    if captures.len() == 1 {
+        format!("{} holds {}", first.path.display(), first.contents())
+    } else {
+        format!(
+            "{} holds {}, {} holds {}",
+            first.path.display(),
+            first.contents(),
+            last.path.display(),
+            last.contents()
+        )
+    }
 }
 
 /// Whether `--format flamegraph-json` is asked for.

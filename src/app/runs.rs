@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 
 use super::conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
 use super::error::{Error, Result};
+use super::given::{self, Unchecked};
 use super::options::Config;
 use super::{ExitStatus, open_all, progress};
-use crate::gate::{self, Metric};
+use crate::diff::cpu::CpuDiff;
+use crate::gate::{self, Metric, Thresholds};
 use crate::input::Capture;
 use crate::model::cpu::{FrameKind, Profile, ProfileTimes};
 use crate::warning::{Warning, WarningCode};
@@ -167,44 +169,8 @@ fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
 /// Compares BASE's runs with HEAD's; the inputs are two, one of them at least a
 /// directory.
 pub fn compare(config: &Config) -> Result<ExitStatus> {
-    if config.inputs.len() != 2 {
-        return Err(Error::Usage(format!(
-            "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
-            config.inputs.len()
-        )));
-    }
-    for (asked, what) in [
-        (config.cpu.normalize, "--normalize"),
-        (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
-        (!config.heap.explain.is_empty(), "--explain"),
-        (config.flag_thresholds.heap, "heap thresholds"),
-    ] {
-        if asked {
-            return Err(Error::Usage(format!(
-                "{what} given, but a directory of runs is compared by its CPU profiles only"
-            )));
-        }
-    }
-    let bar = progress(config.quiet);
-    bar.set_message("reading runs");
-    let mut sides = Vec::with_capacity(2);
-    for input in &config.inputs {
-        let is_dir = input.is_dir();
-        let files = if is_dir {
-            files_of(input)?
-        } else {
-            vec![input.clone()]
-        };
-        let captures = open_all(&files, &config.cpu.profile_pick)?;
-        let side = RunSide {
-            path: input.clone(),
-            is_dir,
-            captures,
-        };
-        check_kinds(&side)?;
-        sides.push(side);
-    }
-    bar.finish_and_clear();
+    let heap_unchecked = refuse_options(config)?;
+    let sides = read_sides(config)?;
     let mut warnings: Vec<Warning> = sides
         .iter()
         .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
@@ -222,44 +188,10 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
     for (side, t) in sides.iter().zip(&times) {
         check_program(side, t)?;
     }
-    let t = &config.thresholds;
-    let diff = crate::diff::runs::diff(&times[0], &times[1], t.alpha);
+    let diff = crate::diff::runs::diff(&times[0], &times[1], config.thresholds.alpha);
     let flame = flame(config, &sides);
-    let set = diff
-        .runs
-        .as_ref()
-        .ok_or_else(|| Error::Internal("a run set without runs".into()))?;
-    let family = if t.rule(Metric::FunctionSelf).is_set() {
-        gate::runs::family(&diff, t)
-    } else {
-        0
-    };
-    if let Some((smallest, level, needed)) = gate::runs::too_few_runs(set, family, t.alpha) {
-        let over = if family > 1 {
-            format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
-        } else {
-            String::new()
-        };
-        warnings.push(Warning::new(
-            WarningCode::TooFewRuns,
-            format!(
-                "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed",
-                set.base_runs, set.head_runs
-            ),
-        ));
-    }
-    if let Some(file) = &config.config_path
-        && t.has_heap()
-        && !config.flag_thresholds.heap
-    {
-        warnings.push(Warning::new(
-            WarningCode::ThresholdUnchecked,
-            format!(
-                "the heap thresholds of {} are not checked: run sets carry CPU profiles only",
-                file.display()
-            ),
-        ));
-    }
+    warnings.extend(too_few_runs(&diff, &config.thresholds)?);
+    warnings.extend(heap_unchecked);
     let report_side = |s: &RunSide, times: &[ProfileTimes]| {
         let mut out = side(&s.captures[0], None, Some(median_span_us(times)));
         if s.is_dir {
@@ -285,6 +217,90 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
                 ],
             }),
         },
+    )
+}
+
+/// Refuses what run sets cannot do: other than two inputs, options for heap snapshots
+/// or `--normalize`, and heap thresholds given by a flag. Returns the warning about the
+/// thresholds file's heap thresholds, if it sets any.
+fn refuse_options(config: &Config) -> Result<Option<Warning>> {
+    if config.inputs.len() != 2 {
+        return Err(Error::Usage(format!(
+            "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
+            config.inputs.len()
+        )));
+    }
+    let only_cpu = "a directory of runs is compared by its CPU profiles only";
+    for (asked, what) in [
+        (config.cpu.normalize, "--normalize"),
+        (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
+        (!config.heap.explain.is_empty(), "--explain"),
+    ] {
+        if asked {
+            return Err(Error::Usage(format!("{what} given, but {only_cpu}")));
+        }
+    }
+    config.given.unchecked(
+        &given::heap_metrics(),
+        &Unchecked {
+            what: "heap thresholds",
+            why: "run sets carry CPU profiles only",
+            refusal: &|_| format!("heap thresholds given, but {only_cpu}"),
+        },
+    )
+}
+
+/// Opens the runs of both sides, each side's of one kind.
+fn read_sides(config: &Config) -> Result<Vec<RunSide>> {
+    let bar = progress(config.quiet);
+    bar.set_message("reading runs");
+    let mut sides = Vec::with_capacity(2);
+    for input in &config.inputs {
+        let is_dir = input.is_dir();
+        let files = if is_dir {
+            files_of(input)?
+        } else {
+            vec![input.clone()]
+        };
+        let captures = open_all(&files, &config.cpu.profile_pick)?;
+        let side = RunSide {
+            path: input.clone(),
+            is_dir,
+            captures,
+        };
+        check_kinds(&side)?;
+        sides.push(side);
+    }
+    bar.finish_and_clear();
+    Ok(sides)
+}
+
+/// The warning that no change can be significant with so few runs, where that is so.
+fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
+    let set = diff
+        .runs
+        .as_ref()
+        .ok_or_else(|| Error::Internal("a run set without runs".into()))?;
+    let family = if t.rule(Metric::FunctionSelf).is_set() {
+        gate::runs::family(diff, t)
+    } else {
+        0
+    };
+    Ok(
+        gate::runs::too_few_runs(set, family, t.alpha).map(|(smallest, level, needed)| {
+            let over = if family > 1 {
+                format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
+            } else {
+                String::new()
+            };
+            Warning::new(
+                WarningCode::TooFewRuns,
+                format!(
+                    "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed",
+                    set.base_runs, set.head_runs
+                ),
+            )
+        }),
     )
 }
 
