@@ -13,7 +13,7 @@ use super::{ExitStatus, open_all, progress};
 use crate::diff::cpu::CpuDiff;
 use crate::gate::{self, Metric, Thresholds};
 use crate::input::Capture;
-use crate::model::cpu::{FrameKind, Profile, ProfileTimes};
+use crate::model::cpu::{Profile, ProfileTimes};
 use crate::warning::{Warning, WarningCode};
 
 /// Whether any input is a directory of runs.
@@ -110,60 +110,28 @@ fn check_kinds(side: &RunSide) -> Result<()> {
     Ok(())
 }
 
-/// A run whose sampled time is less than this share in functions the first run of its
-/// directory also has (or the other way round) is of another program.
-const SAME_PROGRAM_SHARE: f64 = 0.5;
-
-/// The share of `t`'s functions' self time spent in functions `other` has too.
-fn share_in_common(t: &ProfileTimes, other: &ProfileTimes) -> f64 {
-    let (mut all, mut common) = (0_u64, 0_u64);
-    for (frame, time) in t
-        .functions
-        .iter()
-        .filter(|(f, _)| f.kind() == FrameKind::Function)
-    {
-        all += time.self_us;
-        if other.functions.contains_key(frame) {
-            common += time.self_us;
-        }
-    }
-    #[allow(clippy::cast_precision_loss)]
-    if all == 0 {
-        1.0
-    } else {
-        common as f64 / all as f64
-    }
-}
-
-/// Checks that the runs of a directory are of one program: each spends most of its
-/// sampled time in functions that the first run has too, and the other way round (two
-/// programs on one runtime share its start-up functions, so sharing some is not enough).
+/// Checks that the runs of a directory are of one program (see
+/// [`crate::diff::runs::other_program`]).
 fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
-    let Some(first) = times.first() else {
+    let Some((i, share)) = crate::diff::runs::other_program(times) else {
         return Ok(());
     };
-    for (c, t) in side.captures.iter().zip(times).skip(1) {
-        let share = share_in_common(t, first).min(share_in_common(first, t));
-        if share < SAME_PROGRAM_SHARE {
-            let what = if share == 0.0 {
-                "have no function in common".to_owned()
-            } else {
-                format!(
-                    "share functions for only {:.0}% of their sampled time",
-                    share * 100.0
-                )
-            };
-            return Err(Error::input(
-                &side.path,
-                format!(
-                    "the runs are of different programs: {} and {} {what}",
-                    names([side.captures[0].path.as_path()].into_iter()),
-                    names([c.path.as_path()].into_iter()),
-                ),
-            ));
-        }
-    }
-    Ok(())
+    let what = if share == 0.0 {
+        "have no function in common".to_owned()
+    } else {
+        format!(
+            "share functions for only {:.0}% of their sampled time",
+            share * 100.0
+        )
+    };
+    Err(Error::input(
+        &side.path,
+        format!(
+            "the runs are of different programs: {} and {} {what}",
+            names([side.captures[0].path.as_path()].into_iter()),
+            names([side.captures[i].path.as_path()].into_iter()),
+        ),
+    ))
 }
 
 /// Compares BASE's runs with HEAD's; the inputs are two, one of them at least a
@@ -193,7 +161,11 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
     warnings.extend(too_few_runs(&diff, &config.thresholds)?);
     warnings.extend(heap_unchecked);
     let report_side = |s: &RunSide, times: &[ProfileTimes]| {
-        let mut out = side(&s.captures[0], None, Some(median_span_us(times)));
+        let mut out = side(
+            &s.captures[0],
+            None,
+            Some(crate::diff::runs::median_span_us(times)),
+        );
         if s.is_dir {
             out.path = s.path.display().to_string();
         }
@@ -302,21 +274,6 @@ fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
             )
         }),
     )
-}
-
-/// The median of the runs' sampled spans, idle included.
-fn median_span_us(times: &[ProfileTimes]) -> u64 {
-    let spans: Vec<f64> = times
-        .iter()
-        .map(|t| {
-            #[allow(clippy::cast_precision_loss)]
-            let s = (t.duration_us + t.idle_us) as f64;
-            s
-        })
-        .collect();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let m = crate::diff::stats::median(&spans).round() as u64;
-    m
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).
