@@ -57,8 +57,8 @@ pub fn find(config: &Config, head: &Capture) -> Result<Option<LeakList>> {
 }
 
 /// Refuses native-size thresholds given as flags when the compared snapshots have no
-/// native sizes (a gate must not pass on data it did not see); warns when they, or the
-/// leak list's, come from the thresholds file and have nothing to check.
+/// native sizes, and the leak list's when no list was joined (a gate must not pass on
+/// data it did not see); warns when they come from the thresholds file instead.
 pub fn check_thresholds(
     config: &Config,
     heap: Option<&HeapResult>,
@@ -80,7 +80,8 @@ pub fn check_thresholds(
         )?);
     }
     if heap.is_none_or(|h| h.leaklist.is_none()) {
-        // A flag reaches here with a list only where HEAD is a baseline's class totals.
+        // A flag reaches here with a list only where a baseline is compared, which is
+        // done with class totals alone.
         warnings.extend(config.given.unchecked(
             &[Metric::LeakList],
             &Unchecked {
@@ -88,7 +89,7 @@ pub fn check_thresholds(
                 why: "no leak watcher's list was given or found",
                 refusal: &|flag| {
                     format!(
-                        "{flag} is given, but the leak list is joined with HEAD's objects, and a baseline keeps class totals only"
+                        "{flag} is given, but a comparison with a baseline is one of class totals, with no objects to join the leak list with"
                     )
                 },
             },

@@ -21,12 +21,15 @@ pub(super) struct Findings<'a> {
     pub sides: [Side; 2],
     /// Every warning of the run, in the order met (repeats are dropped here).
     pub warnings: Vec<Warning>,
+    /// The heap comparison, where the heap was compared.
     pub heap: Option<&'a HeapResult>,
+    /// The CPU comparison, where CPU profiles were compared.
     pub cpu: Option<CpuFindings<'a>>,
 }
 
 /// The CPU side of a comparison.
 pub(super) struct CpuFindings<'a> {
+    /// The per-function diff (of medians, for run sets).
     pub diff: &'a CpuDiff,
     /// The differential flame graph, where both sides have call stacks.
     pub flame: Option<&'a Flame>,

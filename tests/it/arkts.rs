@@ -796,8 +796,8 @@ fn the_leak_list_gate() {
     );
 }
 
-/// A baseline keeps no objects to join a leak list with: the flag is refused rather than
-/// passed with nothing checked.
+/// A comparison with a baseline (here as BASE) is one of class totals, with no objects to
+/// join a leak list with: the flag is refused rather than passed with nothing checked.
 #[test]
 fn the_leak_list_gate_refuses_a_baseline() {
     let dir = watched_dump(None);
@@ -822,7 +822,7 @@ fn the_leak_list_gate_refuses_a_baseline() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(
         stderr(&o).contains(
-            "arkdiff: error: --fail-on-leaklist is given, but the leak list is joined with HEAD's objects, and a baseline keeps class totals only"
+            "arkdiff: error: --fail-on-leaklist is given, but a comparison with a baseline is one of class totals, with no objects to join the leak list with"
         ),
         "{}",
         stderr(&o)
