@@ -7,8 +7,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::app::error::{Error, Result};
+use crate::app::given::ThresholdsGiven;
 use crate::app::options::{
-    Config, CpuOptions, FlagThresholds, HeapOptions, OutputFormat, OutputTarget, PointOptions,
+    Config, CpuOptions, HeapOptions, OutputFormat, OutputTarget, PointOptions,
 };
 use crate::app::output::write_output;
 use crate::app::summarize::Summarize;
@@ -262,11 +263,6 @@ impl ThresholdArgs {
             .iter()
             .find(|(m, _)| *m == metric)
             .map(|(_, v)| v)
-    }
-
-    /// Whether a threshold on data from `source` was given.
-    fn any(&self, source: Source) -> bool {
-        self.given.iter().any(|(m, _)| m.source() == source)
     }
 }
 
@@ -580,6 +576,11 @@ impl Cli {
                 rule(metric, self.thresholds.get(metric), file.rule(metric))?,
             );
         }
+        let given = ThresholdsGiven::new(
+            config_path,
+            Metric::ALL.into_iter().filter(|&m| file.rule(m).is_set()),
+            self.thresholds.given.iter().map(|(m, _)| *m),
+        );
         let profile_pick = self.profile.pick()?;
         let points = PointOptions {
             tags: tags(&self.tags, file.tags)?,
@@ -590,20 +591,10 @@ impl Cli {
                 .transpose()?,
         };
         let floor = SuspectFloor::default();
-        let given = &self.thresholds;
-        let flag_thresholds = FlagThresholds {
-            heap: given.any(Source::Heap) || given.any(Source::Trend),
-            cpu: given.any(Source::Cpu),
-            suspects: given.any(Source::Trend),
-            leaklist: given.any(Source::LeakList),
-            native: given.get(Metric::HeapNative).is_some()
-                || given.get(Metric::ClassNative).is_some(),
-        };
         Ok(Config {
             inputs: self.inputs,
             outputs: outputs(&self.format, stdout_dash(self.output))?,
-            config_path,
-            flag_thresholds,
+            given,
             base_snapshot: self.base_snapshot,
             head_snapshot: self.head_snapshot,
             top: self.top,
@@ -616,7 +607,6 @@ impl Cli {
             heap: HeapOptions {
                 graph: !self.no_retained,
                 explain: self.explain,
-                leaklist: self.leaklist,
                 iterations: self.iterations.unwrap_or(1),
                 floor: SuspectFloor {
                     min_bytes: setting(
@@ -635,6 +625,7 @@ impl Cli {
                     )?,
                 },
             },
+            leaklist: self.leaklist,
             points,
             exit_zero: self.exit_zero,
             quiet: self.quiet,

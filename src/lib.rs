@@ -9,7 +9,8 @@
 //! 3. [`input`]: one reader per capture format, each producing a model.
 //! 4. [`analysis`]: what one snapshot says on its own (dominators, retained sizes,
 //!    retainer paths).
-//! 5. [`diff`]: BASE against HEAD, and the trend over a series.
+//! 5. [`diff`]: BASE against HEAD, and the trend over a series; [`diff::compare`] is the
+//!    whole heap comparison as one call.
 //! 6. [`gate`]: thresholds and the verdict, by [`gate::Metric`].
 //! 7. [`report`]: the report model (the JSON contract) and one renderer per format.
 //! 8. [`app`]: plans a run (what to compare, which snapshots), opens the inputs, reports

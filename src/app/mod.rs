@@ -4,7 +4,9 @@
 //! planning and no output of their own.
 
 mod arkts;
+mod conclude;
 pub mod error;
+pub mod given;
 pub mod heap;
 pub mod options;
 pub mod output;
@@ -16,14 +18,13 @@ use std::io::IsTerminal;
 
 use crate::diff::cpu::CpuDiff;
 use crate::diff::flame::Flame;
-use crate::gate::{self, Metric, Status};
+use crate::gate::Metric;
 use crate::input::trace_event::ProfilePick;
 use crate::input::{Capture, CpuData};
-use crate::report::{
-    self, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side, Tool,
-};
 use crate::warning::{Warning, WarningCode};
+use conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
 use error::{Error, Result};
+use given::Unchecked;
 use options::Config;
 use summarize::Summarize;
 
@@ -92,35 +93,17 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     }
     let bar = progress(config.quiet);
     bar.set_message("reading inputs");
-    let opened = open_all(&config.inputs, &config.cpu.profile_pick);
-    let captures = match opened {
-        Ok(c) => c,
-        Err(e) => {
-            bar.finish_and_clear();
-            return Err(e);
-        }
-    };
+    // On an error the spinner clears itself when dropped.
+    let captures = open_all(&config.inputs, &config.cpu.profile_pick)?;
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
-    let one_file = captures.len() == 1;
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
-
-    let leaklist = match arkts::find(config, last) {
-        Ok(l) => l,
-        Err(e) => {
-            bar.finish_and_clear();
-            return Err(e);
-        }
-    };
-    let picked_snapshots = config.picks_snapshots();
-    let compare_heap = first.snapshot_count() > 0
-        && last.snapshot_count() > 0
-        && (!one_file || first.snapshot_count() >= 2 || picked_snapshots || leaklist.is_some());
-    let compare_cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
+    let leaklist = arkts::find(config, last)?;
+    let (compare_heap, compare_cpu) = what_to_compare(config, &captures, leaklist.is_some());
     let checked = if compare_heap || compare_cpu {
         check_inputs(config, &captures, compare_heap, compare_cpu, &mut warnings)
     } else {
-        Err(nothing_to_compare(first, last, one_file))
+        Err(nothing_to_compare(first, last, captures.len() == 1))
     };
     if let Err(e) = checked {
         bar.finish_and_clear();
@@ -144,81 +127,80 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         print_warnings(config, &distinct(warnings));
         return Err(e);
     }
-    // The profiles' sampled spans, idle included, as read (for the line protocol).
-    let (cpu, flame, spans): (Option<CpuDiff>, Option<Flame>, Option<(u64, u64)>) =
-        match (&first.cpu, &last.cpu) {
-            (Some(b), Some(h)) if compare_cpu => {
-                let strip = config.cpu.strip_url_query;
-                let ((base_times, base_profile), (head_times, head_profile)) =
-                    (b.read(strip), h.read(strip));
-                let d = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
-                // The merged call trees need stacks, which a baseline does not keep.
-                let flame = base_profile
-                    .zip(head_profile)
-                    .map(|(b, h)| crate::diff::flame::flame(&b, &h, d.scale));
-                let span = |t: &crate::model::cpu::ProfileTimes| t.duration_us + t.idle_us;
-                (Some(d), flame, Some((span(&base_times), span(&head_times))))
-            }
-            _ => (None, None, None),
-        };
-    if let Some(c) = &cpu
-        && config.cpu.normalize
-        && c.scale.is_none()
-    {
+    let cpu = if compare_cpu {
+        compare_profiles(config, first, last, &mut warnings)
+    } else {
+        None
+    };
+    let indexes = heap.as_ref().map(|h| h.indexes);
+    let spans = cpu.as_ref().map(|c| c.spans_us);
+    conclude(
+        config,
+        Findings {
+            sides: [
+                side(first, indexes.map(|i| i.0), spans.map(|s| s.0)),
+                side(last, indexes.map(|i| i.1), spans.map(|s| s.1)),
+            ],
+            warnings,
+            heap: heap.as_ref(),
+            cpu: cpu.as_ref().map(|c| CpuFindings {
+                diff: &c.diff,
+                flame: c.flame.as_ref(),
+                profiles: [cpu_profile(first), cpu_profile(last)],
+            }),
+        },
+    )
+}
+
+/// Whether the heap and the CPU are compared: the heap where both ends hold snapshots
+/// (inside one input: where it holds two, or snapshots are picked, or a leak list is
+/// joined with it); the CPU where both of two inputs or more hold a profile.
+fn what_to_compare(config: &Config, captures: &[Capture], leaklist: bool) -> (bool, bool) {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    let one_file = captures.len() == 1;
+    let heap = first.snapshot_count() > 0
+        && last.snapshot_count() > 0
+        && (!one_file || first.snapshot_count() >= 2 || config.picks_snapshots() || leaklist);
+    let cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
+    (heap, cpu)
+}
+
+/// Two CPU profiles compared: the per-function diff, the flame graph, and each profile's
+/// sampled span, idle included, as read (for the line protocol).
+struct ProfilesCompared {
+    diff: CpuDiff,
+    flame: Option<Flame>,
+    spans_us: (u64, u64),
+}
+
+/// Compares the CPU profiles of the first and the last capture (None where one has
+/// none); warns when `--normalize` has nothing to scale by.
+fn compare_profiles(
+    config: &Config,
+    first: &Capture,
+    last: &Capture,
+    warnings: &mut Vec<Warning>,
+) -> Option<ProfilesCompared> {
+    let (b, h) = (first.cpu.as_ref()?, last.cpu.as_ref()?);
+    let strip = config.cpu.strip_url_query;
+    let ((base_times, base_profile), (head_times, head_profile)) = (b.read(strip), h.read(strip));
+    let diff = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
+    // The merged call trees need stacks, which a baseline does not keep.
+    let flame = base_profile
+        .zip(head_profile)
+        .map(|(b, h)| crate::diff::flame::flame(&b, &h, diff.scale));
+    if config.cpu.normalize && diff.scale.is_none() {
         warnings.push(Warning::new(
             WarningCode::NormalizeNothing,
             "--normalize: BASE has no non-idle CPU time, so nothing was scaled",
         ));
     }
-
-    let mut verdict = gate::evaluate(
-        heap.as_ref().map(|h| &h.diff),
-        heap.as_ref()
-            .and_then(|h| h.trend.as_ref())
-            .map(|t| &t.trend),
-        cpu.as_ref(),
-        &config.thresholds,
-    );
-    if let Some(list) = heap.as_ref().and_then(|h| h.leaklist.as_ref()) {
-        gate::leaklist::evaluate(list, &config.thresholds, &mut verdict);
-    }
-    let (base_index, head_index) = match &heap {
-        Some(h) => (Some(h.indexes.0), Some(h.indexes.1)),
-        None => (None, None),
-    };
-    let report = Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: Tool {
-            name: "arkdiff",
-            version: env!("CARGO_PKG_VERSION"),
-        },
-        base: side(first, base_index, spans.map(|s| s.0)),
-        head: side(last, head_index, spans.map(|s| s.1)),
-        warnings: distinct(warnings),
-        heap: heap.as_ref().map(HeapSection::from_result),
-        cpu: cpu
-            .as_ref()
-            .map(|c| CpuSection::from_diff(c, flame.as_ref())),
-        gate: GateSection::from_verdict(
-            &verdict,
-            config.config_path.as_ref().map(|p| p.display().to_string()),
-        ),
-    };
-    print_warnings(config, &report.warnings);
-    let sources = report::trace_event::Sources {
-        profiles: [
-            cpu_profile(first, compare_cpu),
-            cpu_profile(last, compare_cpu),
-        ],
-        series: heap
-            .as_ref()
-            .and_then(|h| h.trend.as_ref())
-            .map(|t| t.series.as_slice()),
-    };
-    output::write_reports(config, &report, &sources)?;
-    Ok(match verdict.status {
-        Status::Fail if !config.exit_zero => ExitStatus::Failure,
-        _ => ExitStatus::Success,
+    let span = |t: &crate::model::cpu::ProfileTimes| t.duration_us + t.idle_us;
+    Some(ProfilesCompared {
+        spans_us: (span(&base_times), span(&head_times)),
+        diff,
+        flame,
     })
 }
 
@@ -249,42 +231,8 @@ fn check_inputs(
     compare_cpu: bool,
     warnings: &mut Vec<Warning>,
 ) -> Result<()> {
-    let first = &captures[0];
-    let last = &captures[captures.len() - 1];
-    let one_file = captures.len() == 1;
-    if !one_file {
-        let lacks_cpu = |c: &Capture| {
-            if c.cpu_unreadable {
-                (
-                    WarningCode::CpuUnreadable,
-                    format!("the CPU profile of {} is unreadable", c.path.display()),
-                )
-            } else {
-                (
-                    WarningCode::CpuMissing,
-                    format!("{} holds no CPU profile", c.path.display()),
-                )
-            }
-        };
-        // The side that lacks what the other side has, if one does.
-        let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
-            (true, false) => Some(last),
-            (false, true) => Some(first),
-            _ => None,
-        };
-        warnings.extend(lacking(|c| c.cpu.is_some()).map(|c| {
-            let (code, lacks) = lacks_cpu(c);
-            Warning::new(code, format!("{lacks}, so CPU time is not compared"))
-        }));
-        warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
-            Warning::new(
-                WarningCode::HeapMissing,
-                format!(
-                    "{} holds no heap snapshot, so the heap is not compared",
-                    c.path.display()
-                ),
-            )
-        }));
+    if captures.len() > 1 {
+        warnings.extend(one_side_only(captures));
     }
     if compare_cpu && captures.len() > 2 {
         warnings.push(Warning::new(
@@ -303,60 +251,43 @@ fn check_inputs(
             "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
         ));
     }
-    let holdings = if one_file {
-        format!("{} holds {}", first.path.display(), first.contents())
-    } else {
-        format!(
-            "{} holds {}, {} holds {}",
-            first.path.display(),
-            first.contents(),
-            last.path.display(),
-            last.contents()
-        )
-    };
-    let picked_snapshots = config.picks_snapshots();
-    let flags = config.flag_thresholds;
     if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
         warnings.push(Warning::new(
             WarningCode::GcThresholdIgnored,
             "the GC threshold checks nothing: the ignore list matches (garbage collector)",
         ));
     }
-    if let Some(file) = &config.config_path {
-        for (kind, in_file, have, what) in [
-            (
-                "heap",
-                t.has_heap() && !flags.heap,
-                compare_heap,
-                "heap snapshots",
-            ),
-            (
-                "CPU",
-                t.has_cpu() && !flags.cpu,
-                compare_cpu,
-                "CPU profiles on both sides",
-            ),
-        ] {
-            if in_file && !have {
-                warnings.push(Warning::new(
-                    WarningCode::ThresholdUnchecked,
-                    format!(
-                        "the {kind} thresholds of {} are not checked: the inputs carry no {what} to compare",
-                        file.display()
-                    ),
-                ));
-            }
+    let holdings = holdings(captures);
+    for (have, kind, metrics, what) in [
+        (
+            compare_heap,
+            "heap",
+            given::heap_metrics(),
+            "heap snapshots",
+        ),
+        (
+            compare_cpu,
+            "CPU",
+            given::cpu_metrics(),
+            "CPU profiles on both sides",
+        ),
+    ] {
+        if !have {
+            let why = format!("the inputs carry no {what} to compare");
+            let refusal = |_: &str| format!("{kind} thresholds are given, but {why} ({holdings})");
+            warnings.extend(config.given.unchecked(
+                &metrics,
+                &Unchecked {
+                    what: &format!("{kind} thresholds"),
+                    why: &why,
+                    refusal: &refusal,
+                },
+            )?);
         }
     }
     for (wanted, have, what, asked) in [
         (
-            flags.heap,
-            compare_heap,
-            "heap snapshots",
-            "heap thresholds are",
-        ),
-        (
-            picked_snapshots,
+            config.picks_snapshots(),
             compare_heap,
             "heap snapshots",
             "--base-snapshot/--head-snapshot is",
@@ -366,12 +297,6 @@ fn check_inputs(
             compare_heap,
             "heap snapshots",
             "--explain is",
-        ),
-        (
-            flags.cpu,
-            compare_cpu,
-            "CPU profiles on both sides",
-            "CPU thresholds are",
         ),
         (
             wants_flame_graph(config),
@@ -389,11 +314,63 @@ fn check_inputs(
     Ok(())
 }
 
-/// A capture's CPU profile with its samples, when the CPU was compared.
-fn cpu_profile(capture: &Capture, compared: bool) -> Option<&crate::model::cpu::Profile> {
-    match capture.cpu.as_ref().map(|c| &c.data) {
-        Some(CpuData::Profile(p)) if compared => Some(p),
+/// The warnings about data that only one end of the inputs holds: a CPU profile, or heap
+/// snapshots.
+fn one_side_only(captures: &[Capture]) -> Vec<Warning> {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    // The side that lacks what the other side has, if one does.
+    let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
+        (true, false) => Some(last),
+        (false, true) => Some(first),
         _ => None,
+    };
+    let mut warnings = Vec::new();
+    warnings.extend(lacking(|c| c.cpu.is_some()).map(|c| {
+        if c.cpu_unreadable {
+            Warning::new(
+                WarningCode::CpuUnreadable,
+                format!(
+                    "the CPU profile of {} is unreadable, so CPU time is not compared",
+                    c.path.display()
+                ),
+            )
+        } else {
+            Warning::new(
+                WarningCode::CpuMissing,
+                format!(
+                    "{} holds no CPU profile, so CPU time is not compared",
+                    c.path.display()
+                ),
+            )
+        }
+    }));
+    warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
+        Warning::new(
+            WarningCode::HeapMissing,
+            format!(
+                "{} holds no heap snapshot, so the heap is not compared",
+                c.path.display()
+            ),
+        )
+    }));
+    warnings
+}
+
+/// What the inputs hold, for messages: `a holds a CPU profile, b holds a heap snapshot`.
+fn holdings(captures: &[Capture]) -> String {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    if captures.len() == 1 {
+        format!("{} holds {}", first.path.display(), first.contents())
+    } else {
+        format!(
+            "{} holds {}, {} holds {}",
+            first.path.display(),
+            first.contents(),
+            last.path.display(),
+            last.contents()
+        )
     }
 }
 
@@ -459,40 +436,4 @@ fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error 
         last.detected.describe(),
         last.contents()
     ))
-}
-
-/// One side of the report: `snapshot` is the compared heap snapshot, `profile_span_us`
-/// the compared CPU profile's sampled span (None when CPU times are not compared).
-fn side(capture: &Capture, snapshot: Option<usize>, profile_span_us: Option<u64>) -> Side {
-    let info = snapshot
-        .map(|i| capture.snapshot_info(i))
-        .unwrap_or_default();
-    let cpu = profile_span_us.is_some();
-    let profile = profile_span_us
-        .zip(capture.cpu.as_ref())
-        .map(|(span_us, c)| ProfileOrigin {
-            format: capture.detected.format.name(),
-            source: c.source.clone(),
-            span_us,
-        });
-    let origin = Origin {
-        wall_time_ns: info
-            .start_wall_ns
-            .or_else(|| profile.as_ref().and_then(|p| p.source.wall_time_ns)),
-        profile,
-    };
-    Side {
-        path: capture.path.display().to_string(),
-        format: capture.detected.describe(),
-        snapshot_index: snapshot,
-        snapshot_count: capture.snapshot_count(),
-        start_time_ns: info.start_time_ns,
-        end_time_ns: info.end_time_ns,
-        profile: if cpu {
-            capture.cpu.as_ref().and_then(|c| c.label.clone())
-        } else {
-            None
-        },
-        origin,
-    }
 }

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::diff::trend::SuspectFloor;
+use super::given::ThresholdsGiven;
+pub use crate::diff::compare::HeapOptions;
 use crate::gate::Thresholds;
 use crate::input::trace_event::ProfilePick;
 
@@ -84,17 +85,18 @@ pub struct Config {
     pub inputs: Vec<PathBuf>,
     /// The reports to write, at most one of them to stdout.
     pub outputs: Vec<OutputTarget>,
-    /// The thresholds file read, if any.
-    pub config_path: Option<PathBuf>,
-    /// Whether heap and CPU thresholds were given on the command line (a file's
-    /// thresholds for data the inputs lack are a warning; a flag's are an error).
-    pub flag_thresholds: FlagThresholds,
+    /// The thresholds file read, if any, and where each threshold was given: a file's
+    /// threshold for data the inputs lack is a warning, a flag's an error.
+    pub given: ThresholdsGiven,
     pub base_snapshot: Option<i64>,
     pub head_snapshot: Option<i64>,
     pub top: usize,
     pub thresholds: Thresholds,
     pub cpu: CpuOptions,
     pub heap: HeapOptions,
+    /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
+    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
+    pub leaklist: Option<PathBuf>,
     pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,
@@ -105,20 +107,6 @@ impl Config {
     pub fn picks_snapshots(&self) -> bool {
         self.base_snapshot.is_some() || self.head_snapshot.is_some()
     }
-}
-
-/// Which kinds of threshold the command line sets.
-#[allow(clippy::struct_excessive_bools)] // one per kind of data, as the flags are
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FlagThresholds {
-    pub heap: bool,
-    pub cpu: bool,
-    /// `--fail-on-suspects`.
-    pub suspects: bool,
-    /// `--fail-on-leaklist`.
-    pub leaklist: bool,
-    /// `--max-native-growth` or `--max-class-native-growth`.
-    pub native: bool,
 }
 
 /// How CPU profiles are picked and compared.
@@ -140,20 +128,4 @@ pub struct PointOptions {
     pub tags: Vec<(String, String)>,
     /// `--timestamp`: every point's time, ns since the Unix epoch.
     pub timestamp_ns: Option<u64>,
-}
-
-/// What the heap analyses are asked to do.
-#[derive(Debug, Clone, Default)]
-pub struct HeapOptions {
-    /// Read the edges: retained sizes and retainer paths.
-    pub graph: bool,
-    /// Classes whose retainer path is wanted whether or not they are suspects.
-    pub explain: Vec<String>,
-    /// The noise floor of leak suspects.
-    pub floor: SuspectFloor,
-    /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
-    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
-    pub leaklist: Option<PathBuf>,
-    /// How many iterations of a repeated action each interval of a series covers.
-    pub iterations: u32,
 }

@@ -1,6 +1,9 @@
 //! Comparisons: BASE against HEAD (classes, objects, functions, call trees) and the trend
-//! over a series of snapshots. Pure functions from models to results; no I/O here.
+//! over a series of snapshots. Pure functions from models to results, but for
+//! [`compare`], the heap comparison as one call, which reads the snapshots it compares
+//! from their opened captures.
 
+pub mod compare;
 pub mod cpu;
 pub mod explain;
 pub mod flame;

@@ -19,6 +19,7 @@ use crate::analysis::dominators::Dominators;
 use crate::analysis::holders::{EntryCounter, PreferredPaths};
 use crate::analysis::paths::Step;
 use crate::diff::heap::ById;
+use crate::diff::trend::{ClassSeries, OwnerGrowth};
 use crate::model::change::delta;
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
@@ -417,6 +418,43 @@ impl Owner {
             .unsigned_abs()
             .max(self.gained_size)
     }
+
+    /// What the gate needs of it: `Map @77357`, its growth and what it gained.
+    pub fn gate_growth(&self) -> OwnerGrowth {
+        OwnerGrowth {
+            subject: format!("{} @{}", self.label, self.id),
+            class: self.class.clone(),
+            growth: self.growth(),
+            gained: self
+                .gained
+                .iter()
+                .map(|g| (g.class.clone(), g.size))
+                .collect(),
+        }
+    }
+}
+
+/// A suspect class's owner, as an index into `owners`: the owner that gained the most of
+/// the class's new objects, provided that it gained at least half of the class's size
+/// growth over the series (an owner holding less does not explain the growth). Between
+/// owners that gained as much, the first (the one that grew most). None when no owner
+/// gained that much.
+pub fn suspect_owner(owners: &[Owner], suspect: &ClassSeries) -> Option<usize> {
+    owners
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            o.gained
+                .iter()
+                .find(|g| {
+                    g.class == suspect.name
+                        && i64::try_from(g.size).unwrap_or(i64::MAX).saturating_mul(2)
+                            >= suspect.size_growth()
+                })
+                .map(|g| (g.size, Reverse(i)))
+        })
+        .max()
+        .map(|(_, Reverse(i))| i)
 }
 
 /// The owners among the candidates: `series[c]` holds candidate `c`'s measures, one per
@@ -538,5 +576,56 @@ mod tests {
         // Below the floor: not an owner.
         let grows = measures(&[0, 10, 20, 30], &[0, 100, 200, 300]);
         assert!(owners(&[candidate(100)], &[grows], 3, 200).is_empty());
+    }
+
+    /// An owner that gained `size` bytes of `Record`s, ranked `candidate`.
+    fn owner_gaining(candidate: usize, size: u64) -> Owner {
+        Owner {
+            id: 100 + candidate as u64,
+            class: "Map".into(),
+            label: "Map".into(),
+            entries: vec![0, 1],
+            retained: vec![0, size],
+            gained: vec![Gained {
+                class: "Record".into(),
+                count: 1,
+                size,
+            }],
+            gained_size: size,
+            path: None,
+            shortest_length: None,
+            candidate,
+        }
+    }
+
+    #[test]
+    fn a_suspect_is_owned_by_who_gained_at_least_half_of_its_growth() {
+        let suspect = ClassSeries {
+            name: "Record".into(),
+            counts: vec![0, 10],
+            sizes: vec![0, 1000],
+        };
+        // 500 of 1000 is half: enough; the larger gain wins over the earlier owner.
+        let owners = [owner_gaining(0, 400), owner_gaining(1, 500)];
+        assert_eq!(suspect_owner(&owners, &suspect), Some(1));
+        // 499 is short of half; so is a gain of another class.
+        assert_eq!(suspect_owner(&[owner_gaining(0, 499)], &suspect), None);
+        let other = ClassSeries {
+            name: "Other".into(),
+            ..suspect.clone()
+        };
+        assert_eq!(suspect_owner(&[owner_gaining(0, 1000)], &other), None);
+        // Equal gains: the first owner (the one that grew most).
+        let tied = [owner_gaining(0, 600), owner_gaining(1, 600)];
+        assert_eq!(suspect_owner(&tied, &suspect), Some(0));
+        assert_eq!(
+            tied[0].gate_growth(),
+            OwnerGrowth {
+                subject: "Map @100".into(),
+                class: "Map".into(),
+                growth: 600,
+                gained: vec![("Record".into(), 600)],
+            }
+        );
     }
 }

@@ -704,3 +704,54 @@ fn the_thresholds_file_gates_owners() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("trend.owner_growth Map @77357"));
 }
+
+/// A pair has no trend: the trend threshold a flag gives is refused by that flag's name,
+/// and one the thresholds file gives is a warning, whichever of the two each gives.
+#[test]
+fn a_pair_refuses_the_trend_flag_given_and_warns_about_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("arkdiff.toml");
+    let config_arg = config.to_str().unwrap();
+    let suspects = "[suspects]\nsize = { fail = \"1KiB\" }\n";
+    let owners = "[owners]\ngrowth = { fail = \"1KiB\" }\n";
+    for (flag, other, in_file) in [
+        ("--fail-on-owners", "--fail-on-suspects", suspects),
+        ("--fail-on-suspects", "--fail-on-owners", owners),
+    ] {
+        std::fs::write(&config, in_file).unwrap();
+        let out = arkdiff(&[LEAK_SERIES[0], LEAK_SERIES[3], flag, "--config", config_arg]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "arkdiff: error: {flag} needs a series of heap snapshots"
+            )),
+            "{err}"
+        );
+        assert!(!err.contains(other), "{flag} given, not {other}: {err}");
+    }
+    // Both from the file: a warning for each, and the pair is compared.
+    std::fs::write(&config, format!("{suspects}\n{owners}")).unwrap();
+    let out = arkdiff(&[
+        LEAK_SERIES[0],
+        LEAK_SERIES[3],
+        "--config",
+        config_arg,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    let unchecked = crate::support::warning_messages(&report, "threshold-unchecked");
+    assert_eq!(
+        unchecked,
+        [
+            format!(
+                "the suspects threshold of {config_arg} is not checked: a pair of snapshots has no trend"
+            ),
+            format!(
+                "the owners threshold of {config_arg} is not checked: a pair of snapshots has no trend"
+            ),
+        ]
+    );
+}

@@ -364,3 +364,40 @@ fn bad_run_sets_are_refused_by_name() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Run sets carry CPU profiles only: a heap threshold from a flag (the leak list's
+/// included) is refused, one from the thresholds file is a warning.
+#[test]
+fn heap_thresholds_are_refused_from_flags_and_warned_about_from_the_file() {
+    let (base, slow) = (data("runsets/base"), data("runsets/slow"));
+    for flag in [
+        &["--max-heap-growth", "1KiB"][..],
+        &["--fail-on-suspects"],
+        &["--fail-on-leaklist"],
+    ] {
+        let mut args = vec![path_str(&base), path_str(&slow)];
+        args.extend(flag);
+        let out = arkdiff(&args);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains(
+                "heap thresholds given, but a directory of runs is compared by its CPU profiles only"
+            ),
+            "{flag:?}: {}",
+            stderr(&out)
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("arkdiff.toml");
+    std::fs::write(&config, "[heap.size]\nfail = \"1KiB\"\n").unwrap();
+    let (code, report, _) = compare(&base, &slow, &["--config", path_str(&config)]);
+    assert_eq!(code, Some(0));
+    let messages = crate::support::warning_messages(&report, "threshold-unchecked");
+    assert_eq!(
+        messages,
+        [format!(
+            "the heap thresholds of {} are not checked: run sets carry CPU profiles only",
+            path_str(&config)
+        )]
+    );
+}
