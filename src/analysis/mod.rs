@@ -1,7 +1,11 @@
-//! What one heap snapshot says on its own: the dominator tree and retained sizes, and the
-//! shortest retainer paths from the GC roots.
+//! What one heap snapshot says on its own: the dominator tree and retained sizes, the
+//! shortest retainer paths from the GC roots, where objects were allocated (sites and a
+//! timeline recording's survivors) and where functions are in the source.
 
 pub mod dominators;
 pub mod holders;
 pub mod leaklist;
 pub mod paths;
+pub mod positions;
+pub mod sites;
+pub mod timeline;
