@@ -270,6 +270,16 @@ impl<'a> SiteTable<'a> {
     }
 }
 
+/// The entry of `class`, made empty when it has none yet.
+fn class_entry(classes: &mut HashMap<ClassId, ClassSites>, class: ClassId) -> &mut ClassSites {
+    classes.entry(class).or_insert_with(|| ClassSites {
+        class,
+        totals: Totals::default(),
+        unattributed: Totals::default(),
+        sites: Vec::new(),
+    })
+}
+
 /// One class's objects at one site: in all, and per stack.
 type PerSite = (Totals, HashMap<usize, Totals>);
 
@@ -394,12 +404,7 @@ pub fn sites(snap: &HeapSnapshot, nodes: &[u32]) -> Option<Sites> {
     // Classes: those with sites, and those with unattributed objects only.
     let mut classes: HashMap<ClassId, ClassSites> = HashMap::new();
     for (class, per_site) in class_sites {
-        let entry = classes.entry(class).or_insert_with(|| ClassSites {
-            class,
-            totals: Totals::default(),
-            unattributed: Totals::default(),
-            sites: Vec::new(),
-        });
+        let entry = class_entry(&mut classes, class);
         for (site, (totals, by_stack)) in per_site {
             add_totals(&mut entry.totals, totals);
             let stack = by_stack
@@ -415,12 +420,7 @@ pub fn sites(snap: &HeapSnapshot, nodes: &[u32]) -> Option<Sites> {
         }
     }
     for (class, t) in unattributed {
-        let entry = classes.entry(class).or_insert_with(|| ClassSites {
-            class,
-            totals: Totals::default(),
-            unattributed: Totals::default(),
-            sites: Vec::new(),
-        });
+        let entry = class_entry(&mut classes, class);
         add_totals(&mut entry.totals, t);
         entry.unattributed = t;
     }

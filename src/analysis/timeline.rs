@@ -117,11 +117,12 @@ fn bucket_intervals(intervals: &[Interval], buckets: usize) -> Vec<Bucket> {
     let (Some(first), Some(last)) = (intervals.first(), intervals.last()) else {
         return Vec::new();
     };
-    let span = u128::from(last.end_us - first.start_us);
+    // Samples only go forward (the reader checks it); saturating all the same.
+    let span = u128::from(last.end_us.saturating_sub(first.start_us));
     let buckets = buckets.max(1) as u128;
     let mut out: Vec<(u128, Bucket)> = Vec::new();
     for (i, interval) in intervals.iter().enumerate() {
-        let into = u128::from(interval.end_us - first.start_us);
+        let into = u128::from(interval.end_us.saturating_sub(first.start_us));
         // The span that holds the interval's end: (k/b, (k+1)/b], the first one from 0.
         let k = if span == 0 {
             0

@@ -1,4 +1,4 @@
-//! The allocation sections of a heap snapshot, read for [`super::heapsnapshot`]:
+//! The allocation sections of a heap snapshot, read for the heap snapshot reader:
 //! `trace_function_infos`, `trace_tree` and `samples` (present when the snapshot was
 //! taken while allocations were tracked, empty otherwise) and `locations` (V8: where each
 //! closure, and each object's constructor, is in its script).
@@ -15,7 +15,7 @@ use std::io::Read;
 
 use hashbrown::HashMap;
 
-use super::json::{JsonReader, Result};
+use super::json::{JsonErrorKind, JsonReader, Result};
 use crate::model::alloc::{
     AllocationData, Functions, Location, Locations, NO_PARENT, Samples, TraceTree,
 };
@@ -80,6 +80,15 @@ struct RawFunctions {
     columns: Vec<u32>,
 }
 
+/// The four sections.
+#[derive(Debug, Clone, Copy)]
+enum Section {
+    Functions,
+    Tree,
+    Samples,
+    Locations,
+}
+
 /// What the allocation sections gave so far.
 #[derive(Default)]
 pub struct AllocReader {
@@ -108,9 +117,49 @@ impl AllocReader {
         }
     }
 
-    fn left_out<R: Read>(&mut self, json: &JsonReader<R>, section: &str, why: &str) {
+    /// The layout `found` for `section`, or None when it is unusable: the section is then
+    /// skipped and left out.
+    fn usable<R: Read, T>(
+        &mut self,
+        json: &mut JsonReader<R>,
+        section: Section,
+        found: std::result::Result<T, String>,
+    ) -> Result<Option<T>> {
+        match found {
+            Ok(found) => Ok(Some(found)),
+            Err(why) => {
+                json.skip_value()?;
+                self.keep(json, section, Err(why));
+                Ok(None)
+            }
+        }
+    }
+
+    /// Leaves `section` out, with why, when its reading went wrong.
+    fn keep<R: Read>(&mut self, json: &JsonReader<R>, section: Section, read: Problem) {
+        let Err(why) = read else {
+            return;
+        };
+        let name = match section {
+            Section::Functions => {
+                self.functions = RawFunctions::default();
+                "trace_function_infos"
+            }
+            Section::Tree => {
+                self.tree = TraceTree::default();
+                "trace_tree"
+            }
+            Section::Samples => {
+                self.samples = Samples::default();
+                "samples"
+            }
+            Section::Locations => {
+                self.locations = Locations::default();
+                "locations"
+            }
+        };
         self.problems.push(format!(
-            "\"{section}\" is left out: {why} (near byte {})",
+            "\"{name}\" is left out: {why} (near byte {})",
             json.offset()
         ));
     }
@@ -124,13 +173,10 @@ impl AllocReader {
             &FUNCTION_FIELDS,
             ["name", "script_name", "script_id", "line", "column"],
         );
-        let (stride, [name, script, script_id, line, column]) = match found {
-            Ok(found) => found,
-            Err(why) => {
-                json.skip_value()?;
-                self.left_out(json, "trace_function_infos", &why);
-                return Ok(());
-            }
+        let Some((stride, [name, script, script_id, line, column])) =
+            self.usable(json, Section::Functions, found)?
+        else {
+            return Ok(());
         };
         let f = &mut self.functions;
         let read = read_rows(json, stride, |row| {
@@ -141,10 +187,7 @@ impl AllocReader {
             f.columns.push(to_u32(row[column], "a column")?);
             Ok(())
         })?;
-        if let Err(why) = read {
-            self.functions = RawFunctions::default();
-            self.left_out(json, "trace_function_infos", &why);
-        }
+        self.keep(json, Section::Functions, read);
         Ok(())
     }
 
@@ -163,13 +206,10 @@ impl AllocReader {
                 Err("the children of a trace node are not its last field".to_owned())
             }
         });
-        let (stride, [id, function, count, size, _]) = match found {
-            Ok(found) => found,
-            Err(why) => {
-                json.skip_value()?;
-                self.left_out(json, "trace_tree", &why);
-                return Ok(());
-            }
+        let Some((stride, [id, function, count, size, _])) =
+            self.usable(json, Section::Tree, found)?
+        else {
+            return Ok(());
         };
         let read = read_tree(json, stride - 1, &mut self.tree, |row| {
             Ok((
@@ -179,10 +219,7 @@ impl AllocReader {
                 row[size],
             ))
         })?;
-        if let Err(why) = read {
-            self.tree = TraceTree::default();
-            self.left_out(json, "trace_tree", &why);
-        }
+        self.keep(json, Section::Tree, read);
         Ok(())
     }
 
@@ -194,13 +231,8 @@ impl AllocReader {
             &SAMPLE_FIELDS,
             SAMPLE_FIELDS,
         );
-        let (stride, [time, id]) = match found {
-            Ok(found) => found,
-            Err(why) => {
-                json.skip_value()?;
-                self.left_out(json, "samples", &why);
-                return Ok(());
-            }
+        let Some((stride, [time, id])) = self.usable(json, Section::Samples, found)? else {
+            return Ok(());
         };
         let s = &mut self.samples;
         let read = read_rows(json, stride, |row| {
@@ -217,10 +249,7 @@ impl AllocReader {
             s.last_ids.push(last);
             Ok(())
         })?;
-        if let Err(why) = read {
-            self.samples = Samples::default();
-            self.left_out(json, "samples", &why);
-        }
+        self.keep(json, Section::Samples, read);
         Ok(())
     }
 
@@ -243,13 +272,10 @@ impl AllocReader {
                 .map(|s| (found, s as u64))
                 .ok_or_else(|| "it comes before the snapshot header".to_owned())
         });
-        let ((stride, [object, script_id, line, column]), node_stride) = match found {
-            Ok(found) => found,
-            Err(why) => {
-                json.skip_value()?;
-                self.left_out(json, "locations", &why);
-                return Ok(());
-            }
+        let Some(((stride, [object, script_id, line, column]), node_stride)) =
+            self.usable(json, Section::Locations, found)?
+        else {
+            return Ok(());
         };
         let l = &mut self.locations;
         let read = read_rows(json, stride, |row| {
@@ -270,10 +296,7 @@ impl AllocReader {
             );
             Ok(())
         })?;
-        if let Err(why) = read {
-            self.locations = Locations::default();
-            self.left_out(json, "locations", &why);
-        }
+        self.keep(json, Section::Locations, read);
         Ok(())
     }
 
@@ -397,48 +420,51 @@ impl AllocReader {
 
 /// Reads a flat array of non-negative whole numbers, `stride` to a row, handing each row
 /// to `row`. `Ok(Err(why))` when the array is valid JSON but not such rows (it was read
-/// to its end all the same), or when `row` refused one.
+/// to its end all the same), or when `row` refused one. The numbers go through the
+/// reader's fast integer scan; a value of another kind stops it, and the rest of the
+/// array is then read through as any JSON.
 fn read_rows<R: Read>(
     json: &mut JsonReader<R>,
     stride: usize,
     mut row: impl FnMut(&[u64]) -> Problem,
 ) -> Result<Problem> {
-    json.expect(b'[', "'['")?;
-    if json.eat(b']')? {
-        return Ok(Ok(()));
-    }
     let mut values = [0u64; 64];
-    if stride == 0 || stride > values.len() {
-        drain(json, 1)?;
-        return Ok(Err(format!("its rows have {stride} fields")));
+    if json.peek()? != Some(b'[') || stride == 0 || stride > values.len() {
+        json.skip_value()?;
+        return Ok(Err(format!(
+            "it is not an array of rows of {stride} whole numbers"
+        )));
     }
     let mut field = 0;
     let mut read = 0u64;
-    loop {
-        let Some(value) = json.u64_or_skip()? else {
-            drain(json, 1)?;
-            return Ok(Err(format!("value {read} is not a whole number")));
-        };
+    let mut refused: Option<String> = None;
+    let scanned = json.u64_array(|value| {
         read += 1;
-        values[field] = value;
-        field += 1;
-        if field == stride {
-            field = 0;
-            if let Err(why) = row(&values[..stride]) {
-                drain(json, 1)?;
-                return Ok(Err(why));
+        if refused.is_none() {
+            values[field] = value;
+            field += 1;
+            if field == stride {
+                field = 0;
+                refused = row(&values[..stride]).err();
             }
         }
-        if !json.next_or_close(b']')? {
-            break;
-        }
-    }
-    Ok(if field == 0 {
         Ok(())
-    } else {
-        Err(format!(
+    });
+    if let Err(e) = scanned {
+        // A value that is no whole number, with the reader before it; anything else
+        // (the text cut short, a read failing) stays the error it is.
+        let before_value = matches!(e.kind, JsonErrorKind::Unexpected { found: Some(_), .. });
+        if before_value && drain(json, 1).is_ok() {
+            return Ok(Err(format!("value {read} is not a whole number")));
+        }
+        return Err(e);
+    }
+    Ok(match refused {
+        Some(why) => Err(why),
+        None if field != 0 => Err(format!(
             "its {read} values are not a whole number of rows of {stride}"
-        ))
+        )),
+        None => Ok(()),
     })
 }
 
@@ -623,9 +649,29 @@ mod tests {
         let (_, read, end) = rows("[1,2,3]");
         assert!(read.unwrap_err().contains("not a whole number of rows"));
         assert!(end);
-        let (_, read, end) = rows("[1,-2,[3],4]");
-        assert!(read.unwrap_err().contains("value 1 is not a whole number"));
+        for (text, at) in [
+            ("[1,-2,[3],4]", 1),
+            ("[1,2,3.5,4]", 2),
+            ("[1,2,3,\"4\"]", 3),
+            ("[[1,2],[3,4]]", 0),
+            ("[1,2,1e3,4, 5,6]", 2),
+        ] {
+            let (_, read, end) = rows(text);
+            let why = read.unwrap_err();
+            assert!(
+                why.contains(&format!("value {at} is not a whole number")),
+                "{text}: {why}"
+            );
+            assert!(end, "{text}");
+        }
+        let (_, read, end) = rows("{\"a\":[1,2]}");
+        assert!(read.unwrap_err().contains("not an array"));
         assert!(end);
+        // Cut short, or broken, is an error of the document.
+        for cut in ["[1,2,3", "[1,2,", "[1,2,3.5", "[1,2,\"x"] {
+            let mut json = JsonReader::new(cut.as_bytes());
+            assert!(read_rows(&mut json, 2, |_| Ok(())).is_err(), "{cut}");
+        }
     }
 
     fn reader() -> AllocReader {

@@ -354,8 +354,7 @@ pub struct SnapshotInfo {
     pub start_wall_ns: Option<u64>,
     /// The final snapshot of a timeline recording (an htrace in TIMELINE mode): read with
     /// [`heapsnapshot::ParseOptions::allocations`], it carries the recording's samples and
-    /// allocation trace, a leak report on its own
-    /// ([`crate::analysis::timeline::timeline`]).
+    /// allocation trace, a leak report on its own (the timeline analysis).
     pub timeline: bool,
 }
 

@@ -23,7 +23,7 @@ use crate::support::alloc::{
     samples, to_arkts, trace,
 };
 use crate::support::cli::data;
-use crate::support::htrace::{Encoding, HtraceBuilder, json_escape};
+use crate::support::htrace::{Encoding, HtraceBuilder};
 use crate::support::recount::maybe_gunzip;
 
 const EVERYTHING: ParseOptions = ParseOptions {
@@ -633,43 +633,15 @@ fn v8_positions_come_from_locations_and_the_scripts_the_snapshot_names() {
 }
 
 /// A TIMELINE-mode htrace of one recording, as the ArkTS plugin writes it (spec §3.3): the
-/// start acknowledgement, at stop the stats events, progress and the final snapshot's
-/// chunks, then the id-2 end marker.
+/// start acknowledgement, then at stop the stats events, progress and the final
+/// snapshot's 100 KB chunks, and the id-2 end marker.
 fn timeline_htrace(encoding: Encoding, snapshot: &[u8]) -> Vec<u8> {
     const T0: u64 = 1_700_000_000_000_000_000;
-    const MS: u64 = 1_000_000;
     let mut b = HtraceBuilder::new(encoding);
     b.clocks(86_400_123_456_789, T0, 86_399_987_654_321)
         .config(4242, 1, 0, false, 0)
         .message(T0, r#"{"id":1,"result":{}}"#);
-    let stop = T0 + 700 * MS;
-    b.message(
-        stop,
-        r#"{"method":"HeapProfiler.heapStatsUpdate","params":{"statsUpdate":[0,120,4096]}}"#,
-    )
-    .message(
-        stop + MS,
-        r#"{"method":"HeapProfiler.lastSeenObjectId","params":{"lastSeenObjectId":106113,"timestamp":1700000000700.5}}"#,
-    )
-    .message(
-        stop + 2 * MS,
-        &format!(
-            r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{}}}}}"#,
-            snapshot.len()
-        ),
-    );
-    let mut t = stop + 3 * MS;
-    for piece in snapshot.chunks(100_000) {
-        b.message(
-            t,
-            &format!(
-                r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
-                json_escape(piece)
-            ),
-        );
-        t += MS;
-    }
-    b.message(t, r#"{"id":2,"result":{}}"#);
+    b.timeline_stop(T0 + 700_000_000, snapshot, 100_000, 106_113);
     b.build()
 }
 

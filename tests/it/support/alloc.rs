@@ -46,6 +46,16 @@ fn strings(doc: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// The node type names of the meta.
+fn node_types(doc: &Value) -> Vec<&str> {
+    doc["snapshot"]["meta"]["node_types"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect()
+}
+
 /// Every node, in file order.
 pub fn nodes(doc: &Value) -> Vec<NodeRow> {
     let fields = fields(doc, "node_fields");
@@ -58,12 +68,7 @@ pub fn nodes(doc: &Value) -> Vec<NodeRow> {
         at("trace_node_id"),
     );
     let detached = fields.iter().position(|f| f == "detachedness");
-    let types: Vec<&str> = doc["snapshot"]["meta"]["node_types"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let types = node_types(doc);
     let strings = strings(doc);
     doc["nodes"]
         .as_array()
@@ -312,12 +317,7 @@ pub fn to_arkts(doc: &Value) -> Vec<u8> {
         .map(|l| (n(&l[0]) / stride as u64, (n(&l[1]), n(&l[2]))))
         .collect();
 
-    let types: Vec<&str> = doc["snapshot"]["meta"]["node_types"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let types = node_types(doc);
     let nodes: Vec<u64> = doc["nodes"].as_array().unwrap().iter().map(n).collect();
     let mut out = String::new();
     out.push_str("{\"snapshot\":\n{\"meta\":\n");
