@@ -216,10 +216,19 @@ impl Locations {
         if self.nodes.is_sorted_by(|a, b| a < b) {
             return;
         }
-        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
-        order.sort_by_key(|&i| self.nodes[i]);
-        order.dedup_by_key(|i| self.nodes[*i]);
-        let pick = |v: &[u32]| order.iter().map(|&i| v[i]).collect::<Vec<u32>>();
+        // Node and row packed in one integer: sorted, each node's first row comes first.
+        let mut order: Vec<u64> = (0u64..)
+            .zip(&self.nodes)
+            .map(|(row, &node)| u64::from(node) << 32 | row)
+            .collect();
+        order.sort_unstable();
+        order.dedup_by_key(|k| *k >> 32);
+        let pick = |v: &[u32]| {
+            order
+                .iter()
+                .map(|&k| v[(k & 0xFFFF_FFFF) as usize])
+                .collect::<Vec<u32>>()
+        };
         *self = Locations {
             nodes: pick(&self.nodes),
             script_ids: pick(&self.script_ids),
