@@ -1,9 +1,13 @@
-//! What one heap snapshot says on its own: the dominator tree and retained sizes, and the
-//! shortest retainer paths from the GC roots; and a profile's functions put at their
-//! original positions through source maps.
+//! What one heap snapshot says on its own: the dominator tree and retained sizes, the
+//! shortest retainer paths from the GC roots, where objects were allocated (sites and a
+//! timeline recording's survivors) and where functions are in the source; and a profile's
+//! functions put at their original positions through source maps.
 
 pub mod dominators;
 pub mod holders;
 pub mod leaklist;
 pub mod paths;
+pub mod positions;
+pub mod sites;
 pub mod sourcemap;
+pub mod timeline;

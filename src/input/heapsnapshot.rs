@@ -6,14 +6,16 @@
 //! when retainer paths are wanted, edges and non-string nodes). The essential edges of
 //! `edges` go into compressed sparse rows when [`ParseOptions::graph`] asks for it, with
 //! their kinds and names when [`ParseOptions::labels`] does; otherwise `edges` is skipped.
-//! Everything else (allocation traces, samples, locations) is skipped without being
-//! decoded.
+//! The allocation trace and samples are read when [`ParseOptions::allocations`] asks for
+//! them, the locations when [`ParseOptions::locations`] does (see [`super::allocations`]);
+//! otherwise they are skipped without being decoded.
 
 use std::io::Read;
 
 use hashbrown::{HashMap, HashSet};
 use serde::Deserialize;
 
+use super::allocations::{AllocReader, MetaFields};
 use super::json::{JsonError, JsonReader};
 use super::parallel;
 use crate::model::graph::{EdgeKind, GraphBuilder};
@@ -31,6 +33,8 @@ struct Header {
     meta: Meta,
     node_count: Option<u64>,
     edge_count: Option<u64>,
+    #[serde(default)]
+    trace_function_count: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -41,6 +45,14 @@ struct Meta {
     edge_fields: Option<Vec<String>>,
     #[serde(default)]
     edge_types: Option<Vec<serde_json::Value>>,
+    #[serde(default)]
+    trace_function_info_fields: Option<Vec<String>>,
+    #[serde(default)]
+    trace_node_fields: Option<Vec<String>>,
+    #[serde(default)]
+    sample_fields: Option<Vec<String>>,
+    #[serde(default)]
+    location_fields: Option<Vec<String>>,
 }
 
 /// V8's edge types, for files whose meta does not list them.
@@ -53,6 +65,8 @@ const V8_EDGE_TYPES: [&str; 7] = [
 const ONCE: [&[u8]; 4] = [b"snapshot", b"nodes", b"edges", b"strings"];
 
 /// What to read besides the nodes.
+// Plain switches, one per part of the file: a flag set would say no more.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
     /// Read the essential edges into a [`HeapGraph`], for retained sizes.
@@ -69,6 +83,13 @@ pub struct ParseOptions {
     /// in those arrays is [`GAVE_UP`]: read the document again without threads to learn
     /// what it is.
     pub threads: usize,
+    /// Read the allocation trace (`trace_function_infos`, `trace_tree`, each node's
+    /// `trace_node_id`) and the timeline `samples` into
+    /// [`HeapSnapshot::allocations`]. Nothing is kept for a snapshot that has none.
+    pub allocations: bool,
+    /// Read `locations` (V8: where closures and objects' constructors are in the source)
+    /// into [`HeapSnapshot::locations`].
+    pub locations: bool,
 }
 
 /// The error of a read with [`ParseOptions::threads`] that met a problem in the `nodes` or
@@ -95,6 +116,8 @@ struct Layout {
     edge_count: Option<usize>,
     detachedness: Option<usize>,
     native_size: Option<usize>,
+    /// Only when the allocation trace is read.
+    trace_node_id: Option<usize>,
 }
 
 /// Finds the fields a row layout needs in `snapshot.meta.<list>` (at most 64 of them, the
@@ -131,6 +154,7 @@ impl Layout {
             edge_count: find("edge_count"),
             detachedness: find("detachedness"),
             native_size: find("native_size"),
+            trace_node_id: None,
         })
     }
 }
@@ -227,6 +251,8 @@ struct RawNodes {
     kinds: Vec<u32>,
     names: Vec<u32>,
     detached: Vec<bool>,
+    /// Each node's `trace_node_id`, up to the last node that has one (none: empty).
+    traces: Vec<u32>,
 }
 
 /// Parses a heap snapshot document from `src`, nodes only.
@@ -252,6 +278,10 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut strings_seen = false;
     let mut strings_len = 0u64;
     let mut seen = [false; ONCE.len()];
+    // The allocation sections, when asked for.
+    let mut alloc = AllocReader::default();
+    // Whether the strings must all be kept, for function names not read yet.
+    let mut names_to_come = false;
 
     json.expect(b'{', "'{' at the start of a heap snapshot")?;
     if !json.eat(b'}')? {
@@ -279,8 +309,25 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 format!("the header is not what a heap snapshot has: {e}"),
                             )
                         })?;
-                        let l = Layout::from_fields(&header.meta.node_fields)
+                        let mut l = Layout::from_fields(&header.meta.node_fields)
                             .map_err(|msg| json.invalid(msg))?;
+                        if options.allocations {
+                            l.trace_node_id = header
+                                .meta
+                                .node_fields
+                                .iter()
+                                .position(|f| f == "trace_node_id");
+                            // A file that has trace sections but writes the strings before
+                            // them (trace_streamer's test documents do) needs every string.
+                            names_to_come = header.meta.trace_function_info_fields.is_some()
+                                && header.trace_function_count != Some(0);
+                        }
+                        alloc = AllocReader::new(MetaFields {
+                            functions: header.meta.trace_function_info_fields,
+                            tree: header.meta.trace_node_fields,
+                            samples: header.meta.sample_fields,
+                            locations: header.meta.location_fields,
+                        });
                         layout = Some(l);
                         type_names = match header.meta.node_types.first() {
                             Some(serde_json::Value::Array(names)) => names
@@ -359,10 +406,19 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             options.threads,
                         )?);
                     }
+                    b"trace_function_infos" if options.allocations => {
+                        alloc.read_functions(&mut json)?;
+                    }
+                    b"trace_tree" if options.allocations => alloc.read_tree(&mut json)?,
+                    b"samples" if options.allocations => alloc.read_samples(&mut json)?,
+                    b"locations" if options.locations => {
+                        alloc.read_locations(&mut json, layout.map(|l| l.stride))?;
+                    }
                     b"strings" => {
                         let builder = edges.as_ref().and_then(|e| e.as_ref().ok());
-                        let needed = (!strings_seen && nodes_seen)
-                            .then(|| needed_strings(&raw, &type_names, builder));
+                        let all = names_to_come && !alloc.functions_seen;
+                        let needed = (!strings_seen && nodes_seen && !all)
+                            .then(|| needed_strings(&raw, &type_names, builder, &alloc));
                         strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
                         strings_seen = true;
                     }
@@ -413,6 +469,15 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     }
     resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
     drop(raw.kinds);
+    let (allocations, locations) = alloc.finish(
+        &strings,
+        strings_len,
+        std::mem::take(&mut raw.traces),
+        snap.node_count(),
+        &mut snap.warnings,
+    );
+    snap.allocations = allocations;
+    snap.locations = locations;
     if options.graph {
         let graph = match edges {
             None => Err("the snapshot has no \"edges\" array".to_owned()),
@@ -605,6 +670,13 @@ fn push_node(
             raw.detached.push(true);
         }
     }
+    if let Some(f) = l.trace_node_id {
+        // Likewise once a node has a trace; an id past 32 bits names no trace node.
+        if row[f] != 0 {
+            raw.traces.resize(node, 0);
+            raw.traces.push(u32::try_from(row[f]).unwrap_or(u32::MAX));
+        }
+    }
     snap.ids.push(row[l.id]);
     snap.self_sizes.push(row[l.self_size]);
     if let Some(f) = l.native_size {
@@ -628,9 +700,14 @@ fn is_text_type(type_name: Option<&str>) -> bool {
     )
 }
 
-/// The strings to keep: class names, and with a graph's labels, the names of edges and of
-/// nodes that are not text.
-fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&GraphBuilder>) -> Needed {
+/// The strings to keep: class names, the allocation trace's function and script names, and
+/// with a graph's labels, the names of edges and of nodes that are not text.
+fn needed_strings(
+    raw: &RawNodes,
+    type_names: &[String],
+    edges: Option<&GraphBuilder>,
+    alloc: &AllocReader,
+) -> Needed {
     let edges = edges.filter(|b| b.has_labels());
     let graph = edges.is_some();
     let named: Vec<bool> = (0..type_names.len())
@@ -648,18 +725,19 @@ fn needed_strings(raw: &RawNodes, type_names: &[String], edges: Option<&GraphBui
         .map(|(_, &n)| n)
         .max();
     let edge_names = edges.into_iter().flat_map(GraphBuilder::named_edges);
-    let max = max.max(edge_names.clone().max());
+    let max = max.max(edge_names.clone().max()).max(alloc.max_string());
     let name_count = raw
         .names
         .len()
-        .saturating_add(edges.map_or(0, |b| usize::try_from(b.edges_seen()).unwrap_or(usize::MAX)));
+        .saturating_add(edges.map_or(0, |b| usize::try_from(b.edges_seen()).unwrap_or(usize::MAX)))
+        .saturating_add(alloc.strings_needed().count());
     let mut needed = Needed::new(max, name_count);
     for (&k, &n) in raw.kinds.iter().zip(&raw.names) {
         if is_named(k) {
             needed.insert(n);
         }
     }
-    for n in edge_names {
+    for n in edge_names.chain(alloc.strings_needed()) {
         needed.insert(n);
     }
     needed

@@ -374,6 +374,25 @@ impl<R: Read> JsonReader<R> {
         Ok(value)
     }
 
+    /// Reads a non-negative integer; any other value (a negative or fractional number, a
+    /// string, an array …) is skipped and gives None.
+    pub fn u64_or_skip(&mut self) -> Result<Option<u64>> {
+        if !self.peek()?.is_some_and(|b| b.is_ascii_digit()) {
+            self.skip_value()?;
+            return Ok(None);
+        }
+        if self.end - self.pos < MAX_NUMBER_LEN {
+            self.fill()?;
+        }
+        if let Some((value, len)) = scan_u64(&self.buf[self.pos..self.end]) {
+            self.pos += len;
+            Ok(Some(value))
+        } else {
+            self.skip_value()?;
+            Ok(None)
+        }
+    }
+
     /// Reads an array of non-negative integers, handing each to `sink` in order. This is the
     /// hot loop of heap snapshot parsing. A message the sink returns becomes an error at the
     /// offset just past the value it refused.

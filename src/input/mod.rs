@@ -1,5 +1,6 @@
 //! Readers: format sniffing by content and one module per input format.
 
+pub mod allocations;
 pub mod baseline;
 pub mod cpuprofile;
 pub mod error;
@@ -360,6 +361,10 @@ pub struct SnapshotInfo {
     /// When it was taken on the wall clock, ns since the Unix epoch (htrace records on
     /// the REALTIME clock; see [`htrace::SnapshotSpan::start_wall_ns`]).
     pub start_wall_ns: Option<u64>,
+    /// The final snapshot of a timeline recording (an htrace in TIMELINE mode): read with
+    /// [`heapsnapshot::ParseOptions::allocations`], it carries the recording's samples and
+    /// allocation trace, a leak report on its own (the timeline analysis).
+    pub timeline: bool,
 }
 
 /// A CPU profile read from a capture.
@@ -721,7 +726,17 @@ impl Capture {
                 start_time_ns: index.snapshots[i].start_time_ns,
                 end_time_ns: index.snapshots[i].end_time_ns,
                 start_wall_ns: index.snapshots[i].start_wall_ns,
+                timeline: index.snapshots[i].timeline,
             },
+        }
+    }
+
+    /// How an htrace's ArkTS plugin recorded the heap (SNAPSHOT or TIMELINE mode); None
+    /// for any other input.
+    pub fn heap_mode(&self) -> Option<htrace::HeapMode> {
+        match &self.heap {
+            HeapKind::Htrace { index, .. } => Some(index.mode),
+            _ => None,
         }
     }
 

@@ -316,6 +316,17 @@ impl HeapGraph {
         }
     }
 
+    /// The name of a named edge (a property, context variable or internal reference),
+    /// when labels were read; None for elements and hidden edges.
+    pub fn edge_name(&self, edge: usize) -> Option<&str> {
+        let labels = self.labels.as_ref()?;
+        if labels.edge_kinds[edge].is_named() {
+            self.string(labels.edge_names[edge])
+        } else {
+            None
+        }
+    }
+
     /// The node's name string, when it was kept.
     pub fn node_name(&self, node: u32) -> Option<&str> {
         let labels = self.labels.as_ref()?;

@@ -1,6 +1,7 @@
 //! The format-independent heap snapshot model: one column per node field, class names
 //! interned per snapshot.
 
+use super::alloc::{AllocationData, Locations};
 use super::column::Column;
 use super::graph::HeapGraph;
 use crate::warning::Warning;
@@ -41,6 +42,12 @@ pub struct HeapSnapshot {
     /// The ids were all handed out for this dump (an ArkTS OOM rawheap numbers its objects
     /// afresh): two such snapshots cannot be matched by id.
     pub fresh_ids: bool,
+    /// The allocation trace and timeline samples, when they were asked for and the
+    /// snapshot has them.
+    pub allocations: Option<Box<AllocationData>>,
+    /// Where closures and objects' constructors are in the source (V8), when asked for and
+    /// the snapshot has them.
+    pub locations: Option<Box<Locations>>,
 }
 
 /// Count and total self size of a set of nodes.

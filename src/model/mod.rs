@@ -1,6 +1,7 @@
 //! Format-independent models that every reader produces.
 
 pub mod aggregate;
+pub mod alloc;
 pub mod change;
 pub mod column;
 pub mod cpu;

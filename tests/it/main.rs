@@ -5,6 +5,7 @@
 mod support;
 
 mod action;
+mod alloc;
 mod arkts;
 mod bench_inputs;
 mod browser;

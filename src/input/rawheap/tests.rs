@@ -20,6 +20,8 @@ const FULL: ParseOptions = ParseOptions {
     labels: true,
     text_bytes: None,
     threads: 0,
+    allocations: false,
+    locations: false,
 };
 
 fn read(heap: &Rawheap) -> HeapSnapshot {
@@ -700,6 +702,8 @@ const COLUMNS: ParseOptions = ParseOptions {
     labels: false,
     text_bytes: None,
     threads: 0,
+    allocations: false,
+    locations: false,
 };
 
 /// What a read without a graph gives, comparable.

@@ -11,6 +11,7 @@
 //! `shared/spec/` (heap recount, htrace writer); it uses no code of the arkdiff crate,
 //! so the tests can check the real implementation against it.
 
+pub mod alloc;
 pub mod arkts;
 pub mod cli;
 pub mod cpu_recount;
