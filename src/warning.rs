@@ -78,6 +78,9 @@ warning_codes! {
     /// The edges are missing or inconsistent, so the snapshot has no object graph:
     /// no retained sizes or retainer paths for it.
     SnapshotNoGraph => "snapshot-no-graph",
+    /// The edges are missing or inconsistent, so the DOM state of native nodes is not
+    /// passed on: only the nodes marked detached themselves are named `Detached …`.
+    SnapshotDomState => "snapshot-dom-state",
     /// Rawheap: object fields that lie past the end of the object memory were left out.
     RawheapPastMemory => "rawheap-past-memory",
     /// Rawheap: references to addresses that no object of the file has were left out.

@@ -4,6 +4,7 @@ pub mod aggregate;
 pub mod change;
 pub mod column;
 pub mod cpu;
+pub mod dom;
 pub mod graph;
 pub mod heap;
 pub mod strings;
