@@ -13,6 +13,7 @@ mod cpu;
 mod cpu_recount_selftest;
 mod damaged;
 mod dashboards;
+mod devtools;
 mod gate_ci;
 mod html;
 mod htrace_cases;
