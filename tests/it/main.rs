@@ -17,6 +17,7 @@ mod devtools;
 mod gate_ci;
 mod html;
 mod htrace_cases;
+mod id_rules;
 mod leaks;
 mod parallel_parse;
 mod rawheap;

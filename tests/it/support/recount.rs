@@ -1,7 +1,9 @@
 //! A plain, slow, independent recount of a V8 / ArkTS `.heapsnapshot`, following
 //! `shared/spec/semantics.md` §2 (class names with the DOM state passed on between native
-//! nodes, `self_size > 0`, same object = same id and same class name). It parses the whole
-//! document into a `serde_json::Value`.
+//! nodes, `self_size > 0`, same object = same id and same class name) and arkdiff's rule
+//! for the ids that name no object (docs/semantics.md: ids 0 and 1 in their low 32 bits
+//! are matched by class, the first in node order). It parses the whole document into a
+//! `serde_json::Value`.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -23,6 +25,9 @@ pub struct Recount {
     /// Counted nodes whose id was already taken by an earlier counted node of the same
     /// snapshot (0 in real V8 data). `diff` is exact only when this is 0 on both sides.
     pub duplicate_ids: u64,
+    /// Counted nodes whose id names no object (0 or 1 in its low 32 bits), in node order:
+    /// (class name, `self_size`). They are not in `objects`.
+    pub loose: Vec<(String, u64)>,
 }
 
 /// Recount a snapshot given as its JSON text. Panics on anything malformed (it is test
@@ -82,6 +87,7 @@ pub fn recount(text: &[u8]) -> Recount {
         total_count: 0,
         total_size: 0,
         duplicate_ids: 0,
+        loose: Vec::new(),
     };
     for (index, node) in nodes.chunks(stride).enumerate() {
         let self_size = number(&node[f_size]);
@@ -96,6 +102,15 @@ pub fn recount(text: &[u8]) -> Recount {
         let is_detached = detached.as_ref().is_some_and(|d| d[index]);
         let class = class_name(&type_names, type_index, name, is_detached);
         let id = number(&node[f_id]);
+        if id & 0xFFFF_FFFF <= 1 {
+            let entry = out.classes.entry(class.clone()).or_insert((0, 0));
+            entry.0 += 1;
+            entry.1 += self_size;
+            out.total_count += 1;
+            out.total_size += self_size;
+            out.loose.push((class, self_size));
+            continue;
+        }
 
         let entry = out.classes.entry(class.clone()).or_insert((0, 0));
         entry.0 += 1;
@@ -295,6 +310,39 @@ pub fn diff(base: &Recount, head: &Recount) -> BTreeMap<String, ClassDiff> {
             r.deleted_count += 1;
             r.freed_size += size;
         }
+    }
+    // Nodes no id tells apart: of each class, as many as the other side has are the
+    // same, the first in node order.
+    let per_class = |loose: &[(String, u64)]| {
+        let mut n: BTreeMap<String, u64> = BTreeMap::new();
+        for (class, _) in loose {
+            *n.entry(class.clone()).or_default() += 1;
+        }
+        n
+    };
+    // Those of `loose` past the other side's number of their class.
+    let unmatched = |loose: &[(String, u64)], other: &[(String, u64)]| {
+        let other = per_class(other);
+        let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+        let mut out = Vec::new();
+        for (class, size) in loose {
+            let rank = seen.entry(class.clone()).or_default();
+            *rank += 1;
+            if *rank > other.get(class).copied().unwrap_or(0) {
+                out.push((class.clone(), *size));
+            }
+        }
+        out
+    };
+    for (class, size) in unmatched(&head.loose, &base.loose) {
+        let r = row(&mut rows, &class);
+        r.new_count += 1;
+        r.alloc_size += size;
+    }
+    for (class, size) in unmatched(&base.loose, &head.loose) {
+        let r = row(&mut rows, &class);
+        r.deleted_count += 1;
+        r.freed_size += size;
     }
     rows.retain(|_, r| {
         r.count_base != r.count_head
