@@ -81,6 +81,9 @@ warning_codes! {
     /// The allocation trace, timeline samples or source locations cannot be used as they
     /// are: they are left out (the message says which and why).
     SnapshotAllocationData => "snapshot-allocation-data",
+    /// The edges are missing or inconsistent, so the DOM state of native nodes is not
+    /// passed on: only the nodes marked detached themselves are named `Detached …`.
+    SnapshotDomState => "snapshot-dom-state",
     /// Rawheap: object fields that lie past the end of the object memory were left out.
     RawheapPastMemory => "rawheap-past-memory",
     /// Rawheap: references to addresses that no object of the file has were left out.

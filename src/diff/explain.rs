@@ -7,7 +7,7 @@ use hashbrown::HashMap;
 
 use crate::analysis::dominators::{Dominators, dominators, dominators_of_owned};
 use crate::analysis::paths::{Distances, Step};
-use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex};
+use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex, loose_in_base, match_id};
 use crate::diff::owners::{NodeMeasures, all_entries};
 use crate::model::change::Change;
 use crate::model::heap::HeapSnapshot;
@@ -131,6 +131,9 @@ pub struct Explainer<'a> {
     head: &'a Analysed,
     /// BASE's objects, when ids match across the pair (so "new" means something).
     base_objects: Option<ObjectIndex<'a>>,
+    /// With them, HEAD's new nodes among those whose id names no object (matched by
+    /// class), in node order.
+    new_loose: Vec<u32>,
     distances: Option<Distances>,
     /// Retained size per class name on each side.
     retained: Option<HashMap<&'a str, Change>>,
@@ -149,6 +152,15 @@ impl<'a> Explainer<'a> {
         let base_objects =
             (paths && diff.id_matching == IdMatching::SameProcess && !std::ptr::eq(base, head))
                 .then(|| ObjectIndex::new(&base.snap, base.by_id()));
+        let new_loose = if base_objects.is_some() {
+            loose_in_base((&base.snap, base.by_id()), (&head.snap, head.by_id()))
+                .into_iter()
+                .filter(|&(_, same)| !same)
+                .map(|(n, _)| n)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let distances = head
             .snap
             .graph
@@ -185,6 +197,7 @@ impl<'a> Explainer<'a> {
         Explainer {
             head,
             base_objects,
+            new_loose,
             distances,
             retained,
             head_classes,
@@ -216,9 +229,14 @@ impl<'a> Explainer<'a> {
         let distances = self.distances.as_ref()?;
         let &class = self.head_classes.get(name)?;
         let is_new = |node: usize| {
-            self.base_objects
-                .as_ref()
-                .is_some_and(|b| !b.contains(snap.ids.get(node), name))
+            self.base_objects.as_ref().is_some_and(|b| {
+                let id = snap.ids.get(node);
+                if match_id(id).is_some() {
+                    !b.contains(id, name)
+                } else {
+                    u32::try_from(node).is_ok_and(|n| self.new_loose.binary_search(&n).is_ok())
+                }
+            })
         };
         let (node, new) = distances
             .representative(snap, graph, class, |n| is_new(n) && held(n))

@@ -18,7 +18,7 @@ use hashbrown::HashMap;
 use crate::analysis::dominators::Dominators;
 use crate::analysis::holders::{EntryCounter, PreferredPaths};
 use crate::analysis::paths::Step;
-use crate::diff::heap::ById;
+use crate::diff::heap::{ById, loose_in_base};
 use crate::diff::trend::{ClassSeries, OwnerGrowth};
 use crate::model::change::delta;
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
@@ -115,18 +115,14 @@ fn is_synthetic(snap: &HeapSnapshot, node: u32) -> bool {
     node == ROOT || snap.class_name(snap.classes[node as usize]) == "(synthetic)"
 }
 
-/// The counted objects of a snapshot in id order, as (id, node).
-fn in_id_order(by_id: &ById) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
-    match by_id {
-        #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
-        ById::Packed(keys) => Box::new(keys.iter().map(|&k| (k >> 32, k as u32))),
-        ById::Wide(pairs) => Box::new(pairs.iter().copied()),
-    }
-}
-
 /// Which nodes of `head` already existed in `base` (same id and class), in one merge of
-/// both snapshots' objects in id order. Nodes that are not counted are not marked.
+/// both snapshots' objects in id order; nodes whose id names no object are matched by
+/// class (see [`loose_in_base`]). Nodes that are not counted are not marked.
 pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Vec<bool> {
+    let mut old = vec![false; head.0.node_count()];
+    for (node, same) in loose_in_base(base, head) {
+        old[node as usize] = same;
+    }
     let (base, base_ids) = base;
     let (head, head_ids) = head;
     let base_class: HashMap<&str, u32> = base
@@ -140,9 +136,8 @@ pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Ve
         .iter()
         .map(|n| base_class.get(n.as_str()).copied().unwrap_or(NONE))
         .collect();
-    let mut old = vec![false; head.node_count()];
-    let mut b = in_id_order(base_ids).peekable();
-    for (id, node) in in_id_order(head_ids) {
+    let mut b = base_ids.in_id_order().peekable();
+    for (id, node) in head_ids.in_id_order() {
         while b.next_if(|&(bid, _)| bid < id).is_some() {}
         let class = to_base[head.classes[node as usize] as usize];
         let mut same = false;
@@ -528,6 +523,24 @@ pub fn per_iteration(steps: &[i64], iterations: u32) -> Option<PerIteration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nodes_without_an_object_id_existed_when_matched_by_class() {
+        let snap = |nodes: &[(u64, u32)]| HeapSnapshot {
+            ids: nodes.iter().map(|n| n.0).collect::<Vec<u64>>().into(),
+            classes: nodes.iter().map(|n| n.1).collect(),
+            self_sizes: vec![8u64; nodes.len()].into(),
+            class_names: vec!["(handle)".into(), "N".into(), "A".into()],
+            ..HeapSnapshot::default()
+        };
+        // Ids 0 and 1 by class, in node order; others by id and class.
+        let base = snap(&[(0, 0), (1, 1), (3, 2), (5, 2)]);
+        let head = snap(&[(0, 1), (0, 0), (0, 0), (0, 1), (3, 2), (7, 2)]);
+        assert_eq!(
+            existed((&base, &ById::new(&base)), (&head, &ById::new(&head))),
+            vec![true, true, false, false, true, false]
+        );
+    }
 
     #[test]
     fn steady_growth_is_a_whole_multiple_every_interval() {

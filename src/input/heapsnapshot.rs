@@ -5,10 +5,13 @@
 //! columns, and `strings` is read last, decoding only the strings that name a class (and,
 //! when retainer paths are wanted, edges and non-string nodes). The essential edges of
 //! `edges` go into compressed sparse rows when [`ParseOptions::graph`] asks for it, with
-//! their kinds and names when [`ParseOptions::labels`] does; otherwise `edges` is skipped.
-//! The allocation trace and samples are read when [`ParseOptions::allocations`] asks for
-//! them, the locations when [`ParseOptions::locations`] does (see [`super::allocations`]);
-//! otherwise they are skipped without being decoded.
+//! their kinds and names when [`ParseOptions::labels`] does; otherwise `edges` is skipped,
+//! but for the edges out of native nodes where a native node is detached: those pass the
+//! DOM state on ([`crate::model::dom`]), which names classes, so they are read either way
+//! (`dom_edges`). The allocation trace and samples are read when
+//! [`ParseOptions::allocations`] asks for them, the locations when
+//! [`ParseOptions::locations`] does (see [`super::allocations`]); otherwise they are skipped
+//! without being decoded.
 
 use std::io::Read;
 
@@ -18,10 +21,14 @@ use serde::Deserialize;
 use super::allocations::{AllocReader, MetaFields};
 use super::json::{JsonError, JsonReader};
 use super::parallel;
+use crate::model::dom::{self, DETACHED, DomState, UNKNOWN};
 use crate::model::graph::{EdgeKind, GraphBuilder};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
 use crate::model::strings::StringTable;
 use crate::warning::{Warning, WarningCode};
+use dom_edges::{DomEdges, Picker};
+
+mod dom_edges;
 
 /// The `snapshot` header is a few kilobytes; anything far larger is not a heap snapshot.
 const MAX_HEADER_LEN: usize = 16 << 20;
@@ -118,6 +125,8 @@ struct Layout {
     native_size: Option<usize>,
     /// Only when the allocation trace is read.
     trace_node_id: Option<usize>,
+    /// The type value of native nodes, the ones with a DOM state.
+    native: Option<u32>,
 }
 
 /// Finds the fields a row layout needs in `snapshot.meta.<list>` (at most 64 of them, the
@@ -155,6 +164,7 @@ impl Layout {
             detachedness: find("detachedness"),
             native_size: find("native_size"),
             trace_node_id: None,
+            native: None,
         })
     }
 }
@@ -250,7 +260,8 @@ impl Needed {
 struct RawNodes {
     kinds: Vec<u32>,
     names: Vec<u32>,
-    detached: Vec<bool>,
+    /// The native nodes whose own DOM state is known, in node order.
+    states: Vec<(u32, DomState)>,
     /// Each node's `trace_node_id`, up to the last node that has one (none: empty).
     traces: Vec<u32>,
 }
@@ -268,9 +279,13 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut layout: Option<Layout> = None;
     let mut edge_layout: Result<EdgeLayout, String> = Ok(EdgeLayout::V8);
     let mut type_names: Vec<String> = Vec::new();
+    let mut edge_types: Vec<String> = Vec::new();
     let mut edge_kinds: Vec<EdgeKind> = Vec::new();
     let mut raw = RawNodes::default();
     let mut edges: Option<Edges> = None;
+    // The edges the DOM-state propagation needs, once the edges array was read, or why
+    // they cannot be had.
+    let mut dom_edges: Option<Result<Vec<(u32, u32)>, String>> = None;
     let mut nodes_seen = false;
     // Strings by index: only the needed ones when `nodes` came first (the usual order),
     // all of them otherwise.
@@ -328,7 +343,6 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             samples: header.meta.sample_fields,
                             locations: header.meta.location_fields,
                         });
-                        layout = Some(l);
                         type_names = match header.meta.node_types.first() {
                             Some(serde_json::Value::Array(names)) => names
                                 .iter()
@@ -340,19 +354,24 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 ));
                             }
                         };
+                        l.native = type_names
+                            .iter()
+                            .position(|t| t == "native")
+                            .and_then(|t| u32::try_from(t).ok());
+                        layout = Some(l);
+                        edge_layout = EdgeLayout::from_fields(header.meta.edge_fields.as_deref());
+                        // Without the list, V8's: taking every edge as strong would let weak
+                        // edges retain.
+                        edge_types = match header.meta.edge_types.as_ref().and_then(|t| t.first()) {
+                            Some(serde_json::Value::Array(names)) => names
+                                .iter()
+                                .map(|n| n.as_str().unwrap_or("").to_owned())
+                                .collect(),
+                            _ => V8_EDGE_TYPES.map(str::to_owned).to_vec(),
+                        };
                         if options.graph {
-                            edge_layout =
-                                EdgeLayout::from_fields(header.meta.edge_fields.as_deref());
-                            // Without the list, V8's: taking every edge as strong would let
-                            // weak edges retain.
                             edge_kinds =
-                                match header.meta.edge_types.as_ref().and_then(|t| t.first()) {
-                                    Some(serde_json::Value::Array(names)) => names
-                                        .iter()
-                                        .map(|n| EdgeKind::from_name(n.as_str().unwrap_or("")))
-                                        .collect(),
-                                    _ => V8_EDGE_TYPES.map(EdgeKind::from_name).to_vec(),
-                                };
+                                edge_types.iter().map(|t| EdgeKind::from_name(t)).collect();
                         }
                         snap.node_field_count = l.stride;
                         snap.declared_node_count = header.node_count;
@@ -368,6 +387,13 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         nodes_seen = true;
                     }
                     b"edges" if options.graph && edges.is_none() => {
+                        let mut dom = dom_reader(
+                            (&raw, &snap.edge_counts),
+                            (layout, nodes_seen),
+                            &edge_layout,
+                            &edge_types,
+                            &mut dom_edges,
+                        );
                         // Edges the graph cannot use leave it out; the nodes still count.
                         // Rows are laid out over the nodes' edge counts; edges past their sum
                         // are not stored, so a damaged file cannot make arkdiff hold them all.
@@ -386,7 +412,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         let (l, edge_layout, mut builder) = match usable {
                             Ok(found) => found,
                             Err(why) => {
-                                json.skip_value()?;
+                                skip_edges(&mut json, dom, &mut dom_edges)?;
                                 edges = Some(Err(why));
                                 return Ok(());
                             }
@@ -397,14 +423,27 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             let n = n.min(bytes / MIN_EDGE_TEXT).min(MAX_EDGE_RESERVE);
                             builder.reserve(usize::try_from(n).unwrap_or(0));
                         }
-                        edges = Some(read_edges(
+                        let (read, values) = read_edges(
                             &mut json,
-                            l.stride,
-                            edge_layout,
-                            &edge_kinds,
+                            (l.stride, edge_layout, &edge_kinds),
                             builder,
+                            dom.as_mut(),
                             options.threads,
-                        )?);
+                        )?;
+                        edges = Some(read);
+                        if let Some(dom) = dom {
+                            dom_edges = Some(dom.finish(values));
+                        }
+                    }
+                    b"edges" => {
+                        let dom = dom_reader(
+                            (&raw, &snap.edge_counts),
+                            (layout, nodes_seen),
+                            &edge_layout,
+                            &edge_types,
+                            &mut dom_edges,
+                        );
+                        skip_edges(&mut json, dom, &mut dom_edges)?;
                     }
                     b"trace_function_infos" if options.allocations => {
                         alloc.read_functions(&mut json)?;
@@ -467,7 +506,14 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
             ),
         ));
     }
-    resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
+    let native = layout.and_then(|l| l.native);
+    let detached = detached_nodes(&raw, native, dom_edges, &mut snap.warnings);
+    resolve_classes(
+        &mut snap,
+        &raw,
+        &detached,
+        (&type_names, &strings, strings_len),
+    );
     drop(raw.kinds);
     let (allocations, locations) = alloc.finish(
         &strings,
@@ -508,19 +554,114 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     Ok(snap)
 }
 
-/// Reads the edges array into `builder`; an inconsistency stops the storing (the rest of
-/// the array is still read through) and becomes the `Err` returned.
+/// The reader of what the DOM-state propagation needs from the edges, when it has
+/// something to do; where it has but cannot, `outcome` says why.
+fn dom_reader(
+    (raw, edge_counts): (&RawNodes, &[u32]),
+    (layout, nodes_seen): (Option<Layout>, bool),
+    edge_layout: &Result<EdgeLayout, String>,
+    edge_types: &[String],
+    outcome: &mut Option<Result<Vec<(u32, u32)>, String>>,
+) -> Option<DomEdges> {
+    if !nodes_seen {
+        // The nodes may still bring states: then this is why they go no further.
+        *outcome = Some(Err("\"edges\" comes before \"nodes\"".to_owned()));
+        return None;
+    }
+    let native = layout?.native?;
+    if !DomEdges::wanted(&raw.states) {
+        return None;
+    }
+    match edge_layout {
+        Ok(el) => Some(DomEdges::new(
+            &raw.kinds,
+            edge_counts,
+            native,
+            layout?.stride,
+            *el,
+            edge_types,
+        )),
+        Err(why) => {
+            *outcome = Some(Err(why.clone()));
+            None
+        }
+    }
+}
+
+/// Skips the edges array; with `dom`, reads on the way the values it needs (the text of
+/// the others is only counted through) and sets `outcome`.
+fn skip_edges<R: Read>(
+    json: &mut JsonReader<R>,
+    dom: Option<DomEdges>,
+    outcome: &mut Option<Result<Vec<(u32, u32)>, String>>,
+) -> Result<(), JsonError> {
+    let Some(mut dom) = dom else {
+        return json.skip_value();
+    };
+    let ranges = dom.value_ranges();
+    if ranges.is_empty() {
+        // No native node has an edge.
+        *outcome = Some(Ok(Vec::new()));
+        return json.skip_value();
+    }
+    let mut picker = Picker::new(ranges);
+    json.skip_value_with(|text| picker.feed(text, &mut |i, v| dom.value(i, v)))?;
+    *outcome = Some(match picker.finish() {
+        Some(values) => dom.finish(values),
+        None => Err("the edges array holds more than integers".to_owned()),
+    });
+    Ok(())
+}
+
+/// The native nodes named `Detached …`, in node order: those the propagation finds
+/// detached when it has the edges it needs, else those the snapshot marks detached
+/// themselves (with a warning that says why).
+fn detached_nodes(
+    raw: &RawNodes,
+    native: Option<u32>,
+    edges: Option<Result<Vec<(u32, u32)>, String>>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<u32> {
+    if !DomEdges::wanted(&raw.states) {
+        return Vec::new();
+    }
+    let edges = edges.unwrap_or_else(|| Err("the snapshot has no \"edges\" array".to_owned()));
+    match edges {
+        Ok(mut edges) => {
+            // Only native nodes take a state.
+            edges.retain(|&(_, to)| raw.kinds.get(to as usize).copied() == native);
+            dom::detached_nodes(&raw.states, &edges)
+        }
+        Err(why) => {
+            warnings.push(Warning::new(
+                WarningCode::SnapshotDomState,
+                format!(
+                    "{why}, so the DOM state of native nodes is not passed on: only the nodes the snapshot marks detached themselves are named `Detached …`"
+                ),
+            ));
+            raw.states
+                .iter()
+                .filter(|&&(_, s)| s == DETACHED)
+                .map(|&(n, _)| n)
+                .collect()
+        }
+    }
+}
+
+/// Reads the edges array into `builder`, and into `dom` when given; an inconsistency
+/// stops the storing (the rest of the array is still read through) and becomes the `Err`
+/// returned. Also returns the number of values the array held.
 fn read_edges<R: Read>(
     json: &mut JsonReader<R>,
-    node_stride: usize,
-    l: EdgeLayout,
-    kinds: &[EdgeKind],
+    (node_stride, l, kinds): (usize, EdgeLayout, &[EdgeKind]),
     mut builder: GraphBuilder,
+    mut dom: Option<&mut DomEdges>,
     threads: usize,
-) -> Result<Edges, JsonError> {
+) -> Result<(Edges, u64), JsonError> {
     let mut row = [0u64; 64];
     let mut field = 0usize;
     let mut values = 0u64;
+    let mut edge = 0u64;
     let mut broken: Option<String> = None;
     let sink = |value| {
         values += 1;
@@ -528,11 +669,16 @@ fn read_edges<R: Read>(
         field += 1;
         if field == l.stride {
             field = 0;
+            let row = &row[..l.stride];
             if broken.is_none()
-                && let Err(why) = push_edge(&mut builder, node_stride, l, kinds, &row[..l.stride])
+                && let Err(why) = push_edge(&mut builder, node_stride, l, kinds, row)
             {
                 broken = Some(why);
             }
+            if let Some(dom) = dom.as_deref_mut() {
+                dom.edge(edge, row);
+            }
+            edge += 1;
         }
         Ok(())
     };
@@ -543,10 +689,11 @@ fn read_edges<R: Read>(
             l.stride
         ));
     }
-    Ok(match broken {
+    let read = match broken {
         Some(why) => Err(why),
         None => Ok(builder),
-    })
+    };
+    Ok((read, values))
 }
 
 #[inline]
@@ -663,11 +810,13 @@ fn push_node(
     };
     raw.kinds.push(kind);
     raw.names.push(name);
-    if let Some(f) = l.detachedness {
-        // Only allocate the column once a node is actually detached.
-        if row[f] == 2 {
-            raw.detached.resize(node, false);
-            raw.detached.push(true);
+    if let (Some(f), Some(native)) = (l.detachedness, l.native) {
+        let state = dom::state_of(row[f]);
+        if state != UNKNOWN && kind == native {
+            let node = u32::try_from(node).map_err(|_| {
+                format!("node {node} has a DOM state, past the nodes arkdiff reads")
+            })?;
+            raw.states.push((node, state));
         }
     }
     if let Some(f) = l.trace_node_id {
@@ -776,13 +925,15 @@ fn read_strings<R: Read>(
     }
 }
 
+/// Names each node's class; `detached`: the native nodes named `Detached …`, in node
+/// order.
 fn resolve_classes(
     snap: &mut HeapSnapshot,
     raw: &RawNodes,
-    type_names: &[String],
-    strings: &StringTable,
-    strings_len: u64,
+    detached: &[u32],
+    (type_names, strings, strings_len): (&[String], &StringTable, u64),
 ) {
+    let mut detached = detached.iter().copied().peekable();
     let mut interned: HashMap<String, ClassId> = HashMap::new();
     let mut intern = |name: String, names: &mut Vec<String>| -> ClassId {
         *interned.entry(name).or_insert_with_key(|name| {
@@ -798,7 +949,7 @@ fn resolve_classes(
     for (node, (&kind, &name)) in raw.kinds.iter().zip(&raw.names).enumerate() {
         let type_name = type_names.get(kind as usize).map(String::as_str);
         let class = if is_named_type(type_name) {
-            let detached = type_name == Some("native") && raw.detached.get(node) == Some(&true);
+            let detached = detached.next_if(|&d| d as usize == node).is_some();
             *by_name.entry((name, detached)).or_insert_with(|| {
                 let text = if let Some(s) = strings.get(name) {
                     s
@@ -899,6 +1050,121 @@ mod tests {
         let snap = parse_str(text);
         let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
         assert_eq!(names, vec!["(slicedstring)", "Detached <div>", "<span>"]);
+        // Without edges the state is not passed on, and a warning says so.
+        assert_eq!(snap.warnings.len(), 1, "{:?}", snap.warnings);
+        assert_eq!(snap.warnings[0].code, WarningCode::SnapshotDomState);
+        assert!(snap.warnings[0].message.contains("no \"edges\""));
+    }
+
+    /// A detached `<div id="a">` (node 1) holding, over each kind of edge, native nodes
+    /// and a JavaScript object that holds one; an attached document (8) holding one of
+    /// them too. `edges`: node 1's first edge, and the whole edges array's end.
+    fn dom_snapshot(first: &str, tail: &str) -> String {
+        format!(
+            r#"{{"snapshot":{{"meta":{V8_META},"node_count":11,"edge_count":11}},
+"nodes":[9,0,1,0,2,0,0, 8,1,3,10,5,0,2, 8,2,5,10,2,0,0, 8,3,7,10,0,0,0, 8,4,9,10,0,0,0,
+8,5,11,10,0,0,0, 3,6,13,10,1,0,0, 8,7,15,10,0,0,0, 8,8,17,10,1,0,1, 8,9,19,10,0,0,0,
+8,10,21,10,0,0,0],
+"edges":[1,0,7, 1,1,56, {first}, 6,11,35, 2,11,42, 3,11,63, 5,11,70, 2,11,21, 4,0,28,
+2,11,49, 1,0,{tail}],
+"strings":["","<div id=\"a\">","<span>","Text","X","Y","JS","Z","HTMLDocument","W","V","p"]}}"#
+        )
+    }
+
+    fn names(snap: &HeapSnapshot) -> Vec<&str> {
+        snap.classes.iter().map(|&c| snap.class_name(c)).collect()
+    }
+
+    #[test]
+    fn dom_state_passes_to_the_native_nodes_a_detached_one_holds() {
+        let text = dom_snapshot("1,0,14", "63");
+        let expected = [
+            "(synthetic)",
+            "Detached <div>",
+            // Over an element edge, then a property edge.
+            "Detached <span>",
+            "Detached Text",
+            // Over a hidden edge, a weak edge, through a JavaScript object: not.
+            "X",
+            "Y",
+            "JS",
+            "Z",
+            "HTMLDocument",
+            // Reached from the attached document as well: attached first.
+            "W",
+            // Over a shortcut.
+            "Detached V",
+        ];
+        let read = |options: ParseOptions, reader: &mut dyn Read| {
+            let snap = parse_with(reader, options).unwrap();
+            assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+            names(&snap)
+                .iter()
+                .map(|&n| n.to_owned())
+                .collect::<Vec<_>>()
+        };
+        // The same with the graph read or not, on threads or not, in pieces of a byte.
+        for graph in [false, true] {
+            for threads in [0, 2] {
+                let options = ParseOptions {
+                    graph,
+                    labels: graph,
+                    threads,
+                    ..ParseOptions::default()
+                };
+                assert_eq!(
+                    read(options, &mut text.as_bytes()),
+                    expected,
+                    "{graph} {threads}"
+                );
+            }
+            let options = ParseOptions {
+                graph,
+                ..ParseOptions::default()
+            };
+            assert_eq!(read(options, &mut OneByte(text.as_bytes())), expected);
+        }
+    }
+
+    #[test]
+    fn edges_that_do_not_fit_keep_the_own_state_with_a_warning() {
+        for (first, tail, why) in [
+            // An edge to the middle of a node, out of the detached node.
+            ("1,0,15", "63", "node field offset 15"),
+            // Fewer values than the nodes' edge counts say.
+            ("1,0,14", "63, 1", "add up to 11 edges"),
+            ("1,0,14", "63, 1,0,0", "add up to 11 edges"),
+        ] {
+            let text = dom_snapshot(first, tail);
+            for graph in [false, true] {
+                let options = ParseOptions {
+                    graph,
+                    ..ParseOptions::default()
+                };
+                let snap = parse_with(text.as_bytes(), options).unwrap();
+                assert_eq!(
+                    names(&snap)[1..4],
+                    ["Detached <div>", "<span>", "Text"],
+                    "{why}"
+                );
+                let dom = snap
+                    .warnings
+                    .iter()
+                    .find(|w| w.code == WarningCode::SnapshotDomState)
+                    .unwrap_or_else(|| panic!("{why}: {:?}", snap.warnings));
+                assert!(dom.message.contains(why), "{}", dom.message);
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_detached_native_node_the_edges_are_not_read_for_it() {
+        // Only attached and unknown states: nothing to pass on, so nothing to read; the
+        // broken edge out of the node with the state goes unnoticed without the graph.
+        let text = dom_snapshot("1,0,15", "63").replace(",10,5,0,2,", ",10,5,0,1,");
+        let snap = parse(text.as_bytes()).unwrap();
+        assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+        assert!(names(&snap).iter().all(|n| !n.starts_with("Detached")));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::recount::class_name;
+use super::recount::{class_name, detached_natives};
 
 /// One node of the snapshot, as the recount sees it.
 #[derive(Debug, Clone)]
@@ -70,6 +70,7 @@ pub fn nodes(doc: &Value) -> Vec<NodeRow> {
     let detached = fields.iter().position(|f| f == "detachedness");
     let types = node_types(doc);
     let strings = strings(doc);
+    let detached = detached.map(|f| detached_natives(doc, &types, t, f));
     doc["nodes"]
         .as_array()
         .unwrap()
@@ -87,7 +88,12 @@ pub fn nodes(doc: &Value) -> Vec<NodeRow> {
                     .to_owned(),
                 name: name.to_owned(),
                 id: n(&row[id]),
-                class: class_name(&types, type_index, name, detached.map(|f| n(&row[f]))),
+                class: class_name(
+                    &types,
+                    type_index,
+                    name,
+                    detached.as_ref().is_some_and(|d| d[index]),
+                ),
                 size: n(&row[size]),
                 trace: n(&row[trace]),
             }
