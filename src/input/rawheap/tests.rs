@@ -737,8 +737,10 @@ fn every_way(bytes: &[u8]) -> [Columns; 4] {
 }
 
 /// A version-2 heap of `n` objects of several types, with names (a framework one, an
-/// address named twice, one that names no object), native sizes and references.
-fn big_v2_heap(n: u64, fresh: bool) -> Rawheap {
+/// address named twice, one that names no object), native sizes and references; where
+/// `device`, laid out as the VM's writer lays it out (objects in marking order, synthetic
+/// addresses, names in marking order), else at ascending addresses in the order made.
+fn big_v2_heap(n: u64, fresh: bool, device: bool) -> Rawheap {
     let mut h = v2_heap();
     h.names.push(("Shared_GLOBAL".into(), vec![0x1030]));
     let types = [
@@ -787,6 +789,9 @@ fn big_v2_heap(n: u64, fresh: bool) -> Rawheap {
     }
     h.names
         .push(("again".into(), vec![0x1000 + 16 * (n - 1), 0x10]));
+    if device {
+        h = h.as_device_writes();
+    }
     if fresh {
         for (k, o) in h.objects.iter_mut().enumerate() {
             o.id = 3 + 2 * k as u64;
@@ -797,8 +802,8 @@ fn big_v2_heap(n: u64, fresh: bool) -> Rawheap {
 
 #[test]
 fn a_version_2_heap_of_several_megabytes_reads_the_same_streamed_threaded_or_in_memory() {
-    for fresh in [false, true] {
-        let bytes = big_v2_heap(150_000, fresh).build();
+    for (fresh, device) in [(false, true), (true, true), (false, false)] {
+        let bytes = big_v2_heap(150_000, fresh, device).build();
         assert!(bytes.len() > 4 << 20, "{}", bytes.len());
         let [reference, one, threaded, file] = every_way(&bytes);
         let (ids, sizes, natives, classes, fresh_ids, warnings) = reference.clone().unwrap();
@@ -840,12 +845,14 @@ fn flips_read_alike(good: &[u8]) -> usize {
 
 #[test]
 fn a_damaged_version_2_heap_gives_the_same_error_streamed_threaded_or_in_memory() {
-    let mut h = big_v2_heap(40, false);
+    let mut h = big_v2_heap(40, false, false);
     h.header = Some(["S".into(), "H".into(), "dynamic".into()]);
     h.groups = Some([vec![0x800], vec![], vec![], vec![]]);
     h.refs = Some(Some(vec![(0x77, 0x800)]));
     let good = h.build();
     assert!(flips_read_alike(&good) > 100);
+    // Laid out as the VM's writer lays it out.
+    assert!(flips_read_alike(&big_v2_heap(40, false, true).build()) > 100);
     // Cut inside the token stream (the trailer and index moved along): named the same.
     let mut cut = h.clone();
     cut.objects.last_mut().unwrap().body.truncate(1);
@@ -897,6 +904,7 @@ fn names_match_growing_addresses_as_they_match_sorted_ones() {
 /// (a framework one, an address named twice, a name on an address outside the table),
 /// native pointers with binding sizes, hashes in the ids (where `hashed`: ids wider than
 /// 32 bits), objects without an hclass, and roots among them and outside the table.
+/// [`Rawheap::as_device_writes`] lays it out as the VM's writer would.
 fn big_v1_heap(n: u64, hashed: bool) -> Rawheap {
     let mut h = v1_heap();
     let hclasses = [H_OBJ, H_PLAIN, H_STR, H_ARR, H_NP, 0x9990];
@@ -940,6 +948,13 @@ fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() 
     assert_eq!(one, reference);
     assert_eq!(threaded, reference);
     assert_eq!(file, reference);
+    // Laid out as the VM's writer lays it out: the same every way.
+    let device = big_v1_heap(90_000, false).as_device_writes().build();
+    let [device_reference, device_one, device_threaded, device_file] = every_way(&device);
+    assert!(device_reference.as_ref().unwrap().0.len() > 90_000);
+    assert_eq!(device_one, device_reference);
+    assert_eq!(device_threaded, device_reference);
+    assert_eq!(device_file, device_reference);
     // The same objects in three object sections: the same nodes, every way.
     let mut split = big_v1_heap(90_000, false);
     split.object_sections = 3;
