@@ -113,7 +113,7 @@ fn run(args: &[String]) -> Result<(), String> {
             }
             // As the VM's writer lays it out, unless asked for the sorted layout.
             if !sorted {
-                heap = heap.as_device_writes();
+                heap = heap.into_device_layout();
             }
             let objects = heap.objects.len();
             std::fs::write(out, heap.build()).map_err(|e| format!("{out}: {e}"))?;

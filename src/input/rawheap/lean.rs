@@ -22,13 +22,16 @@ use std::ops::Range;
 
 use hashbrown::HashMap;
 
+use super::bytes::{Bytes, Twin, fill};
+use super::frame::{Frame, Version, read_at};
+use super::graph::{Named, Reader, field_refs};
+use super::index::{AddrIndex, EMPTY_SLOT, NO_NAME};
 use super::meta::Meta;
-use super::stream::{Bytes, Twin, fill};
-use super::{
-    AddrIndex, Classes, Frame, HEAP_OBJECT_MASK, NO_NAME, Named, ParseOptions, RawheapError,
-    Reader, Strings, T_FRAMEWORK, T_NATIVE, T_STRING, Version, err, field_refs, fresh_ids,
-    object_bytes, object_table, read_header, read_roots, u32_at,
+use super::nodes::{Classes, Node, Strings, T_FRAMEWORK, T_NATIVE, T_STRING, fresh_ids};
+use super::sections::{
+    HEAP_OBJECT_MASK, object_bytes, object_table, read_header, read_roots, u32_at,
 };
+use super::{ParseOptions, RawheapError, err};
 use crate::model::column::Column;
 use crate::model::heap::{ClassId, HeapSnapshot};
 
@@ -311,7 +314,7 @@ pub(super) fn parse<R: Twin>(
     };
     for &target in &rooted {
         if target == BARE {
-            r.push_node(super::Node::Leaf, T_NATIVE, empty, 0, 0, 0);
+            r.push_node(Node::Leaf, T_NATIVE, empty, 0, 0, 0);
         } else {
             let i = target as usize;
             let (ty, name) = root_labels.of(&r.display, &r.strings, &objs.types, target);
@@ -669,11 +672,8 @@ fn make_nodes<B: Fn(u32) -> u32 + Sync>(
     r.ids = ids;
     r.sizes = sizes;
     r.natives = natives;
-    r.kinds.extend(
-        plan.iter()
-            .filter(|&&t| t & BARE != 0)
-            .map(|_| super::Node::Leaf),
-    );
+    r.kinds
+        .extend(plan.iter().filter(|&&t| t & BARE != 0).map(|_| Node::Leaf));
     spare
 }
 
@@ -684,7 +684,7 @@ fn bytes_of<R: Read + Seek>(
     i: usize,
 ) -> Result<usize, RawheapError> {
     let &(table, item, first) = tables.iter().rev().find(|t| t.2 <= i).unwrap_or(&(0, 0, 0));
-    let b = super::read_at(file, table + (i - first) * item + 20, 4)?;
+    let b = read_at(file, table + (i - first) * item + 20, 4)?;
     Ok(table + u32_at(&b, 0).unwrap_or(0) as usize)
 }
 
@@ -779,7 +779,7 @@ fn slots_room(n: usize) -> Vec<u64> {
     if n == 0 {
         Vec::new()
     } else {
-        vec![super::EMPTY_SLOT; AddrIndex::slots_for(n)]
+        vec![EMPTY_SLOT; AddrIndex::slots_for(n)]
     }
 }
 

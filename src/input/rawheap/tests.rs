@@ -790,7 +790,7 @@ fn big_v2_heap(n: u64, fresh: bool, device: bool) -> Rawheap {
     h.names
         .push(("again".into(), vec![0x1000 + 16 * (n - 1), 0x10]));
     if device {
-        h = h.as_device_writes();
+        h = h.into_device_layout();
     }
     if fresh {
         for (k, o) in h.objects.iter_mut().enumerate() {
@@ -894,9 +894,9 @@ fn names_match_growing_addresses_as_they_match_sorted_ones() {
     ] {
         let wide = addrs.iter().map(|&a| u64::from(a));
         let want = names_by_address(wide, addrs.len(), pairs());
-        assert_eq!(stream::match_names(&addrs, &named), want, "{addrs:x?}");
+        assert_eq!(match_names(&addrs, &named), want, "{addrs:x?}");
     }
-    let growing = stream::match_names(&[0x10, 0x18, 0x40, 0x48, 0x60], &named);
+    let growing = match_names(&[0x10, 0x18, 0x40, 0x48, 0x60], &named);
     assert_eq!(growing, [6, 5, NO_NAME, 8, 1]);
 }
 
@@ -904,7 +904,7 @@ fn names_match_growing_addresses_as_they_match_sorted_ones() {
 /// (a framework one, an address named twice, a name on an address outside the table),
 /// native pointers with binding sizes, hashes in the ids (where `hashed`: ids wider than
 /// 32 bits), objects without an hclass, and roots among them and outside the table.
-/// [`Rawheap::as_device_writes`] lays it out as the VM's writer would.
+/// [`Rawheap::into_device_layout`] lays it out as the VM's writer would.
 fn big_v1_heap(n: u64, hashed: bool) -> Rawheap {
     let mut h = v1_heap();
     let hclasses = [H_OBJ, H_PLAIN, H_STR, H_ARR, H_NP, 0x9990];
@@ -949,7 +949,7 @@ fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() 
     assert_eq!(threaded, reference);
     assert_eq!(file, reference);
     // Laid out as the VM's writer lays it out: the same every way.
-    let device = big_v1_heap(90_000, false).as_device_writes().build();
+    let device = big_v1_heap(90_000, false).into_device_layout().build();
     let [device_reference, device_one, device_threaded, device_file] = every_way(&device);
     assert!(device_reference.as_ref().unwrap().0.len() > 90_000);
     assert_eq!(device_one, device_reference);

@@ -494,14 +494,14 @@ impl Rawheap {
     ///   one entry per text;
     /// - the header strings and the root groups are always there (empty where nothing
     ///   fills them, global-reference tracking off).
-    pub fn as_device_writes(self) -> Rawheap {
-        self.as_device_marks(None)
+    pub fn into_device_layout(self) -> Rawheap {
+        self.into_device_layout_by(None)
     }
 
-    /// [`Rawheap::as_device_writes`], the marking following `holds(i)` (the objects
+    /// [`Rawheap::into_device_layout`], the marking following `holds(i)` (the objects
     /// object `i` holds, its hclass first) where the heap holds more than the file can
     /// carry: a version-2 object has only as many slots as its size.
-    pub fn as_device_marks(mut self, holds: Option<&dyn Fn(usize) -> Vec<usize>>) -> Rawheap {
+    pub fn into_device_layout_by(mut self, holds: Option<&dyn Fn(usize) -> Vec<usize>>) -> Rawheap {
         use std::collections::{HashMap, VecDeque};
         let n = self.objects.len();
         let index: HashMap<u64, usize> = self
@@ -919,12 +919,12 @@ const MAX_PROPS: usize = 1023;
 /// with id 0; nodes with more than 1023 edges get size-0 chunk objects of their own name
 /// and type in between), in version 2 a slot token while the object's slots last.
 /// `hash(i)` gives the high 32 bits of node `i`'s id. The file is laid out as the VM's
-/// writer lays it out ([`Rawheap::as_device_writes`]), the snapshot's node order taken for
+/// writer lays it out ([`Rawheap::into_device_layout`]), the snapshot's node order taken for
 /// the order of the objects in the heap.
 pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
     let heap = from_v8_sorted(v8, version, hash);
     if version == 1 {
-        return heap.as_device_writes();
+        return heap.into_device_layout();
     }
     // Version 2 keeps only the references its slots can hold: the marking follows the
     // snapshot's (strings not traversed), as the VM's follows its heap. The objects are
@@ -942,7 +942,7 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
         }
         held
     };
-    heap.as_device_marks(Some(&holds))
+    heap.into_device_layout_by(Some(&holds))
 }
 
 /// [`from_v8`] laid out in the snapshot's node order: the objects in that order at
