@@ -31,8 +31,7 @@ use frame::{Frame, Version, io_error, read_at, read_frame};
 use graph::decode;
 #[cfg(test)]
 use {
-    graph::Obj,
-    index::{AddrIndex, NO_NAME, find_sorted, match_names, names_by_address},
+    index::{AddrIndex, NO_NAME},
     sections::u32_at,
 };
 

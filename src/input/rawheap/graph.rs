@@ -7,7 +7,7 @@ use std::rc::Rc;
 use hashbrown::HashMap;
 
 use super::frame::{Frame, Version};
-use super::index::{AddrIndex, NO_NAME, names_by_address};
+use super::index::{AddrIndex, NO_NAME};
 use super::meta::Meta;
 use super::nodes::{
     Classes, Node, Strings, T_FRAMEWORK, T_HANDLE, T_NATIVE, T_NUMBER, T_OBJECT, T_STRING,
@@ -184,9 +184,6 @@ pub(super) fn decode(
         r.v1_jstypes()?;
     }
     r.build_nodes();
-    if options.graph && matches!(r.by_addr, AddrIndex::Empty) {
-        r.by_addr = AddrIndex::new(&r.objs);
-    }
     r.build_edges(options.graph)?;
     Ok(r.finish(options))
 }
@@ -249,13 +246,11 @@ pub(super) fn read_objects(
             r.objs.push(o);
         }
         if r.version == Version::V2 {
-            // The address index is built when the graph needs it (see `parse`).
             r.scan_tokens(mem, end)?;
         }
     }
-    if r.version == Version::V1 {
-        r.by_addr = AddrIndex::new(&r.objs);
-    }
+    let objs = &r.objs;
+    r.by_addr = AddrIndex::new(objs.len(), |i| objs[i].addr, r.version == Version::V2);
     Ok(())
 }
 
@@ -275,14 +270,6 @@ pub(super) fn read_names(r: &mut Reader<'_>, section: (usize, usize)) -> Result<
             );
         },
     )?;
-    if matches!(r.by_addr, AddrIndex::Empty) {
-        r.obj_names = names_by_address(
-            r.objs.iter().map(|o| o.addr),
-            r.objs.len(),
-            named.iter().copied(),
-        );
-        return Ok(());
-    }
     r.obj_names = vec![NO_NAME; r.objs.len()];
     for &(addr, name) in &named {
         match r.by_addr.get(addr) {

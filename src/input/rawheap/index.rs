@@ -1,108 +1,240 @@
-//! Objects by address.
+//! Objects by address: the one search every read uses, whatever order the object table
+//! and the string section give the addresses in (a writer lists both in marking order,
+//! and version 2's synthetic addresses are not ascending in it).
+//!
+//! An address becomes a key, the keys are numbered in key order (their rank), and each
+//! rank names its object. The keys are kept as a bitmap in chunks of 4096 keys, only the
+//! chunks that hold some, each 64-key word with the rank of its first key: a lookup is a
+//! chunk number, a word and a population count, then the object of that rank. Heap
+//! addresses come in regions and pack densely this way (about 4 bytes an object for the
+//! bitmap, 4 for the objects). Version-2 synthetic addresses hold the region number in
+//! their low half and the word in the region in their high half: their halves are swapped
+//! where that packs them better. Addresses too sparse for a bitmap (more than one word of
+//! it an object) go to an open-addressing table instead: 12 to 24 bytes an object, and a
+//! lookup anywhere in it.
 
 use hashbrown::HashMap;
 
-use super::graph::Obj;
+/// No object, or no name.
+pub(super) const NO_NAME: u32 = u32::MAX;
 
-/// Objects by address. When the addresses span less than 4 GiB, each packs (less the
-/// lowest) with its object into one word of an open-addressing table, so that a lookup
-/// costs one memory access; otherwise they go to a hash map. The table's home slot keeps
-/// address order where the addresses spread evenly enough (nearby addresses, nearby
-/// slots, so that lookups in address order stay in cache) and scatters them otherwise.
-/// A repeated address names its last object.
+/// Keys a bitmap chunk holds, as a power of two.
+const CHUNK_BITS: u32 = 12;
+/// 64-key words a chunk holds.
+const CHUNK_WORDS: usize = 1 << (CHUNK_BITS - 6);
+/// No chunk.
+const NO_CHUNK: u32 = u32::MAX;
+/// An empty slot of the hashed table.
+const EMPTY_SLOT: u64 = u64::MAX;
+
+/// Objects by address; a repeated address names its last object.
 #[derive(Default)]
 pub(super) enum AddrIndex {
     #[default]
     Empty,
-    Packed {
-        slots: Vec<u64>,
+    /// The bitmap: each key is the address (its 16-bit halves swapped where `swap`) less
+    /// `base`, shifted right by the alignment all keys share; the chunk of each 4096 keys
+    /// (through `chunks`), each chunk's words as (bits, rank of the first) pairs in
+    /// `words`, each rank's object in `objects`.
+    Ranked {
+        swap: bool,
         base: u64,
-        /// `Some(shift)`: the home slot is the offset shifted right; `None`: scattered.
-        linear: Option<u32>,
+        shift: u32,
+        chunks: Chunks,
+        words: Vec<u64>,
+        objects: Vec<u32>,
+    },
+    /// Open addressing: each slot an offset from `base` (the high half) and its object.
+    Hashed {
+        base: u64,
+        slots: Vec<u64>,
         shift: u32,
     },
+    /// Addresses spread wider than 4 GiB (or more objects than 32 bits number).
     Wide(HashMap<u64, u32>),
 }
 
-pub(super) const EMPTY_SLOT: u64 = u64::MAX;
+/// A chunk's number by the chunk of keys it holds: a list where the keys span few
+/// chunks, else a map.
+pub(super) enum Chunks {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, u32>),
+}
+
+impl Chunks {
+    #[inline]
+    fn get(&self, c: u64) -> Option<u32> {
+        match self {
+            Chunks::Dense(list) => usize::try_from(c)
+                .ok()
+                .and_then(|c| list.get(c))
+                .copied()
+                .filter(|&k| k != NO_CHUNK),
+            Chunks::Sparse(map) => map.get(&c).copied(),
+        }
+    }
+}
+
+/// An address with its 16-bit halves swapped (the 32 bits of a version-2 address).
+#[inline]
+fn swapped(addr: u64) -> u64 {
+    if addr >> 32 == 0 {
+        (addr >> 16) | (addr & 0xFFFF) << 16
+    } else {
+        addr
+    }
+}
 
 impl AddrIndex {
-    pub(super) fn new(objs: &[Obj]) -> AddrIndex {
-        Self::of(objs.len(), |i| objs[i].addr)
+    /// The index of `len` objects, the `i`th at `addr(i)`; `halves` where the addresses
+    /// may be version 2's (32 bits, a region number in the low half).
+    pub(super) fn new(len: usize, addr: impl Fn(usize) -> u64 + Copy, halves: bool) -> Self {
+        if len == 0 {
+            return AddrIndex::Empty;
+        }
+        let layouts = if halves { &[false, true][..] } else { &[false] };
+        // The layout whose keys fill the fewest chunks.
+        let best = layouts
+            .iter()
+            .filter_map(|&swap| {
+                let (base, shift) = Self::frame(len, addr, swap);
+                let (chunks, used) = Self::chunks(len, addr, swap, base, shift)?;
+                Some((swap, base, shift, chunks, used))
+            })
+            .min_by_key(|l| l.4);
+        match best {
+            Some((swap, base, shift, chunks, used)) if used * CHUNK_WORDS <= len + 1024 => {
+                let key = |i: usize| Self::key_of(addr(i), swap, base, shift);
+                let (words, objects) = Self::ranked(len, key, &chunks, used);
+                AddrIndex::Ranked {
+                    swap,
+                    base,
+                    shift,
+                    chunks,
+                    words,
+                    objects,
+                }
+            }
+            _ => Self::hashed(len, addr),
+        }
     }
 
-    /// The index of `len` objects, the `i`th at `addr(i)`.
-    pub(super) fn of(len: usize, addr: impl Fn(usize) -> u64 + Copy) -> AddrIndex {
-        Self::of_in(len, addr, Vec::new())
+    #[inline]
+    fn key_of(addr: u64, swap: bool, base: u64, shift: u32) -> u64 {
+        let key = if swap { swapped(addr) } else { addr };
+        key.wrapping_sub(base) >> shift
     }
 
-    /// The slots of the table of `len` objects (when their addresses span less than 4 GiB).
-    pub(super) fn slots_for(len: usize) -> usize {
-        // At least one and a half slots an object: a table a third to two thirds full.
-        1 << (len + len / 2).next_power_of_two().trailing_zeros().max(4)
+    /// The lowest key and the alignment every key has above it.
+    fn frame(len: usize, addr: impl Fn(usize) -> u64, swap: bool) -> (u64, u32) {
+        let key = |i| if swap { swapped(addr(i)) } else { addr(i) };
+        let base = (0..len).map(key).min().unwrap_or(0);
+        let bits = (0..len).fold(0, |bits, i| bits | (key(i) - base));
+        (base, bits.trailing_zeros().min(63))
     }
 
-    /// [`AddrIndex::of`], in `slots` if they are the table's, all empty.
-    pub(super) fn of_in(
+    /// Which chunks hold keys (numbered in key order) and how many do, where the keys
+    /// span few enough chunks for a list of them; None otherwise.
+    fn chunks(
         len: usize,
-        addr: impl Fn(usize) -> u64 + Copy,
-        slots: Vec<u64>,
-    ) -> AddrIndex {
-        let base = (0..len).map(addr).min().unwrap_or(0);
-        let top = (0..len).map(addr).max().unwrap_or(0);
-        let packable = len < (u32::MAX as usize) / 4 && top - base < u64::from(u32::MAX);
-        if !packable {
+        addr: impl Fn(usize) -> u64,
+        swap: bool,
+        base: u64,
+        shift: u32,
+    ) -> Option<(Chunks, usize)> {
+        if len >= NO_CHUNK as usize {
+            return None;
+        }
+        let top = (0..len)
+            .map(|i| Self::key_of(addr(i), swap, base, shift))
+            .max()?;
+        let span = (top >> CHUNK_BITS) + 1;
+        if span > (4 * len as u64).max(1 << 16) {
+            // Chunks by a map, numbered in key order.
+            let mut used: Vec<u64> = (0..len)
+                .map(|i| Self::key_of(addr(i), swap, base, shift) >> CHUNK_BITS)
+                .collect();
+            used.sort_unstable();
+            used.dedup();
+            if used.len() * CHUNK_WORDS > len + 1024 {
+                return None;
+            }
+            let n = used.len();
+            let map = used
+                .into_iter()
+                .enumerate()
+                .map(|(k, c)| (c, u32::try_from(k).unwrap_or(NO_CHUNK)))
+                .collect();
+            return Some((Chunks::Sparse(map), n));
+        }
+        let mut list = vec![NO_CHUNK; usize::try_from(span).ok()?];
+        for i in 0..len {
+            list[(Self::key_of(addr(i), swap, base, shift) >> CHUNK_BITS) as usize] = 0;
+        }
+        let mut n = 0u32;
+        for c in &mut list {
+            if *c != NO_CHUNK {
+                *c = n;
+                n += 1;
+            }
+        }
+        Some((Chunks::Dense(list), n as usize))
+    }
+
+    /// The bitmap of the keys in their chunks, the ranks, and the object of each rank.
+    fn ranked(
+        len: usize,
+        key: impl Fn(usize) -> u64,
+        chunks: &Chunks,
+        used: usize,
+    ) -> (Vec<u64>, Vec<u32>) {
+        let mut words = vec![0u64; 2 * used * CHUNK_WORDS];
+        let word_of = |chunks: &Chunks, k: u64| {
+            let c = chunks.get(k >> CHUNK_BITS).unwrap_or(0) as usize;
+            c * CHUNK_WORDS + ((k >> 6) as usize & (CHUNK_WORDS - 1))
+        };
+        for i in 0..len {
+            let k = key(i);
+            words[2 * word_of(chunks, k)] |= 1 << (k & 63);
+        }
+        let mut rank = 0u64;
+        for w in words.chunks_exact_mut(2) {
+            w[1] = rank;
+            rank += u64::from(w[0].count_ones());
+        }
+        let mut objects = vec![0u32; usize::try_from(rank).unwrap_or(0)];
+        for i in 0..len {
+            let k = key(i);
+            let w = word_of(chunks, k);
+            let below = words[2 * w] & ((1 << (k & 63)) - 1);
+            let r = words[2 * w + 1] + u64::from(below.count_ones());
+            // The last object of an address is the one kept.
+            objects[r as usize] = u32::try_from(i).unwrap_or(NO_NAME);
+        }
+        (words, objects)
+    }
+
+    /// An open-addressing table of the addresses (less the lowest), where they span less
+    /// than 4 GiB; a map otherwise.
+    fn hashed(len: usize, addr: impl Fn(usize) -> u64) -> AddrIndex {
+        let base = (0..len).map(&addr).min().unwrap_or(0);
+        let top = (0..len).map(&addr).max().unwrap_or(0);
+        if len >= (u32::MAX as usize) / 4 || top - base >= u64::from(u32::MAX) {
             let mut map = HashMap::with_capacity(len);
             for i in 0..len {
-                map.insert(addr(i), u32::try_from(i).unwrap_or(u32::MAX));
+                map.insert(addr(i), u32::try_from(i).unwrap_or(NO_NAME));
             }
             return AddrIndex::Wide(map);
         }
-        let bits = Self::slots_for(len).trailing_zeros();
-        let shift = 64 - bits;
-        // The smallest shift that maps every offset into the table.
-        let span_bits = 64 - (top - base).leading_zeros();
-        let linear = span_bits.saturating_sub(bits);
-        let mut slots = if slots.len() == 1 << bits {
-            slots
-        } else {
-            vec![EMPTY_SLOT; 1 << bits]
-        };
-        // Addresses that crowd into part of their span make long runs of taken slots;
-        // past an average of 4 probes a lookup, the table is made again scattered.
-        if Self::fill(&mut slots, (len, addr), base, Some(linear), shift) > len * 4 {
-            slots.fill(EMPTY_SLOT);
-            Self::fill(&mut slots, (len, addr), base, None, shift);
-            return AddrIndex::Packed {
-                slots,
-                base,
-                linear: None,
-                shift,
-            };
-        }
-        AddrIndex::Packed {
-            slots,
-            base,
-            linear: Some(linear),
-            shift,
-        }
-    }
-
-    /// Fills the table; returns the probes it took.
-    pub(super) fn fill(
-        slots: &mut [u64],
-        (len, addr): (usize, impl Fn(usize) -> u64),
-        base: u64,
-        linear: Option<u32>,
-        shift: u32,
-    ) -> usize {
+        // One and a half to three slots an object.
+        let bits = (len + len / 2).next_power_of_two().trailing_zeros().max(4);
+        let mut slots = vec![EMPTY_SLOT; 1 << bits];
         let mask = slots.len() - 1;
-        let mut probes = 0;
+        let shift = 64 - bits;
         for i in 0..len {
             let off = addr(i) - base;
-            let mut at = Self::home(off, linear, shift, mask);
+            let mut at = Self::home(off, shift);
             loop {
-                probes += 1;
                 let slot = slots[at];
                 if slot == EMPTY_SLOT || slot >> 32 == off {
                     slots[at] = off << 32 | i as u64;
@@ -110,41 +242,53 @@ impl AddrIndex {
                 }
                 at = (at + 1) & mask;
             }
-            if linear.is_some() && probes > len * 4 {
-                break;
-            }
         }
-        probes
+        AddrIndex::Hashed { base, slots, shift }
     }
 
     #[inline]
-    #[allow(clippy::cast_possible_truncation)] // the shift or the mask leaves the table's bits
-    pub(super) fn home(off: u64, linear: Option<u32>, shift: u32, mask: usize) -> usize {
-        match linear {
-            Some(s) => (off >> s) as usize & mask,
-            None => (off.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize,
-        }
+    #[allow(clippy::cast_possible_truncation)] // the shift leaves the table's bits
+    fn home(off: u64, shift: u32) -> usize {
+        (off.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
     }
 
     /// The object at an address.
     #[inline]
-    #[allow(clippy::cast_possible_truncation)] // the low half of a slot is the object
+    #[allow(clippy::cast_possible_truncation)] // words and ranks index the index's lists
     pub(super) fn get(&self, addr: u64) -> Option<u32> {
         match self {
             AddrIndex::Empty => None,
-            AddrIndex::Wide(map) => map.get(&addr).copied(),
-            AddrIndex::Packed {
-                slots,
+            AddrIndex::Ranked {
+                swap,
                 base,
-                linear,
                 shift,
+                chunks,
+                words,
+                objects,
             } => {
+                let key = if *swap { swapped(addr) } else { addr };
+                let off = key.checked_sub(*base)?;
+                if off & ((1 << shift) - 1) != 0 {
+                    return None;
+                }
+                let k = off >> shift;
+                let c = chunks.get(k >> CHUNK_BITS)? as usize;
+                let w = c * CHUNK_WORDS + ((k >> 6) as usize & (CHUNK_WORDS - 1));
+                let bits = words[2 * w];
+                let bit = 1u64 << (k & 63);
+                if bits & bit == 0 {
+                    return None;
+                }
+                let r = words[2 * w + 1] + u64::from((bits & (bit - 1)).count_ones());
+                Some(objects[r as usize])
+            }
+            AddrIndex::Hashed { base, slots, shift } => {
                 let off = addr.checked_sub(*base)?;
                 if off >= u64::from(u32::MAX) {
                     return None;
                 }
                 let mask = slots.len() - 1;
-                let mut at = Self::home(off, *linear, *shift, mask);
+                let mut at = Self::home(off, *shift);
                 loop {
                     let slot = slots[at];
                     if slot == EMPTY_SLOT {
@@ -156,146 +300,31 @@ impl AddrIndex {
                     at = (at + 1) & mask;
                 }
             }
+            AddrIndex::Wide(map) => map.get(&addr).copied(),
         }
     }
-}
 
-/// Each object's string-table name (`NO_NAME` for none), found without an address index
-/// (version 2): the table's addresses (32 bits) with their objects are sorted once, which
-/// costs little as writers dump objects mostly in address order; names list their objects
-/// in address order too, so each search is a short step forward from the last.
-pub(super) fn names_by_address(
-    addrs: impl Iterator<Item = u64>,
-    count: usize,
-    named: impl Iterator<Item = (u64, u32)>,
-) -> Vec<u32> {
-    let mut sorted: Vec<u64> = Vec::with_capacity(count);
-    sorted.extend(addrs.enumerate().map(|(i, a)| a << 32 | i as u64));
-    // The stable sort merges the runs already in order, which the unstable one does not.
-    #[allow(clippy::stable_sort_primitive)]
-    sorted.sort();
-    let mut found = vec![NO_NAME; count];
-    let mut hint = 0;
-    for (addr, name) in named {
-        if let Some(i) = find_sorted(&sorted, addr, &mut hint) {
-            found[i] = name;
-        }
-    }
-    found
-}
-
-/// No string-table name.
-pub(super) const NO_NAME: u32 = u32::MAX;
-
-/// The object at a 32-bit address in a sorted list of `address << 32 | object`; of
-/// objects that share an address, the last (as the address index has it). The search
-/// gallops forward from `hint` (where the last search ended) when the address lies past
-/// it, and otherwise searches the whole list.
-#[allow(clippy::cast_possible_truncation)] // the low half of an entry is the object
-pub(super) fn find_sorted(sorted: &[u64], addr: u64, hint: &mut usize) -> Option<usize> {
-    if addr >= 1 << 32 {
-        return None;
-    }
-    let key = addr << 32;
-    let (mut lo, mut hi) = (0, sorted.len());
-    if sorted.get(*hint).is_some_and(|&e| e < key) {
-        lo = *hint;
-        let mut step = 1;
-        while lo + step < sorted.len() && sorted[lo + step] < key {
-            lo += step;
-            step *= 2;
-        }
-        hi = (lo + step + 1).min(sorted.len());
-    }
-    let mut i = lo + sorted[lo..hi].partition_point(|&e| e < key);
-    *hint = i.saturating_sub(1);
-    if sorted.get(i).is_none_or(|&e| e >> 32 != addr) {
-        return None;
-    }
-    while sorted.get(i + 1).is_some_and(|&e| e >> 32 == addr) {
-        i += 1;
-    }
-    Some((sorted[i] & 0xFFFF_FFFF) as usize)
-}
-
-/// Each object's string-table name, as [`names_by_address`] finds it. Where the addresses
-/// are dense, through a table by address; else where they only grow (as writers dump
-/// them), they are searched as they are, forward from where the last search ended, without
-/// a sorted copy.
-pub(super) fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
-    #[allow(clippy::cast_possible_truncation)] // the low half is the name
-    let unpack = |&e: &u64| (e >> 32, e as u32);
-    if let Some(found) = match_dense(addrs, named) {
-        return found;
-    }
-    if !addrs.windows(2).all(|w| w[0] < w[1]) {
-        return names_by_address(
-            addrs.iter().map(|&a| u64::from(a)),
-            addrs.len(),
-            named.iter().map(unpack),
-        );
-    }
-    let mut found = vec![NO_NAME; addrs.len()];
-    let mut hint = 0;
-    for (addr, name) in named.iter().map(unpack) {
-        let Ok(addr) = u32::try_from(addr) else {
-            continue;
-        };
-        let (mut lo, mut hi) = (0, addrs.len());
-        if addrs.get(hint).is_some_and(|&a| a < addr) {
-            // Gallop forward from the last place.
-            lo = hint;
-            let mut step = 1;
-            while lo + step < addrs.len() && addrs[lo + step] < addr {
-                lo += step;
-                step *= 2;
+    /// Each of `count` objects' name: the last that `named` (address, name) gives it, or
+    /// `NO_NAME`.
+    pub(super) fn names(&self, count: usize, named: impl Iterator<Item = (u64, u32)>) -> Vec<u32> {
+        let mut found = vec![NO_NAME; count];
+        for (addr, name) in named {
+            if let Some(i) = self.get(addr) {
+                found[i as usize] = name;
             }
-            hi = (lo + step + 1).min(addrs.len());
         }
-        let i = lo + addrs[lo..hi].partition_point(|&a| a < addr);
-        hint = i.saturating_sub(1);
-        if addrs.get(i) == Some(&addr) {
-            found[i] = name;
-        }
+        found
     }
-    found
-}
 
-/// [`match_names`] through a table with a slot per possible address, when the addresses
-/// (less the lowest, in steps of their common alignment) need at most two slots an object:
-/// version-2 addresses are handed out one after the other.
-fn match_dense(addrs: &[u32], named: &[u64]) -> Option<Vec<u32>> {
-    let low = *addrs.iter().min()?;
-    let high = *addrs.iter().max()?;
-    let step = addrs
-        .iter()
-        .fold(0, |bits, &a| bits | (a - low))
-        .trailing_zeros()
-        .min(31);
-    let slots = ((high - low) >> step) as usize + 1;
-    if slots > 2 * addrs.len() + 64 {
-        return None;
-    }
-    let mut table = vec![NO_NAME; slots];
-    for (i, &a) in addrs.iter().enumerate() {
-        // The last object of an address is the one named.
-        table[((a - low) >> step) as usize] = u32::try_from(i).ok()?;
-    }
-    let mut found = vec![NO_NAME; addrs.len()];
-    for &e in named {
-        let Some(off) = (e >> 32).checked_sub(u64::from(low)) else {
-            continue;
-        };
-        if off & ((1 << step) - 1) != 0 {
-            continue;
-        }
-        if let Some(&i) = usize::try_from(off >> step).ok().and_then(|k| table.get(k))
-            && i != NO_NAME
-        {
-            #[allow(clippy::cast_possible_truncation)] // the low half is the name
-            let name = e as u32;
-            found[i as usize] = name;
+    /// How the index searches, for the tests.
+    #[cfg(test)]
+    pub(super) fn kind(&self) -> &'static str {
+        match self {
+            AddrIndex::Empty => "empty",
+            AddrIndex::Ranked { swap: true, .. } => "ranked, halves swapped",
+            AddrIndex::Ranked { .. } => "ranked",
+            AddrIndex::Hashed { .. } => "hashed",
+            AddrIndex::Wide(_) => "wide",
         }
     }
-    Some(found)
 }

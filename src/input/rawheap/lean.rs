@@ -25,7 +25,7 @@ use hashbrown::HashMap;
 use super::bytes::{Bytes, Twin, fill};
 use super::frame::{Frame, Version, read_at};
 use super::graph::{Named, Reader, field_refs};
-use super::index::{AddrIndex, EMPTY_SLOT, NO_NAME};
+use super::index::{AddrIndex, NO_NAME};
 use super::meta::Meta;
 use super::nodes::{Classes, Node, Strings, T_FRAMEWORK, T_NATIVE, T_STRING, fresh_ids};
 use super::sections::{
@@ -134,9 +134,8 @@ pub(super) fn parse<R: Twin>(
 
     // Where two cores are free, a second thread maps the memory the nodes are made in
     // while the objects are read (a page is slow to map the first time it is written),
-    // and reads the string section with a reader of its own: first the address index's
-    // slots, which are filled as soon as the objects are read, then the string section,
-    // then the memory the names are matched in.
+    // and reads the string section with a reader of its own, then maps the memory the
+    // names are matched in.
     let total: usize = sections[2..]
         .iter()
         .map(|&(start, size)| (u32_at(data, start).unwrap_or(0) as usize).min(size / 24))
@@ -144,10 +143,8 @@ pub(super) fn parse<R: Twin>(
     let mut twin = file.twin();
     let meta = &frame.meta;
     let (objects, listed) = std::thread::scope(|s| {
-        let (ready, slots) = std::sync::mpsc::channel();
         let second = (options.threads > 0).then(|| {
             s.spawn(move || {
-                ready.send(slots_room(total)).ok();
                 let listed = Listed::read(&mut twin, string_section, meta);
                 let matched = NameRoom::new(total);
                 // The node columns' memory is mapped while the index is made and the
@@ -158,9 +155,7 @@ pub(super) fn parse<R: Twin>(
         });
         let objects = read_objects(file, data, sections, (bitfield, binding, window)).map(|read| {
             read.map(|(objs, hclasses, tables)| {
-                let n = objs.len();
-                let slots = slots.recv().unwrap_or_default();
-                let by_addr = AddrIndex::of_in(n, |i| objs.addr(i), slots);
+                let by_addr = AddrIndex::new(objs.len(), |i| objs.addr(i), false);
                 (objs, hclasses, tables, by_addr)
             })
         });
@@ -772,15 +767,6 @@ fn room<T: Copy>(n: usize, value: T) -> Vec<T> {
     v.resize(n, value);
     v.clear();
     v
-}
-
-/// The slots of the address index of `n` objects, all empty.
-fn slots_room(n: usize) -> Vec<u64> {
-    if n == 0 {
-        Vec::new()
-    } else {
-        vec![EMPTY_SLOT; AddrIndex::slots_for(n)]
-    }
 }
 
 /// What the names of `n` objects are matched in: each object's name (none) and whether

@@ -17,7 +17,7 @@ use std::io::{Read, Seek};
 use super::bytes::{Bytes, fill};
 use super::frame::{Frame, Version};
 use super::graph::Reader;
-use super::index::{NO_NAME, match_names};
+use super::index::{AddrIndex, NO_NAME};
 use super::nodes::{Strings, T_FRAMEWORK, fresh_ids};
 use super::sections::{
     addr_of, object_table, read_header, read_name_list, read_roots, slot_tokens, token,
@@ -245,4 +245,12 @@ fn check_tokens<R: Read + Seek>(
         }
     }
     Ok(None)
+}
+
+/// Each object's string-table name: the last that `named` (each an address in the high
+/// half, a name in the low) gives it.
+fn match_names(addrs: &[u32], named: &[u64]) -> Vec<u32> {
+    let index = AddrIndex::new(addrs.len(), |i| u64::from(addrs[i]), true);
+    #[allow(clippy::cast_possible_truncation)] // the low half is the name
+    index.names(addrs.len(), named.iter().map(|&e| (e >> 32, e as u32)))
 }

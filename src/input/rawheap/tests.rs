@@ -602,77 +602,60 @@ fn every_prefix_and_byte_flip_is_an_error_or_a_graph_never_a_panic() {
     }
 }
 
-fn objs_at(addrs: &[u64]) -> Vec<Obj> {
-    addrs
-        .iter()
-        .map(|&addr| Obj {
-            addr,
-            id: 0,
-            size: 0,
-            native: 0,
-            jstype: None,
-            start: 0,
-            end: 0,
-        })
-        .collect()
-}
-
 #[test]
 fn the_address_index_finds_every_object_however_the_addresses_spread() {
-    let even: Vec<u64> = (0..5_000).map(|i| 0x7f00_0000_0000 + 40 * i).collect();
-    // Two dense clusters 3 GiB apart crowd the address-ordered slots: the index scatters.
-    let crowded: Vec<u64> = (0..5_000)
-        .map(|i| 0x1000 + 8 * (i % 2_500) + (i / 2_500) * (3 << 30))
+    // Objects in 256 KiB regions, the regions apart: version 1's real addresses.
+    let regions: Vec<u64> = (0..5_000)
+        .map(|i| 0x7f00_0000_0000 - (i % 7) * (1 << 18) + 40 * (i / 7))
         .collect();
-    // Wider than 4 GiB: a hash map.
-    let wide: Vec<u64> = (0..5_000).map(|i| 0x1000 + i * (1 << 22)).collect();
-    for (addrs, kind) in [(even, "linear"), (crowded, "scattered"), (wide, "wide")] {
+    // Version 2's synthetic addresses: the region number (0, 8, …) in the low half, the
+    // word in the region in the high half.
+    let synthetic: Vec<u64> = (0..5_000u64)
+        .map(|i| (3 * (i / 40) + 32) << 16 | 8 * (i % 40))
+        .collect();
+    // Even, dense, and sorted (the test writer's old layout).
+    let dense: Vec<u64> = (0..5_000).map(|i| 0x1000_0000 + 8 * i).collect();
+    // Too sparse for a bitmap; wider than 4 GiB.
+    let sparse: Vec<u64> = (0..5_000)
+        .map(|i: u64| 0x1000 + (i.wrapping_mul(0x9E37_79B9) & 0xFFFF_FFF8))
+        .collect();
+    let wide: Vec<u64> = (0..5_000)
+        .map(|i| 0x1000 + i * (1 << 22) + 8 * (i % 3))
+        .collect();
+    for (addrs, halves, kind) in [
+        (regions, false, "ranked"),
+        (synthetic.clone(), true, "ranked, halves swapped"),
+        (synthetic, false, "hashed"),
+        (dense, true, "ranked"),
+        (sparse, false, "hashed"),
+        (wide, false, "wide"),
+    ] {
         let mut addrs = addrs;
         // Out of order, with one address repeated (its last object wins).
         addrs.reverse();
         addrs.push(addrs[10]);
-        let index = AddrIndex::new(&objs_at(&addrs));
-        let got = match &index {
-            AddrIndex::Packed {
-                linear: Some(_), ..
-            } => "linear",
-            AddrIndex::Packed { linear: None, .. } => "scattered",
-            AddrIndex::Wide(_) => "wide",
-            AddrIndex::Empty => "empty",
-        };
-        assert_eq!(got, kind);
+        let index = AddrIndex::new(addrs.len(), |i| addrs[i], halves);
+        assert_eq!(index.kind(), kind);
         let last = addrs.len() - 1;
         for (i, &a) in addrs.iter().enumerate() {
             let want = if i == 10 { last } else { i };
             assert_eq!(index.get(a), Some(want as u32), "{kind}: {a:#x}");
-            assert_eq!(index.get(a + 1), None, "{kind}: {:#x}", a + 1);
+            for near in [a + 1, a + 4, a ^ 1 << 40, a.wrapping_sub(8 << 16)] {
+                if !addrs.contains(&near) {
+                    assert_eq!(index.get(near), None, "{kind}: {near:#x}");
+                }
+            }
         }
         assert_eq!(index.get(0), None);
         assert_eq!(index.get(u64::MAX), None);
     }
-}
-
-#[test]
-fn a_sorted_address_list_finds_the_last_object_of_each_address() {
-    let mut sorted: Vec<u64> = [(0x10u64, 0u64), (0x18, 3), (0x18, 4), (0x40, 1), (0x48, 2)]
-        .iter()
-        .map(|&(a, i)| a << 32 | i)
-        .collect();
-    sorted.sort_unstable();
-    let mut hint = 0;
-    for (addr, want) in [
-        (0x10, Some(0)),
-        (0x18, Some(4)),
-        (0x18, Some(4)),
-        (0x20, None),
-        (0x48, Some(2)),
-        (0x10, Some(0)),
-        (0x50, None),
-        (0x8, None),
-        (1 << 32, None),
-    ] {
-        assert_eq!(find_sorted(&sorted, addr, &mut hint), want, "{addr:#x}");
-    }
+    assert_eq!(AddrIndex::new(0, |_| 0, true).get(0), None);
+    // One object.
+    let one = AddrIndex::new(1, |_| 0x40, true);
+    assert_eq!(
+        (one.get(0x40), one.get(0x48), one.get(0)),
+        (Some(0), None, None)
+    );
 }
 
 #[test]
@@ -687,12 +670,13 @@ fn names_go_to_the_last_object_of_each_address_and_the_last_name_wins() {
         (1 << 32 | 0x10, 9),
         (0x48, 8),
     ];
-    let got = names_by_address(addrs.iter().copied(), addrs.len(), named.iter().copied());
-    assert_eq!(got, [6, NO_NAME, 8, NO_NAME, 5, NO_NAME]);
-    assert_eq!(
-        names_by_address([].into_iter(), 0, named.iter().copied()),
-        Vec::<u32>::new()
-    );
+    for halves in [false, true] {
+        let index = AddrIndex::new(addrs.len(), |i| addrs[i], halves);
+        let got = index.names(addrs.len(), named.iter().copied());
+        assert_eq!(got, [6, NO_NAME, 8, NO_NAME, 5, NO_NAME]);
+    }
+    let none = AddrIndex::new(0, |_| 0, true);
+    assert_eq!(none.names(0, named.iter().copied()), Vec::<u32>::new());
 }
 
 const COLUMNS: ParseOptions = ParseOptions {
@@ -866,38 +850,6 @@ fn a_damaged_version_2_heap_gives_the_same_error_streamed_threaded_or_in_memory(
         (one, threaded, file),
         (reference.clone(), reference.clone(), reference)
     );
-}
-
-#[test]
-fn names_match_growing_addresses_as_they_match_sorted_ones() {
-    let named: Vec<u64> = [
-        (0x48u64, 7u64),
-        (0x18, 5),
-        (0x20, 9),
-        (0x10, 6),
-        (0x48, 8),
-        (0x60, 1),
-    ]
-    .iter()
-    .map(|&(a, n)| a << 32 | n)
-    .collect();
-    let pairs = || named.iter().map(|&e| (e >> 32, e as u32));
-    // Dense (a table by address) and sparse, growing or not, with a repeated address.
-    let sparse = |a: &[u32]| [a, &[0x7000_0000]].concat();
-    for addrs in [
-        vec![0x10u32, 0x18, 0x40, 0x48, 0x60],
-        vec![0x10, 0x40, 0x48, 0x18, 0x18, 0x60],
-        sparse(&[0x10, 0x18, 0x40, 0x48, 0x60]),
-        sparse(&[0x10, 0x40, 0x48, 0x18, 0x18, 0x60]),
-        vec![0x19, 0x11, 0x49],
-        vec![],
-    ] {
-        let wide = addrs.iter().map(|&a| u64::from(a));
-        let want = names_by_address(wide, addrs.len(), pairs());
-        assert_eq!(match_names(&addrs, &named), want, "{addrs:x?}");
-    }
-    let growing = match_names(&[0x10, 0x18, 0x40, 0x48, 0x60], &named);
-    assert_eq!(growing, [6, 5, NO_NAME, 8, 1]);
 }
 
 /// A version-1 heap of `n` more objects of several types, in no address order: named ones
