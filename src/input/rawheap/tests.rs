@@ -611,7 +611,7 @@ fn the_address_index_finds_every_object_however_the_addresses_spread() {
     // Version 2's synthetic addresses: the region number (0, 8, …) in the low half, the
     // word in the region in the high half.
     let synthetic: Vec<u64> = (0..5_000u64)
-        .map(|i| (3 * (i / 40) + 32) << 16 | 8 * (i % 40))
+        .map(|i| ((3 * (i / 40) + 32) << 16) | (8 * (i % 40)))
         .collect();
     // Even, dense, and sorted (the test writer's old layout).
     let dense: Vec<u64> = (0..5_000).map(|i| 0x1000_0000 + 8 * i).collect();
