@@ -14,11 +14,11 @@ mod bytes;
 mod frame;
 mod graph;
 mod index;
-mod lean;
 mod meta;
 mod nodes;
 mod sections;
-mod stream;
+mod v1;
+mod v2;
 
 pub use bytes::Twin;
 pub use frame::{sniff, trailer_fits};
@@ -27,8 +27,7 @@ use std::io::SeekFrom;
 
 use super::heapsnapshot::ParseOptions;
 use crate::model::heap::HeapSnapshot;
-use frame::{Frame, Version, io_error, read_at, read_frame};
-use graph::decode;
+use frame::{Version, io_error, read_at, read_frame};
 #[cfg(test)]
 use {
     index::{AddrIndex, NO_NAME},
@@ -56,63 +55,35 @@ pub(super) fn err<T>(
     })
 }
 
-/// Whether a read takes a streamed path: without a graph, a version-2 rawheap needs each
-/// object's bytes once, in order (`stream.rs`), and a version-1 one a few words of each
-/// object's bytes (`lean.rs`).
-fn streams(options: ParseOptions) -> bool {
-    !options.graph
-}
-
-/// The streamed read for the file's version; `Err(frame)` where it gives way to the
-/// in-memory one.
-fn stream_read<R: Twin>(
-    frame: Frame,
-    file: &mut R,
-    options: ParseOptions,
-) -> Result<Result<HeapSnapshot, Frame>, RawheapError> {
-    match frame.version {
-        Version::V2 => stream::parse(frame, file, options).map(Ok),
-        Version::V1 => lean::parse(frame, file, options),
-    }
-}
-
 /// Reads a whole `.rawheap` (its bytes in memory) into a heap snapshot with the graph the
 /// options ask for.
 pub fn parse(data: &[u8], options: ParseOptions) -> Result<HeapSnapshot, RawheapError> {
-    let mut frame = read_frame(data.len(), &mut |at, n| Ok(data[at..at + n].to_vec()))?;
-    if streams(options) {
-        match stream_read(frame, &mut std::io::Cursor::new(data), options)? {
-            Ok(snap) => return Ok(snap),
-            Err(back) => frame = back,
-        }
-    }
-    decode(data, frame, options)
+    parse_file(&mut std::io::Cursor::new(data), options)
 }
 
-/// Reads a `.rawheap` file: the parts at its end first, then, for a version-2 read without
-/// a graph, its sections one after the other through a buffer; otherwise the whole file
-/// into memory, as [`parse`] has it.
+/// Reads a `.rawheap` file: the parts at its end first (version, trailer, metadata,
+/// section index), then its sections in order, by the read of its version.
 pub fn parse_file<R: Twin>(
     file: &mut R,
     options: ParseOptions,
 ) -> Result<HeapSnapshot, RawheapError> {
+    read(file, options, true)
+}
+
+/// [`parse_file`]; version 1 reads its objects' words in step with their tables only
+/// where `in_step` (else from the memory blocks in memory, as with a graph).
+fn read<R: Twin>(
+    file: &mut R,
+    options: ParseOptions,
+    in_step: bool,
+) -> Result<HeapSnapshot, RawheapError> {
     let len = file.seek(SeekFrom::End(0)).map_err(|e| io_error(0, &e))?;
     let len = usize::try_from(len).unwrap_or(usize::MAX);
-    let mut frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
-    if streams(options) {
-        match stream_read(frame, file, options)? {
-            Ok(snap) => return Ok(snap),
-            Err(back) => frame = back,
-        }
+    let frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
+    match frame.version {
+        Version::V1 => v1::parse(frame, file, options, in_step),
+        Version::V2 => v2::parse(frame, file, options),
     }
-    let mut data = Vec::with_capacity(len);
-    file.seek(SeekFrom::Start(0))
-        .and_then(|_| file.read_to_end(&mut data))
-        .map_err(|e| io_error(0, &e))?;
-    if data.len() != len {
-        return err("file", data.len(), "the file changed while it was read");
-    }
-    decode(&data, frame, options)
 }
 
 #[cfg(test)]

@@ -304,18 +304,6 @@ impl AddrIndex {
         }
     }
 
-    /// Each of `count` objects' name: the last that `named` (address, name) gives it, or
-    /// `NO_NAME`.
-    pub(super) fn names(&self, count: usize, named: impl Iterator<Item = (u64, u32)>) -> Vec<u32> {
-        let mut found = vec![NO_NAME; count];
-        for (addr, name) in named {
-            if let Some(i) = self.get(addr) {
-                found[i as usize] = name;
-            }
-        }
-        found
-    }
-
     /// How the index searches, for the tests.
     #[cfg(test)]
     pub(super) fn kind(&self) -> &'static str {

@@ -1,10 +1,18 @@
 //! The sections of a rawheap, each read by its own rules: the object tables (their counts
-//! and item sizes, where version-1 objects' bytes lie), the header strings, the roots and
-//! their groups, the string section of object names, and version 2's tokens.
+//! and item sizes, where version-1 objects' bytes lie, the `JSType` of an object), the
+//! header strings, the roots and their groups, the string section of object names, and
+//! version 2's tokens. Every read path uses these, in memory or through a buffer.
 
-use super::frame::Version;
-use super::nodes::Strings;
+use std::io::{Read, Seek};
+use std::ops::Range;
+
+use super::bytes::{Bytes, fill};
+use super::frame::{Frame, Version};
+use super::index::{AddrIndex, NO_NAME};
+use super::meta::Meta;
+use super::nodes::{Strings, field_refs};
 use super::{RawheapError, err};
+use crate::model::column::Column;
 
 /// The mask of a version-1 tagged value that is a heap object when it is zero.
 pub(super) const HEAP_OBJECT_MASK: u64 = 0xFFFF << 48 | 0x6;
@@ -23,14 +31,14 @@ pub(super) fn u64_at(data: &[u8], at: usize) -> Option<u64> {
     ]))
 }
 
-/// Reads within `[start, end)` of the file, failing with the section's name.
-/// An object section's table: its object count, its item size, and where its items start.
+/// An object section's table: its object count, its item size, and where its items start;
+/// of the section at `start`, `size` bytes, whose first 8 bytes are `head`.
 pub(super) fn object_table(
-    data: &[u8],
+    head: &[u8],
     start: usize,
     size: usize,
 ) -> Result<(usize, usize, usize), RawheapError> {
-    let mut c = Cursor::new(data, start, start + size, "object section");
+    let mut c = Cursor::new(head, start, start, start + size, "object section");
     let count = c.u32("the object count")? as usize;
     let item = c.u32("the item size")? as usize;
     if item < 24 {
@@ -68,32 +76,46 @@ pub(super) fn object_bytes(
     Ok(from)
 }
 
+/// Reads within `[start, end)` of the file, failing with the section's name; of the
+/// bytes `data`, which are the file's from byte `base` on.
 pub(super) struct Cursor<'a> {
-    pub(super) data: &'a [u8],
-    pub(super) pos: usize,
-    pub(super) end: usize,
-    pub(super) section: &'static str,
+    data: &'a [u8],
+    base: usize,
+    pos: usize,
+    end: usize,
+    section: &'static str,
 }
 
 impl<'a> Cursor<'a> {
     pub(super) fn new(
         data: &'a [u8],
+        base: usize,
         start: usize,
         end: usize,
         section: &'static str,
     ) -> Cursor<'a> {
         Cursor {
             data,
+            base,
             pos: start,
-            end: end.min(data.len()),
+            end,
             section,
         }
     }
 
+    /// `n` bytes (`data` holds every byte read of the section).
     pub(super) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], RawheapError> {
-        match self.pos.checked_add(n) {
-            Some(e) if e <= self.end => {
-                let s = &self.data[self.pos..e];
+        let bytes = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.end)
+            .and_then(|e| {
+                self.data
+                    .get(self.pos - self.base..e - self.base)
+                    .map(|s| (s, e))
+            });
+        match bytes {
+            Some((s, e)) => {
                 self.pos = e;
                 Ok(s)
             }
@@ -153,11 +175,40 @@ pub(super) struct Roots {
 pub(super) const GROUP_NAMES: [&str; 4] =
     ["LocalHandleRoot", "GlobalHandleRoot", "VMRoot", "FrameRoot"];
 
+/// What a rawheap says before its objects: the header strings and the roots.
+#[derive(Default)]
+pub(super) struct Head {
+    /// spaceType, heapType and vmType, where the file has them.
+    pub(super) header: Option<[String; 3]>,
+    pub(super) roots: Roots,
+}
+
+impl Head {
+    /// Reads the header strings and the roots (with the groups in the gap before the
+    /// string section).
+    pub(super) fn read<R: Read + Seek>(file: &mut R, frame: &Frame) -> Result<Head, RawheapError> {
+        let (root, root_size) = frame.sections[0];
+        let strings = frame.sections[1].0;
+        let end = strings.max(root + root_size).min(frame.index_start);
+        let mut part = vec![0u8; end];
+        fill(file, &mut part, 0, root.min(72).min(end))?;
+        fill(file, &mut part, root.min(end), end)?;
+        Ok(Head {
+            header: read_header(&part, root)?,
+            roots: read_roots(&part, frame.version, &frame.sections)?,
+        })
+    }
+
+    /// Whether the header strings make a `HeapMetadata` node (a space or heap type).
+    pub(super) fn has_metadata_node(&self) -> bool {
+        self.header
+            .as_ref()
+            .is_some_and(|h| !h[0].is_empty() || !h[1].is_empty())
+    }
+}
+
 /// The header strings, present when the root section starts past byte 16.
-pub(super) fn read_header(
-    data: &[u8],
-    root_start: usize,
-) -> Result<Option<[String; 3]>, RawheapError> {
+fn read_header(data: &[u8], root_start: usize) -> Result<Option<[String; 3]>, RawheapError> {
     if root_start <= 16 {
         return Ok(None);
     }
@@ -178,14 +229,14 @@ pub(super) fn read_header(
     Ok(Some([field(16, 32), field(48, 16), field(64, 8)]))
 }
 
-pub(super) fn read_roots(
+fn read_roots(
     data: &[u8],
     version: Version,
     sections: &[(usize, usize)],
 ) -> Result<Roots, RawheapError> {
     let (start, size) = sections[0];
-    let width = if version == Version::V1 { 8 } else { 4 };
-    let mut c = Cursor::new(data, start, start + size, "root section");
+    let width = width(version);
+    let mut c = Cursor::new(data, 0, start, start + size, "root section");
     let count = c.u32("the root count")?;
     let w = c.u32("the address width")?;
     if w as usize != width {
@@ -211,7 +262,7 @@ pub(super) fn read_roots(
     if gap <= 4 {
         return Ok(roots);
     }
-    let mut c = Cursor::new(data, g0, g0 + gap, "root groups");
+    let mut c = Cursor::new(data, 0, g0, g0 + gap, "root groups");
     let mut used = 0usize;
     for (g, name) in GROUP_NAMES.iter().enumerate() {
         // Local and global need a gap above 4; VM and frame one above what came before.
@@ -246,29 +297,98 @@ pub(super) fn read_roots(
     Ok(roots)
 }
 
-/// Reads the string section: interns each name and hands `each` the addresses it names
-/// (`width` bytes each) with it, in the section's order.
-pub(super) fn read_name_list(
-    data: &[u8],
-    version: Version,
+/// Reads the string section through a buffer: interns each name and hands `each` the
+/// addresses it names (`width` bytes each) with it, in the section's order.
+pub(super) fn read_names<R: Read + Seek>(
+    file: &mut R,
     strings: &mut Strings,
     (start, size): (usize, usize),
+    width: usize,
     mut each: impl FnMut(&[u8], u32),
 ) -> Result<(), RawheapError> {
-    let width = width(version);
-    let mut c = Cursor::new(data, start, start + size, "string section");
-    let count = c.u32("the string count")?;
-    c.u32("the word after the string count")?;
+    let end = start + size;
+    let mut b = Bytes::new(file, start, end)?;
+    let short = |at: usize, what: &str, n: usize| {
+        err::<()>(
+            "string section",
+            at,
+            format!("{what} needs {n} bytes but the section ends at byte {end}"),
+        )
+    };
+    let word = |b: &mut Bytes<'_, R>, what: &str| -> Result<u32, RawheapError> {
+        let at = b.at();
+        let (s, _) = b.have(4)?;
+        let Some(w) = u32_at(s, 0) else {
+            return short(at, what, 4).map(|()| 0);
+        };
+        b.skip(4);
+        Ok(w)
+    };
+    let count = word(&mut b, "the string count")?;
+    word(&mut b, "the word after the string count")?;
     for _ in 0..count {
-        let len = c.u32("a name's length")? as usize;
-        let n = c.u32("a name's object count")?;
-        c.check_count(u64::from(n), width as u64, "named objects")?;
-        let addrs = c.take(n as usize * width, "a named object's address")?;
-        let text = c.take(len, "a name")?;
-        c.take(1, "the NUL after a name")?;
-        each(addrs, strings.push_text(text));
+        let len = word(&mut b, "a name's length")? as usize;
+        let n = word(&mut b, "a name's object count")?;
+        let at = b.at();
+        let need = u64::from(n) * width as u64;
+        if need > (end - at) as u64 {
+            return err(
+                "string section",
+                at,
+                format!(
+                    "{n} named objects need {need} bytes but only {} are left in the section",
+                    end - at
+                ),
+            );
+        }
+        let addrs = n as usize * width;
+        let (s, _) = b.have(addrs + len + 1)?;
+        if s.len() < addrs + len {
+            return short(at + addrs, "a name", len);
+        }
+        if s.len() < addrs + len + 1 {
+            return short(at + addrs + len, "the NUL after a name", 1);
+        }
+        let name = strings.push_text(&s[addrs..addrs + len]);
+        each(&s[..addrs], name);
+        b.skip(addrs + len + 1);
     }
     Ok(())
+}
+
+/// The `JSType` of object `i` (at `addr`, where the message names it), read at byte `at`:
+/// one the metadata describes.
+pub(super) fn check_jstype(
+    i: usize,
+    addr: Option<u64>,
+    t: u32,
+    types: usize,
+    at: usize,
+) -> Result<u32, RawheapError> {
+    if t as usize >= types {
+        let object = match addr {
+            Some(a) => format!("object {i} (address {a:#x})"),
+            None => format!("object {i}"),
+        };
+        return err(
+            "object section",
+            at,
+            format!(
+                "{object} has JSType {t}, which the metadata does not describe (its type_enum has {types} types)"
+            ),
+        );
+    }
+    Ok(t)
+}
+
+/// A version-1 object whose hclass ends (in its memory block) before the `BitField` its
+/// `JSType` is in, at byte `at`.
+pub(super) fn no_bitfield<T>(i: usize, addr: u64, at: usize) -> Result<T, RawheapError> {
+    err(
+        "object section",
+        at,
+        format!("the hclass of object {i} (at {addr:#x}) ends before its BitField"),
+    )
 }
 
 /// The width of an address: 8 bytes in version 1, 4 in version 2.
@@ -305,11 +425,130 @@ pub(super) fn token(data: &[u8], at: usize, end: usize) -> Option<(Token, usize)
     }
 }
 
+/// How many tokens a version-2 object has: its hclass's, then (unless it is a string)
+/// one per 8-byte slot.
+pub(super) fn object_tokens(is_string: bool, size: u32) -> usize {
+    1 + if is_string { 0 } else { slot_tokens(size) }
+}
+
 /// How many slot tokens follow an object's hclass token.
 pub(super) fn slot_tokens(size: u32) -> usize {
     if size <= 8 {
         0
     } else {
         (size as usize - 8).div_ceil(8)
+    }
+}
+
+/// The string section as read: its names, and the addresses each names, in order
+/// (`counts`: how many of `addrs` each name names).
+pub(super) struct Listed {
+    /// A reader's first strings (those of [`field_refs`]), then the names in order.
+    pub(super) strings: Strings,
+    /// The number of the first name.
+    first: u32,
+    /// What the names' numbers are moved by ([`Listed::adopted`]).
+    shift: u32,
+    /// The addresses, less `base` (wrapping): narrow where they lie in one 4 GiB.
+    addrs: Column,
+    base: u64,
+    /// How many addresses each name names.
+    counts: Vec<u32>,
+}
+
+impl Listed {
+    /// Reads the string section of a file whose addresses are `width` bytes wide.
+    pub(super) fn read<R: Read + Seek>(
+        file: &mut R,
+        section: (usize, usize),
+        width: usize,
+        meta: &Meta,
+    ) -> Result<Listed, RawheapError> {
+        let mut strings = Strings::default();
+        field_refs(meta, &mut strings);
+        let first = u32::try_from(strings.len()).unwrap_or(u32::MAX);
+        // Room for as many addresses as the section can hold: only what is used of it is
+        // ever mapped, and the list never moves as it grows.
+        let mut addrs = Column::default();
+        addrs.reserve(section.1 / width);
+        let mut base = None;
+        let mut counts = Vec::new();
+        read_names(file, &mut strings, section, width, |named, _| {
+            for a in named.chunks_exact(width).map(addr_of) {
+                let base = *base.get_or_insert(a & !0xFFFF_FFFF);
+                addrs.push(a.wrapping_sub(base));
+            }
+            counts.push(u32::try_from(named.len() / width).unwrap_or(u32::MAX));
+        })?;
+        Ok(Listed {
+            strings,
+            first,
+            shift: 0,
+            addrs,
+            base: base.unwrap_or(0),
+            counts,
+        })
+    }
+
+    /// The names become `strings`' own: `strings` holds only what the list's strings
+    /// start with (the field names), so it takes the list's; otherwise they are appended
+    /// and the names numbered after them.
+    pub(super) fn adopted(&mut self, strings: &mut Strings) {
+        let own = std::mem::take(&mut self.strings);
+        self.shift = if strings.len() == self.first as usize {
+            *strings = own;
+            0
+        } else {
+            strings.append(own)
+        };
+    }
+
+    /// A name as [`Listed::each`] numbered it before the list was adopted, as it is
+    /// numbered since.
+    pub(super) fn adopted_name(&self, name: u32) -> u32 {
+        name + self.shift
+    }
+
+    /// How many addresses are named.
+    pub(super) fn len(&self) -> usize {
+        self.addrs.len()
+    }
+
+    /// The `k`th named address.
+    #[inline]
+    fn addr(&self, k: usize) -> u64 {
+        self.addrs.get(k).wrapping_add(self.base)
+    }
+
+    /// Hands `each` the named addresses of `range` in order, each with its name.
+    pub(super) fn each(&self, range: Range<usize>, mut each: impl FnMut(u64, u32)) {
+        let mut from = 0;
+        for (name, &count) in self.counts.iter().enumerate() {
+            let to = from + count as usize;
+            let (lo, hi) = (from.max(range.start), to.min(range.end));
+            if lo < hi {
+                let name = u32::try_from(name).unwrap_or(u32::MAX) + self.first + self.shift;
+                let base = self.base;
+                match &self.addrs {
+                    Column::Narrow(a) => a[lo..hi]
+                        .iter()
+                        .for_each(|&a| each(base.wrapping_add(u64::from(a)), name)),
+                    Column::Wide(a) => a[lo..hi]
+                        .iter()
+                        .for_each(|&a| each(base.wrapping_add(a), name)),
+                }
+            }
+            if to >= range.end {
+                break;
+            }
+            from = to;
+        }
+    }
+
+    /// The object at each named address of `range` (`NO_NAME` where none is).
+    pub(super) fn look_up(&self, range: Range<usize>, by_addr: &AddrIndex) -> Vec<u32> {
+        range
+            .map(|k| by_addr.get(self.addr(k)).unwrap_or(NO_NAME))
+            .collect()
     }
 }
