@@ -34,6 +34,8 @@ pub(super) struct Edges {
     late: Vec<(usize, Late)>,
     /// The leak watcher's hashes, one node each, in the order met.
     hashes: Vec<u64>,
+    /// Whether each edge's kind and name are kept (for retainer paths).
+    labels: bool,
     property: EdgeKind,
     element: EdgeKind,
     shortcut: EdgeKind,
@@ -47,8 +49,13 @@ pub(super) struct Edges {
 }
 
 impl Edges {
-    /// No edges yet, room for about `edges`; the edge names interned in `strings`.
-    pub(super) fn new(strings: &mut Strings, nodes: usize, edges: usize) -> Edges {
+    /// No edges yet, room for about `edges`, each one's kind and name kept where
+    /// `labels`; the edge names interned in `strings`.
+    pub(super) fn new(
+        strings: &mut Strings,
+        (nodes, edges): (usize, usize),
+        labels: bool,
+    ) -> Edges {
         Edges {
             first_edge: Vec::with_capacity(nodes + 1),
             targets: Vec::with_capacity(edges),
@@ -56,6 +63,7 @@ impl Edges {
             names: Vec::new(),
             late: Vec::new(),
             hashes: Vec::new(),
+            labels,
             property: EdgeKind::from_name("property"),
             element: EdgeKind::from_name("element"),
             shortcut: EdgeKind::from_name("shortcut"),
@@ -89,8 +97,10 @@ impl Edges {
     fn edge(&mut self, kind: EdgeKind, name: u32, to: u32) {
         if kind.keeps(self.node(), to) {
             self.targets.push(to);
-            self.kinds.push(kind);
-            self.names.push(name);
+            if self.labels {
+                self.kinds.push(kind);
+                self.names.push(name);
+            }
         }
     }
 
@@ -102,8 +112,10 @@ impl Edges {
     fn late_edge(&mut self, name: u32, to: Late) {
         self.late.push((self.targets.len(), to));
         self.targets.push(0);
-        self.kinds.push(self.property);
-        self.names.push(name);
+        if self.labels {
+            self.kinds.push(self.property);
+            self.names.push(name);
+        }
     }
 
     /// The edges of the nodes before the objects ([`Nodes::fixed`]): the synthetic root's
@@ -218,52 +230,35 @@ impl Edges {
     }
 }
 
-/// Version 2: an object's edges from its tokens (`tokens`: the hclass's first; checked
-/// to hold all of the object's), the `i`th object, of `jstype`, `size` bytes and id `id`,
-/// its tokens at byte `at` of the file. `object` finds the object of an address with its
-/// node and full id.
-/// References to no object are counted in `missing`; `strings` takes the edge names.
-#[allow(clippy::too_many_arguments)]
+/// Version 2: an object's edges from its tokens (`tokens`: the hclass's first, then all
+/// of its slots'), of `jstype`, `size` bytes and full id `id`; `object` finds the object
+/// of an address with its node and full id. References to no object are counted in
+/// `missing`; `strings` takes the edge names. False where the first token names no object:
+/// the object has no hclass, which the file must give it.
 pub(super) fn v2_object(
     edges: &mut Edges,
     (strings, missing): (&mut Strings, &mut u64),
     (meta, fields): (&Meta, &[Vec<FieldRef>]),
-    (i, addr, jstype, size, id): (usize, u32, u32, u32, u64),
-    (tokens, at): (&[u8], usize),
+    (jstype, size, id): (u32, u32, u64),
+    tokens: &[u8],
     object: impl Fn(u32) -> Option<(u32, u64)>,
     slots: &mut Vec<Token>,
-) -> Result<(), RawheapError> {
-    let Some((tok, mut p)) = token(tokens, 0, tokens.len()) else {
-        return err(
-            "object section",
-            at,
-            format!("object {i}'s tokens are past the stream"),
-        );
+) -> bool {
+    let Some((Token::Addr(a), mut p)) = token(tokens, 0, tokens.len()) else {
+        return false;
     };
-    let hclass = match tok {
-        Token::Addr(a) => object(a),
-        Token::Null => None,
-    };
-    let Some(hclass) = hclass else {
-        return err(
-            "object section",
-            at,
-            format!(
-                "object {i} (address {addr:#x}) has no hclass: its first token names no object of the table"
-            ),
-        );
+    let Some(hclass) = object(a) else {
+        return false;
     };
     edges.head(id, Some(hclass));
     if meta.is_string(jstype) {
-        return Ok(());
+        return true;
     }
     slots.clear();
     for _ in 0..slot_tokens(size) {
-        let (tok, len) = token(tokens, p, tokens.len()).ok_or_else(|| RawheapError {
-            section: "object section",
-            offset: (at + p) as u64,
-            message: format!("the token stream ends inside object {i}"),
-        })?;
+        let Some((tok, len)) = token(tokens, p, tokens.len()) else {
+            break;
+        };
         slots.push(tok);
         p += len;
     }
@@ -279,7 +274,7 @@ pub(super) fn v2_object(
                 None => *missing += 1,
             }
         }
-        return Ok(());
+        return true;
     }
     for field in &fields[jstype as usize] {
         let Some(k) = (field.offset as usize / 8).checked_sub(1) else {
@@ -300,7 +295,7 @@ pub(super) fn v2_object(
             edges.edge(edges.property, inline, to);
         }
     }
-    Ok(())
+    true
 }
 
 /// Named fields and types the version-1 decoder needs.

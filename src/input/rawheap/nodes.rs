@@ -345,19 +345,6 @@ impl Nodes {
         }
     }
 
-    /// An object's node: its label, and its id (those with bytes, version 1's with an
-    /// hclass, keep the low 32 bits of theirs).
-    pub(super) fn object(&mut self, jstype: Option<u32>, named: Option<u32>, o: ObjectItem) -> u32 {
-        let (ty, name) = self.label(jstype, named);
-        self.push(
-            ty,
-            name,
-            object_id(o.id, jstype.is_some()),
-            o.size,
-            o.native,
-        )
-    }
-
     /// The global references' nodes (`ReferenceAddress:0x…`); the first one's number.
     pub(super) fn refs(&mut self, head: &Head) -> u32 {
         let first = self.len();
@@ -440,15 +427,6 @@ impl Nodes {
         }
         snap
     }
-}
-
-/// What the object table says of an object, besides its address and type.
-#[derive(Clone, Copy, Default)]
-pub(super) struct ObjectItem {
-    /// The full 64-bit id (the leak watcher's hash in the high half).
-    pub(super) id: u64,
-    pub(super) size: u32,
-    pub(super) native: u32,
 }
 
 /// An object's node id: those with bytes (version 1: with an hclass) keep the low 32 bits

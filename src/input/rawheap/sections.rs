@@ -4,15 +4,11 @@
 //! version 2's tokens. Every read path uses these, in memory or through a buffer.
 
 use std::io::{Read, Seek};
-use std::ops::Range;
 
 use super::bytes::{Bytes, fill};
 use super::frame::{Frame, Version};
-use super::index::{AddrIndex, NO_NAME};
-use super::meta::Meta;
-use super::nodes::{Strings, field_refs};
+use super::nodes::Strings;
 use super::{RawheapError, err};
-use crate::model::column::Column;
 
 /// The mask of a version-1 tagged value that is a heap object when it is zero.
 pub(super) const HEAP_OBJECT_MASK: u64 = 0xFFFF << 48 | 0x6;
@@ -437,118 +433,5 @@ pub(super) fn slot_tokens(size: u32) -> usize {
         0
     } else {
         (size as usize - 8).div_ceil(8)
-    }
-}
-
-/// The string section as read: its names, and the addresses each names, in order
-/// (`counts`: how many of `addrs` each name names).
-pub(super) struct Listed {
-    /// A reader's first strings (those of [`field_refs`]), then the names in order.
-    pub(super) strings: Strings,
-    /// The number of the first name.
-    first: u32,
-    /// What the names' numbers are moved by ([`Listed::adopted`]).
-    shift: u32,
-    /// The addresses, less `base` (wrapping): narrow where they lie in one 4 GiB.
-    addrs: Column,
-    base: u64,
-    /// How many addresses each name names.
-    counts: Vec<u32>,
-}
-
-impl Listed {
-    /// Reads the string section of a file whose addresses are `width` bytes wide.
-    pub(super) fn read<R: Read + Seek>(
-        file: &mut R,
-        section: (usize, usize),
-        width: usize,
-        meta: &Meta,
-    ) -> Result<Listed, RawheapError> {
-        let mut strings = Strings::default();
-        field_refs(meta, &mut strings);
-        let first = u32::try_from(strings.len()).unwrap_or(u32::MAX);
-        // Room for as many addresses as the section can hold: only what is used of it is
-        // ever mapped, and the list never moves as it grows.
-        let mut addrs = Column::default();
-        addrs.reserve(section.1 / width);
-        let mut base = None;
-        let mut counts = Vec::new();
-        read_names(file, &mut strings, section, width, |named, _| {
-            for a in named.chunks_exact(width).map(addr_of) {
-                let base = *base.get_or_insert(a & !0xFFFF_FFFF);
-                addrs.push(a.wrapping_sub(base));
-            }
-            counts.push(u32::try_from(named.len() / width).unwrap_or(u32::MAX));
-        })?;
-        Ok(Listed {
-            strings,
-            first,
-            shift: 0,
-            addrs,
-            base: base.unwrap_or(0),
-            counts,
-        })
-    }
-
-    /// The names become `strings`' own: `strings` holds only what the list's strings
-    /// start with (the field names), so it takes the list's; otherwise they are appended
-    /// and the names numbered after them.
-    pub(super) fn adopted(&mut self, strings: &mut Strings) {
-        let own = std::mem::take(&mut self.strings);
-        self.shift = if strings.len() == self.first as usize {
-            *strings = own;
-            0
-        } else {
-            strings.append(own)
-        };
-    }
-
-    /// A name as [`Listed::each`] numbered it before the list was adopted, as it is
-    /// numbered since.
-    pub(super) fn adopted_name(&self, name: u32) -> u32 {
-        name + self.shift
-    }
-
-    /// How many addresses are named.
-    pub(super) fn len(&self) -> usize {
-        self.addrs.len()
-    }
-
-    /// The `k`th named address.
-    #[inline]
-    fn addr(&self, k: usize) -> u64 {
-        self.addrs.get(k).wrapping_add(self.base)
-    }
-
-    /// Hands `each` the named addresses of `range` in order, each with its name.
-    pub(super) fn each(&self, range: Range<usize>, mut each: impl FnMut(u64, u32)) {
-        let mut from = 0;
-        for (name, &count) in self.counts.iter().enumerate() {
-            let to = from + count as usize;
-            let (lo, hi) = (from.max(range.start), to.min(range.end));
-            if lo < hi {
-                let name = u32::try_from(name).unwrap_or(u32::MAX) + self.first + self.shift;
-                let base = self.base;
-                match &self.addrs {
-                    Column::Narrow(a) => a[lo..hi]
-                        .iter()
-                        .for_each(|&a| each(base.wrapping_add(u64::from(a)), name)),
-                    Column::Wide(a) => a[lo..hi]
-                        .iter()
-                        .for_each(|&a| each(base.wrapping_add(a), name)),
-                }
-            }
-            if to >= range.end {
-                break;
-            }
-            from = to;
-        }
-    }
-
-    /// The object at each named address of `range` (`NO_NAME` where none is).
-    pub(super) fn look_up(&self, range: Range<usize>, by_addr: &AddrIndex) -> Vec<u32> {
-        range
-            .map(|k| by_addr.get(self.addr(k)).unwrap_or(NO_NAME))
-            .collect()
     }
 }

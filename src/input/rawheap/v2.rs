@@ -1,31 +1,39 @@
 //! The version-2 read: the file is never in memory whole. The header strings and roots
 //! are read at their offsets, then the object table through a buffer, each object going
-//! straight into the node columns; then the token stream, in order, each object's tokens
-//! checked against its size and (for a graph) decoded into its edges; then the string
-//! section, whose names go to the objects through the address index.
+//! straight into the node columns; then the token stream in order, each object's tokens
+//! checked against its size and type and (for a graph) decoded into its edges; then the
+//! string section, each name going to its objects through the address index.
 //!
-//! With [`ParseOptions::threads`], a second thread reads the string section (with a
-//! reader of its own) while the object table is read, and matches the names to the
-//! objects while the tokens are read; its problems are reported where a read on one
-//! thread meets them: after those of the objects and the tokens, before an object's
-//! missing hclass.
+//! With [`ParseOptions::threads`], a second thread reads the string section while this
+//! one reads the tokens. Its problems are reported where a read on one thread meets them:
+//! after those of the tokens, before an object's missing hclass (which the graph finds).
+
+use std::io::{Read, Seek};
 
 use super::bytes::{Bytes, Twin};
 use super::frame::{Frame, read_at};
 use super::graph::{Edges, v2_object};
 use super::index::{AddrIndex, NO_NAME};
 use super::meta::Meta;
-use super::nodes::{FieldRef, Nodes, ObjectItem, fresh_ids};
-use super::sections::{Head, Listed, Token, check_jstype, object_table, object_tokens, token};
+use super::nodes::{FieldRef, Nodes, Strings, fresh_ids, object_id};
+use super::sections::{Head, Token, check_jstype, object_table, object_tokens, read_names, token};
 use super::{ParseOptions, RawheapError, err};
 use crate::model::heap::HeapSnapshot;
 
-/// What the tokens need of each object besides its node.
-struct Objects {
-    addrs: Vec<u32>,
-    jstypes: Vec<u8>,
-    /// The high half of each object's id (empty where every one's is 0).
-    highs: Vec<u32>,
+/// The object table: where it is, how many items of what size.
+#[derive(Clone, Copy)]
+struct Table {
+    at: usize,
+    count: usize,
+    item: usize,
+}
+
+impl Table {
+    /// Object `i`'s address, read again from its item (for a message).
+    fn addr<R: Read + Seek>(self, file: &mut R, i: usize) -> Result<u32, RawheapError> {
+        let b = read_at(file, self.at + i * self.item, 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
 }
 
 pub(super) fn parse<R: Twin>(
@@ -39,89 +47,96 @@ pub(super) fn parse<R: Twin>(
     nodes.fixed(&meta, &head, true);
     let base = nodes.len();
     let (start, size) = sections[2];
-    let (count, item, table) = object_table(&read_at(file, start, size.min(8))?, start, size)?;
-    let (mem, end) = (table + count * item, start + size);
+    let (count, item, at) = object_table(&read_at(file, start, size.min(8))?, start, size)?;
+    let table = Table { at, count, item };
+    let (mem, end) = (at + count * item, start + size);
     let string_section = sections[1];
-    let threads = options.threads > 0;
 
-    // The object table, and the string section on a second thread.
-    let mut twin = file.twin();
-    let meta = &meta;
-    let (objects, listed) = std::thread::scope(|s| {
-        let listing =
-            threads.then(|| s.spawn(move || Listed::read(&mut twin, string_section, 4, meta)));
-        let objects = read_table(&mut nodes, file, meta, (table, mem, count, item));
-        (objects, listing.map(std::thread::ScopedJoinHandle::join))
-    });
-    let objects = objects?;
-    let index = AddrIndex::new(count, |i| u64::from(objects.addrs[i]), true);
+    let (jstypes, highs, index) = read_table(&mut nodes, file, &meta, table)?;
     let refs = nodes.refs(&head);
     let object_node = |a: u64| index.get(a).map(|i| base + i);
-
-    // The tokens, and the names matched on the second thread.
     let mut edges = options.graph.then(|| {
         let len = nodes.len() as usize;
-        let mut edges = Edges::new(&mut nodes.strings, len, 4 * count);
+        let mut edges = Edges::new(&mut nodes.strings, (len, 4 * count), options.labels);
         edges.fixed(&head, true, object_node, refs);
         edges
     });
-    let (tokens, matched) = std::thread::scope(|s| {
-        let matching = match listed {
-            Some(Ok(Ok(listed))) => Some(Ok(s.spawn(|| {
-                let named = match_names(&listed, &index, count);
-                (listed, named)
-            }))),
-            Some(Ok(Err(e))) => Some(Err(e)),
-            Some(Err(_)) => Some(err(
+    // The tokens, and the names on a second thread where allowed: each object's name
+    // (numbered in the names' own strings) goes into its name column, the rest of the
+    // nodes stay with the tokens.
+    let Nodes {
+        strings,
+        names,
+        ids,
+        sizes,
+        missing_targets,
+        ..
+    } = &mut nodes;
+    let objects = Objects {
+        jstypes: &jstypes,
+        highs: &highs,
+        index: &index,
+        base,
+        ids,
+        sizes,
+    };
+    let mut twin = file.twin();
+    let named = &mut names[base as usize..];
+    let listing =
+        |file: &mut R, named: &mut [u32]| read_names_into(file, string_section, &index, named);
+    let (tokens, listed) = std::thread::scope(|s| {
+        let listing = (options.threads > 0).then(|| s.spawn(|| listing(&mut twin, named)));
+        let tokens = read_tokens(
+            file,
+            &objects,
+            (edges.as_mut(), strings, missing_targets),
+            (&meta, &fields),
+            (mem, end),
+        );
+        (tokens, listing.map(std::thread::ScopedJoinHandle::join))
+    });
+    // A missing hclass is found by the graph, after the names.
+    let tokens = tokens?;
+    if let Tokens::EndInside(i, at) = tokens {
+        let addr = table.addr(file, i)?;
+        return err(
+            "object section",
+            at,
+            format!(
+                "the token stream ends inside object {i} (address {addr:#x}, {} bytes): the object table and the tokens disagree",
+                nodes.sizes[base as usize + i]
+            ),
+        );
+    }
+    let own = match listed {
+        Some(Ok(listed)) => listed?,
+        Some(Err(_)) => {
+            return err(
                 "string section",
                 string_section.0,
                 "the thread reading it failed",
-            )),
-            None => None,
-        };
-        let tokens = read_tokens(
-            file,
-            (&mut nodes, edges.as_mut(), base),
-            (meta, &fields),
-            &objects,
-            &index,
-            (mem, end),
-        );
-        let matched = matching.map(|m| {
-            m.and_then(|h| {
-                h.join().or_else(|_| {
-                    err(
-                        "string section",
-                        string_section.0,
-                        "the thread matching names failed",
-                    )
-                })
-            })
-        });
-        (tokens, matched)
-    });
-    // A missing hclass is found by the graph, after the names.
-    let missing_hclass = tokens?;
-    let (mut listed, named) = if let Some(m) = matched {
-        m?
-    } else {
-        let listed = Listed::read(file, string_section, 4, meta)?;
-        let named = match_names(&listed, &index, count);
-        (listed, named)
+            );
+        }
+        None => listing(file, &mut nodes.names[base as usize..])?,
     };
-    if let Some(e) = missing_hclass {
-        return Err(e);
+    if let Tokens::NoHclass(i, at) = tokens {
+        let addr = table.addr(file, i)?;
+        return err(
+            "object section",
+            at,
+            format!(
+                "object {i} (address {addr:#x}) has no hclass: its first token names no object of the table"
+            ),
+        );
     }
     // The names, after the reader's own strings.
-    listed.adopted(&mut nodes.strings);
-    for (k, (&t, &name)) in objects.jstypes.iter().zip(&named).enumerate() {
-        let named = (name != NO_NAME).then(|| listed.adopted_name(name));
-        let (ty, name) = nodes.label(Some(u32::from(t)), named);
+    let shift = nodes.strings.append(own);
+    for (k, &t) in jstypes.iter().enumerate() {
         let n = base as usize + k;
-        nodes.types[n] = ty;
-        nodes.names[n] = name;
+        let name = nodes.names[n];
+        let named = (name != NO_NAME).then(|| name + shift);
+        (nodes.types[n], nodes.names[n]) = nodes.label(Some(u32::from(t)), named);
     }
-    drop((listed, named));
     nodes.fresh = fresh_ids(nodes.ids.iter().skip(base as usize));
     let graph = edges.map(|mut edges| {
         edges.refs(&head, &mut nodes, object_node);
@@ -130,95 +145,111 @@ pub(super) fn parse<R: Twin>(
     if graph.is_none() {
         nodes.last(&head, &[]);
     }
+    drop(index);
     Ok(nodes.finish(graph, options))
 }
 
-/// Each object's name: the last the string section gives its address (as the list
-/// numbers the names before they are the reader's strings), or `NO_NAME`.
-fn match_names(listed: &Listed, index: &AddrIndex, count: usize) -> Vec<u32> {
-    let mut named = vec![NO_NAME; count];
-    listed.each(0..listed.len(), |a, name| {
-        if let Some(i) = index.get(a) {
-            named[i as usize] = name;
-        }
-    });
-    named
-}
-
-/// Reads the object table into the node columns.
+/// Reads the object table into the node columns (unnamed, `NO_NAME`); each object's
+/// `JSType`, the high half of each id (empty where every one's is 0), and the index of
+/// the objects by address.
 fn read_table<R: Twin>(
     nodes: &mut Nodes,
     file: &mut R,
     meta: &Meta,
-    (table, mem, count, item): (usize, usize, usize, usize),
-) -> Result<Objects, RawheapError> {
+    table: Table,
+) -> Result<(Vec<u8>, Vec<u32>, AddrIndex), RawheapError> {
     let types = meta.types.len();
-    let mut objects = Objects {
-        addrs: Vec::with_capacity(count),
-        jstypes: Vec::with_capacity(count),
-        highs: Vec::new(),
-    };
+    let count = table.count;
+    let mut addrs = Vec::with_capacity(count);
+    let mut jstypes = Vec::with_capacity(count);
+    let mut highs = Vec::new();
     nodes.reserve(count);
-    Bytes::new(file, table, mem)?.items(count, item, |i, at, b| {
+    let mem = table.at + count * table.item;
+    Bytes::new(file, table.at, mem)?.items(count, table.item, |i, at, b| {
         let word = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
         let t = check_jstype(i, None, word(20) & 0xFF, types, at + 20)?;
-        objects.addrs.push(word(0));
+        addrs.push(word(0));
         // Fewer than 256 types: the low 8 bits.
-        objects.jstypes.push(u8::try_from(t).unwrap_or(u8::MAX));
+        jstypes.push(u8::try_from(t).unwrap_or(u8::MAX));
         let high = word(12);
-        if high != 0 && objects.highs.is_empty() {
-            objects.highs.resize(i, 0);
+        if high != 0 && highs.is_empty() {
+            highs.resize(i, 0);
         }
-        if !objects.highs.is_empty() {
-            objects.highs.push(high);
+        if !highs.is_empty() {
+            highs.push(high);
         }
-        let o = ObjectItem {
-            id: u64::from(word(8)) | u64::from(high) << 32,
-            size: word(4),
-            native: word(16),
-        };
-        // Named once the string section is read.
-        nodes.object(Some(t), None, o);
+        let ty = nodes.node_types[t as usize];
+        let id = object_id(u64::from(word(8)), true);
+        nodes.push(ty, NO_NAME, id, word(4), word(16));
         Ok(())
     })?;
-    Ok(objects)
+    let index = AddrIndex::new(count, |i| u64::from(addrs[i]), true);
+    Ok((jstypes, highs, index))
+}
+
+/// Reads the string section (through a reader of its own) into strings of its own: each
+/// object's name goes into `named` (its name column), numbered in those strings.
+fn read_names_into<R: Read + Seek>(
+    file: &mut R,
+    section: (usize, usize),
+    index: &AddrIndex,
+    named: &mut [u32],
+) -> Result<Strings, RawheapError> {
+    let mut own = Strings::default();
+    read_names(file, &mut own, section, 4, |addrs, name| {
+        for a in addrs.chunks_exact(4) {
+            let a = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
+            if let Some(i) = index.get(u64::from(a)) {
+                named[i as usize] = name;
+            }
+        }
+    })?;
+    Ok(own)
+}
+
+/// What the tokens need of the objects: their types, the high halves of their ids, the
+/// index, and the node columns of their ids and sizes (the objects' nodes from `base`).
+struct Objects<'a> {
+    jstypes: &'a [u8],
+    highs: &'a [u32],
+    index: &'a AddrIndex,
+    base: u32,
+    ids: &'a crate::model::column::Column,
+    sizes: &'a [u32],
+}
+
+impl Objects<'_> {
+    /// Object `i`'s full 64-bit id.
+    fn full_id(&self, i: u32) -> u64 {
+        let high = self.highs.get(i as usize).copied().unwrap_or(0);
+        self.ids.get((self.base + i) as usize) | u64::from(high) << 32
+    }
 }
 
 /// Reads the token stream: each object's tokens must be there, as many as its size and
-/// type give; with `edges`, each object's are decoded into its edges. Where the stream
-/// ends inside an object, the error naming it and its token that does not fit; an
-/// object whose first token names no object (no hclass) is the error returned inside.
+/// type give; with `edges`, each object's are decoded into its edges.
 fn read_tokens<R: Twin>(
     file: &mut R,
-    (nodes, mut edges, base): (&mut Nodes, Option<&mut Edges>, u32),
+    objects: &Objects<'_>,
+    (mut edges, strings, missing): (Option<&mut Edges>, &mut Strings, &mut u64),
     (meta, fields): (&Meta, &[Vec<FieldRef>]),
-    objects: &Objects,
-    index: &AddrIndex,
     (mem, end): (usize, usize),
-) -> Result<Option<RawheapError>, RawheapError> {
+) -> Result<Tokens, RawheapError> {
     let is_string: Vec<bool> = (0..meta.types.len())
         .map(|t| meta.is_string(u32::try_from(t).unwrap_or(u32::MAX)))
         .collect();
     let mut bytes = Bytes::new(file, mem, end)?;
     let mut missing_hclass = None;
     let mut slots: Vec<Token> = Vec::new();
-    for (i, &t) in objects.jstypes.iter().enumerate() {
-        let node = base as usize + i;
-        let size = nodes.sizes[node];
+    let sizes = &objects.sizes[objects.base as usize..];
+    for (i, (&t, &size)) in objects.jstypes.iter().zip(sizes).enumerate() {
         let n = object_tokens(is_string[usize::from(t)], size);
         let at = bytes.at();
         let (b, _) = bytes.have(n.saturating_mul(5))?;
         let mut p = 0;
         for _ in 0..n {
             let Some((_, len)) = token(b, p, b.len()) else {
-                return err(
-                    "object section",
-                    at + p,
-                    format!(
-                        "the token stream ends inside object {i} (address {:#x}, {size} bytes): the object table and the tokens disagree",
-                        objects.addrs[i]
-                    ),
-                );
+                return Ok(Tokens::EndInside(i, at + p));
             };
             p += len;
         }
@@ -226,31 +257,38 @@ fn read_tokens<R: Twin>(
             && missing_hclass.is_none()
         {
             edges.next_node();
-            let Nodes {
-                strings,
-                ids,
-                missing_targets,
-                ..
-            } = &mut *nodes;
-            let full_id = |i: u32| {
-                let high = objects.highs.get(i as usize).copied().unwrap_or(0);
-                ids.get((base + i) as usize) | u64::from(high) << 32
+            let object = |a: u32| {
+                objects
+                    .index
+                    .get(u64::from(a))
+                    .map(|h| (objects.base + h, objects.full_id(h)))
             };
-            let object = |a: u32| index.get(u64::from(a)).map(|h| (base + h, full_id(h)));
-            let id = full_id(u32::try_from(i).unwrap_or(u32::MAX));
-            if let Err(e) = v2_object(
+            let i32 = u32::try_from(i).unwrap_or(u32::MAX);
+            let hclass_ok = v2_object(
                 edges,
-                (strings, missing_targets),
+                (&mut *strings, &mut *missing),
                 (meta, fields),
-                (i, objects.addrs[i], u32::from(t), size, id),
-                (&b[..p], at),
+                (u32::from(t), size, objects.full_id(i32)),
+                &b[..p],
                 object,
                 &mut slots,
-            ) {
-                missing_hclass = Some(e);
+            );
+            if !hclass_ok {
+                missing_hclass = Some((i, at));
             }
         }
         bytes.skip(p);
     }
-    Ok(missing_hclass)
+    Ok(match missing_hclass {
+        Some((i, at)) => Tokens::NoHclass(i, at),
+        None => Tokens::Whole,
+    })
+}
+
+/// What the token stream held: every object's tokens; or an object (by number) whose first
+/// token names no object, and where; or the stream ends inside an object, at that offset.
+enum Tokens {
+    Whole,
+    NoHclass(usize, usize),
+    EndInside(usize, usize),
 }
