@@ -803,7 +803,7 @@ impl<'a> V1<'a> {
                 continue;
             };
             let name = nodes.names[k as usize];
-            let name = if nodes.strings.get(name).is_empty() {
+            let name = if nodes.strings.is_empty_at(name) {
                 fallback
             } else {
                 name

@@ -105,6 +105,15 @@ impl Strings {
         self.global.get(i as usize).copied().unwrap_or(false)
     }
 
+    /// Whether string `i` is empty (or there is none): by where it ends, not its text.
+    pub(super) fn is_empty_at(&self, i: u32) -> bool {
+        let i = i as usize;
+        match self.ends.get(i) {
+            Some(&end) => end == if i == 0 { 0 } else { self.ends[i - 1] },
+            None => true,
+        }
+    }
+
     pub(super) fn get(&self, i: u32) -> &str {
         let i = i as usize;
         let Some(&end) = self.ends.get(i) else {

@@ -369,6 +369,9 @@ pub(super) fn parse<R: Twin>(
         (scratch, class_room),
         options.threads > 0,
     );
+    // What only the nodes needed goes before the edges are made, on a thread of its own
+    // where one is free: unmapping it takes a while.
+    give_back((obj_names, made, spare), options);
     let graph = if let (Some((node_of, highs, bare_nodes)), Words::Loaded(memory)) = (graph, words)
     {
         let objects = V1Objects {
@@ -402,13 +405,16 @@ pub(super) fn parse<R: Twin>(
         None
     };
     let snap = nodes.finish(graph, options);
-    // What only the read needed is given back on a thread of its own where one is free:
-    // unmapping it takes a while.
-    let spent = (objs, by_addr, obj_names, made, plan, spare);
+    give_back((objs, by_addr, plan), options);
+    Ok(snap)
+}
+
+/// Frees what a read no longer needs: on a thread of its own where one is free, as
+/// unmapping it takes a while.
+fn give_back<T: Send + 'static>(spent: T, options: ParseOptions) {
     if options.threads > 0 {
         std::thread::spawn(move || drop(spent));
     }
-    Ok(snap)
 }
 
 /// Each object's type, through its hclass; a native pointer's binding size, where the
