@@ -11,7 +11,7 @@ use hashbrown::HashMap;
 use super::index::AddrIndex;
 use super::meta::Meta;
 use super::nodes::{FieldRef, Graph, Nodes, Strings, T_NUMBER};
-use super::sections::{HEAP_OBJECT_MASK, Head, Token, slot_tokens, token, u32_at, u64_at};
+use super::sections::{HEAP_OBJECT_MASK, Head, Token, slot_tokens, token};
 use super::{RawheapError, err};
 use crate::model::graph::EdgeKind;
 
@@ -388,24 +388,24 @@ impl Memory {
             .map_or(0, |b| b.file + (self.starts[i as usize] - b.start) as usize)
     }
 
-    /// The 8 bytes at `offset` of an object's (bounded by its memory block).
+    /// The `N` bytes at `offset` of an object's (bounded by its memory block).
     #[inline]
-    pub(super) fn u64(&self, (start, end): (usize, usize), offset: usize) -> Option<u64> {
+    fn at<const N: usize>(&self, (start, end): (usize, usize), offset: usize) -> Option<[u8; N]> {
         let at = start.checked_add(offset)?;
-        if at.checked_add(8)? > end {
-            return None;
-        }
-        u64_at(&self.bytes, at)
+        let to = at.checked_add(N).filter(|&to| to <= end)?;
+        self.bytes.get(at..to)?.try_into().ok()
     }
 
-    /// The 4 bytes at `offset` of an object's (bounded by its memory block).
+    /// The 8 bytes at `offset` of an object's.
     #[inline]
-    pub(super) fn u32(&self, (start, end): (usize, usize), offset: usize) -> Option<u32> {
-        let at = start.checked_add(offset)?;
-        if at.checked_add(4)? > end {
-            return None;
-        }
-        u32_at(&self.bytes, at)
+    pub(super) fn u64(&self, span: (usize, usize), offset: usize) -> Option<u64> {
+        self.at(span, offset).map(u64::from_le_bytes)
+    }
+
+    /// The 4 bytes at `offset` of an object's.
+    #[inline]
+    pub(super) fn u32(&self, span: (usize, usize), offset: usize) -> Option<u32> {
+        self.at(span, offset).map(u32::from_le_bytes)
     }
 }
 

@@ -32,18 +32,8 @@ const EMPTY_SLOT: u64 = u64::MAX;
 pub(super) enum AddrIndex {
     #[default]
     Empty,
-    /// The bitmap: each key is the address (its 16-bit halves swapped where `swap`) less
-    /// `base`, shifted right by the alignment all keys share; the chunk of each 4096 keys
-    /// (through `chunks`), each chunk's words as (bits, rank of the first) pairs in
-    /// `words`, each rank's object in `objects`.
-    Ranked {
-        swap: bool,
-        base: u64,
-        shift: u32,
-        chunks: Chunks,
-        words: Vec<u64>,
-        objects: Vec<u32>,
-    },
+    /// The bitmap of the keys.
+    Ranked(Ranked),
     /// Open addressing: each slot an offset from `base` (the high half) and its object.
     Hashed {
         base: u64,
@@ -52,6 +42,42 @@ pub(super) enum AddrIndex {
     },
     /// Addresses spread wider than 4 GiB (or more objects than 32 bits number).
     Wide(HashMap<u64, u32>),
+}
+
+/// The bitmap: each key is the address (its 16-bit halves swapped where `swap`) less
+/// `base`, shifted right by the alignment all keys share; the chunk of each 4096 keys
+/// (through `chunks`), each chunk's words as (bits, rank of the first) pairs in `words`,
+/// each rank's object in `objects`.
+pub(super) struct Ranked {
+    swap: bool,
+    base: u64,
+    shift: u32,
+    chunks: Chunks,
+    words: Vec<u64>,
+    objects: Vec<u32>,
+}
+
+impl Ranked {
+    /// The object at an address.
+    #[inline]
+    #[allow(clippy::cast_possible_truncation)] // words and ranks index the index's lists
+    fn get(&self, addr: u64) -> Option<u32> {
+        let key = if self.swap { swapped(addr) } else { addr };
+        let off = key.checked_sub(self.base)?;
+        if off & ((1 << self.shift) - 1) != 0 {
+            return None;
+        }
+        let k = off >> self.shift;
+        let c = self.chunks.get(k >> CHUNK_BITS)? as usize;
+        let w = c * CHUNK_WORDS + ((k >> 6) as usize & (CHUNK_WORDS - 1));
+        let bits = self.words[2 * w];
+        let bit = 1u64 << (k & 63);
+        if bits & bit == 0 {
+            return None;
+        }
+        let r = self.words[2 * w + 1] + u64::from((bits & (bit - 1)).count_ones());
+        Some(self.objects[r as usize])
+    }
 }
 
 /// A chunk's number by the chunk of keys it holds: a list where the keys span few
@@ -106,14 +132,14 @@ impl AddrIndex {
             Some((swap, base, shift, chunks, used)) if used * CHUNK_WORDS <= len + 1024 => {
                 let key = |i: usize| Self::key_of(addr(i), swap, base, shift);
                 let (words, objects) = Self::ranked(len, key, &chunks, used);
-                AddrIndex::Ranked {
+                AddrIndex::Ranked(Ranked {
                     swap,
                     base,
                     shift,
                     chunks,
                     words,
                     objects,
-                }
+                })
             }
             _ => Self::hashed(len, addr),
         }
@@ -254,34 +280,11 @@ impl AddrIndex {
 
     /// The object at an address.
     #[inline]
-    #[allow(clippy::cast_possible_truncation)] // words and ranks index the index's lists
+    #[allow(clippy::cast_possible_truncation)] // the low half of a slot is the object
     pub(super) fn get(&self, addr: u64) -> Option<u32> {
         match self {
             AddrIndex::Empty => None,
-            AddrIndex::Ranked {
-                swap,
-                base,
-                shift,
-                chunks,
-                words,
-                objects,
-            } => {
-                let key = if *swap { swapped(addr) } else { addr };
-                let off = key.checked_sub(*base)?;
-                if off & ((1 << shift) - 1) != 0 {
-                    return None;
-                }
-                let k = off >> shift;
-                let c = chunks.get(k >> CHUNK_BITS)? as usize;
-                let w = c * CHUNK_WORDS + ((k >> 6) as usize & (CHUNK_WORDS - 1));
-                let bits = words[2 * w];
-                let bit = 1u64 << (k & 63);
-                if bits & bit == 0 {
-                    return None;
-                }
-                let r = words[2 * w + 1] + u64::from((bits & (bit - 1)).count_ones());
-                Some(objects[r as usize])
-            }
+            AddrIndex::Ranked(ranked) => ranked.get(addr),
             AddrIndex::Hashed { base, slots, shift } => {
                 let off = addr.checked_sub(*base)?;
                 if off >= u64::from(u32::MAX) {
@@ -309,8 +312,8 @@ impl AddrIndex {
     pub(super) fn kind(&self) -> &'static str {
         match self {
             AddrIndex::Empty => "empty",
-            AddrIndex::Ranked { swap: true, .. } => "ranked, halves swapped",
-            AddrIndex::Ranked { .. } => "ranked",
+            AddrIndex::Ranked(Ranked { swap: true, .. }) => "ranked, halves swapped",
+            AddrIndex::Ranked(_) => "ranked",
             AddrIndex::Hashed { .. } => "hashed",
             AddrIndex::Wide(_) => "wide",
         }

@@ -16,24 +16,11 @@ use crate::warning::{Warning, WarningCode};
 
 /// Node type names of the translator's output, by index (the metadata's `type_enum`
 /// values index this list).
+#[rustfmt::skip]
 pub(super) const NODE_TYPES: [&str; 17] = [
-    "hidden",
-    "array",
-    "string",
-    "object",
-    "code",
-    "closure",
-    "regexp",
-    "number",
-    "native",
-    "synthetic",
-    "concatenated string",
-    "slicedstring",
-    "symbol",
-    "bigint",
-    "framework",
-    "handle",
-    "class",
+    "hidden", "array", "string", "object", "code", "closure", "regexp", "number", "native",
+    "synthetic", "concatenated string", "slicedstring", "symbol", "bigint", "framework",
+    "handle", "class",
 ];
 pub(super) const T_OBJECT: u8 = 3;
 pub(super) const T_STRING: u8 = 2;

@@ -29,10 +29,21 @@ struct Table {
 }
 
 impl Table {
-    /// Object `i`'s address, read again from its item (for a message).
-    fn addr<R: Read + Seek>(self, file: &mut R, i: usize) -> Result<u32, RawheapError> {
+    /// The error at byte `at` about object `i`, whose address (read again from its item)
+    /// the message names.
+    fn object_err<R: Read + Seek, T>(
+        self,
+        file: &mut R,
+        i: usize,
+        at: usize,
+        message: impl FnOnce(u32) -> String,
+    ) -> Result<T, RawheapError> {
         let b = read_at(file, self.at + i * self.item, 4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        err(
+            "object section",
+            at,
+            message(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        )
     }
 }
 
@@ -98,15 +109,12 @@ pub(super) fn parse<R: Twin>(
     // A missing hclass is found by the graph, after the names.
     let tokens = tokens?;
     if let Tokens::EndInside(i, at) = tokens {
-        let addr = table.addr(file, i)?;
-        return err(
-            "object section",
-            at,
+        let size = nodes.sizes[base as usize + i];
+        return table.object_err(file, i, at, |addr| {
             format!(
-                "the token stream ends inside object {i} (address {addr:#x}, {} bytes): the object table and the tokens disagree",
-                nodes.sizes[base as usize + i]
-            ),
-        );
+                "the token stream ends inside object {i} (address {addr:#x}, {size} bytes): the object table and the tokens disagree"
+            )
+        });
     }
     let own = match listed {
         Some(Ok(listed)) => listed?,
@@ -120,14 +128,11 @@ pub(super) fn parse<R: Twin>(
         None => listing(file, &mut nodes.names[base as usize..])?,
     };
     if let Tokens::NoHclass(i, at) = tokens {
-        let addr = table.addr(file, i)?;
-        return err(
-            "object section",
-            at,
+        return table.object_err(file, i, at, |addr| {
             format!(
                 "object {i} (address {addr:#x}) has no hclass: its first token names no object of the table"
-            ),
-        );
+            )
+        });
     }
     // The names, after the reader's own strings.
     let shift = nodes.strings.append(own);
