@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::error::{Error, Result};
 use super::options::Config;
 use super::{ExitStatus, cpu_profile, distinct, open_all, output, print_warnings, progress, side};
-use crate::gate::{self, Metric, Status};
+use crate::gate::{self, Status};
 use crate::input::Capture;
 use crate::model::cpu::{FrameKind, Profile, ProfileTimes};
 use crate::report::{self, CpuSection, GateSection, Report, Tool};
@@ -28,7 +28,7 @@ struct RunSide {
 }
 
 /// The files of `dir` that may be captures (not hidden, not directories), by name.
-fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::input(dir, format!("cannot list the directory: {e}")))?;
     let mut files = Vec::new();
@@ -216,6 +216,13 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
             s.captures
                 .iter()
                 .filter_map(|c| c.cpu.as_ref().map(|cpu| cpu.times(strip)))
+                .map(|t| {
+                    if config.cpu.ignore_positions {
+                        t.without_positions()
+                    } else {
+                        t
+                    }
+                })
                 .collect()
         })
         .collect();
@@ -223,30 +230,28 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
         check_program(side, t)?;
     }
     let t = &config.thresholds;
-    let diff = crate::diff::runs::diff(&times[0], &times[1], t.alpha);
+    let mut diff = crate::diff::runs::diff(&times[0], &times[1], t.alpha);
+    let environments = environments(&sides, &times);
+    let differences = environments.differences();
+    if !differences.is_empty() {
+        warnings.push(Warning::new(
+            WarningCode::RunsNotComparable,
+            format!(
+                "BASE's and HEAD's runs are not alike, so a change may be the environment's: {}",
+                differences.join("; ")
+            ),
+        ));
+    }
+    if let Some(set) = diff.runs.as_mut() {
+        set.environments = Some(environments);
+    }
     let flame = flame(config, &sides);
     let set = diff
         .runs
         .as_ref()
         .ok_or_else(|| Error::Internal("a run set without runs".into()))?;
-    let family = if t.rule(Metric::FunctionSelf).is_set() {
-        gate::runs::family(&diff, t)
-    } else {
-        0
-    };
-    if let Some((smallest, level, needed)) = gate::runs::too_few_runs(set, family, t.alpha) {
-        let over = if family > 1 {
-            format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
-        } else {
-            String::new()
-        };
-        warnings.push(Warning::new(
-            WarningCode::TooFewRuns,
-            format!(
-                "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed",
-                set.base_runs, set.head_runs
-            ),
-        ));
+    if let Some(message) = gate::runs::too_few_runs(set, t.alpha) {
+        warnings.push(Warning::new(WarningCode::TooFewRuns, message));
     }
     if let Some(file) = &config.config_path
         && t.has_heap()
@@ -310,6 +315,26 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
         Status::Fail if !config.exit_zero => ExitStatus::Failure,
         _ => ExitStatus::Success,
     })
+}
+
+/// Where each side's runs ran, as far as their captures say.
+fn environments(
+    sides: &[RunSide],
+    times: &[Vec<ProfileTimes>],
+) -> crate::diff::stats::Environments {
+    let side = |s: &RunSide, t: &[ProfileTimes]| {
+        let runs: Vec<_> = s
+            .captures
+            .iter()
+            .filter_map(|c| c.cpu.as_ref().map(|cpu| &cpu.source))
+            .zip(t)
+            .collect();
+        crate::diff::stats::SideEnvironment::of(&runs)
+    };
+    crate::diff::stats::Environments {
+        base: side(&sides[0], &times[0]),
+        head: side(&sides[1], &times[1]),
+    }
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).

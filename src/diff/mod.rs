@@ -3,6 +3,7 @@
 
 pub mod cpu;
 pub mod explain;
+pub mod family;
 pub mod flame;
 pub mod heap;
 pub mod owners;

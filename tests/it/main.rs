@@ -14,6 +14,7 @@ mod cpu_recount_selftest;
 mod damaged;
 mod dashboards;
 mod gate_ci;
+mod history;
 mod html;
 mod htrace_cases;
 mod leaks;
