@@ -8,6 +8,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::app::error::{Error, Result};
 use crate::app::given::ThresholdsGiven;
+use crate::app::history::History;
 use crate::app::options::{
     Config, CpuOptions, HeapOptions, OutputFormat, OutputTarget, PointOptions,
 };
@@ -60,8 +61,13 @@ Examples:
       for two CPU profiles, a differential flame graph (self-contained, no network).
   arkdiff base-runs/ head-runs/ --max-function-self-growth 10%
       Directories of repeated runs (all the CPU profiles in each, of one kind): exit 1
-      only for a change that is significant (Mann-Whitney, --alpha 0.01, Holm over the
-      functions) and whose estimated shift exceeds the limit.
+      only when the runs show, at --alpha 0.01 (one-sided, the functions tested as one
+      family), that a function grew past the limit; the report says what growth these
+      runs could detect.
+  arkdiff history .arkdiff-history runs/*.cpuprofile --label \"$GITHUB_SHA\"
+  arkdiff .arkdiff-history pr-runs/ --ignore-positions --max-function-self-growth 10%
+      Keep the main branch's runs as small summaries (the newest 30), and gate a pull
+      request's three runs against them.
   arkdiff base-trace.json head-trace.json --profile 17026:0x2 --function 'parse*'
       Pick one profile of a Chrome trace, and gate only functions named parse*.
   arkdiff jsleakwatcher-1-2-3.rawheap --leaklist jsleakwatcher-1-2-3.jsleaklist \\
@@ -128,6 +134,12 @@ pub struct Cli {
     #[arg(long, help_heading = INPUTS)]
     pub strip_url_query: bool,
 
+    /// Comparing run sets: match functions by name and script URL, not line and column,
+    /// so that a run history spanning commits that move code keeps one row per function
+    /// (functions of one name in one script are added up).
+    #[arg(long, help_heading = INPUTS)]
+    pub ignore_positions: bool,
+
     /// Thresholds file (default: arkdiff.toml in the working directory, if there).
     /// Command-line thresholds override it.
     #[arg(long, value_name = "FILE", help_heading = INPUTS)]
@@ -155,9 +167,10 @@ pub struct Cli {
     pub min_function_self: Option<String>,
 
     /// Comparing run sets (directories of repeated runs): a CPU change exceeds a threshold
-    /// only when it is significant at level P (Mann-Whitney U; Holm-corrected over the
-    /// functions gated) and its estimated shift exceeds the limit (default 0.01; `alpha`
-    /// under `[cpu]` in the thresholds file).
+    /// only when the runs show at level P that it grew past the limit (one-sided; the
+    /// functions tested as one family, calibrated by relabelling the runs) and its
+    /// estimated shift exceeds the limit (default 0.01; `alpha` under `[cpu]` in the
+    /// thresholds file).
     #[arg(long, value_name = "P", help_heading = CPU_THRESHOLDS)]
     pub alpha: Option<String>,
 
@@ -327,6 +340,20 @@ Examples:
       Compare a capture with the baseline (class level: no ids are kept, so there are
       no new/deleted objects, retained sizes or retainer paths).")]
     Summarize(SummarizeArgs),
+    /// Add CPU runs to a branch's run history: a directory of small per-run summaries
+    /// (function self and total times), the oldest removed past --keep or --max-age. A
+    /// pull request's few runs are then gated against the directory as BASE.
+    #[command(after_help = "\
+Examples:
+  arkdiff history .arkdiff-history runs/ --label \"$GITHUB_SHA\" \\
+          --runtime \"node $(node --version)\" --cpu-model \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)\"
+      On the main branch: add every profile in runs/ and keep the newest 30 runs.
+  arkdiff history .arkdiff-history --keep 50 --max-age 30d
+      Prune only: keep the newest 50 runs, none older than 30 days.
+  arkdiff .arkdiff-history pr-runs/ --ignore-positions --max-function-self-growth 10%
+      On a pull request: its runs against the branch's history (functions matched by
+      name and script, as the history spans commits that move code).")]
+    History(HistoryArgs),
     /// Print a shell completion script on stdout.
     #[command(after_help = "\
 Examples:
@@ -364,9 +391,73 @@ pub struct SummarizeArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
 
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
+
     /// Do not print warnings on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The history directory (made when missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Runs to add: CPU profiles (any format arkdiff reads), or directories of them.
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+
+    /// Keep the newest N runs.
+    #[arg(long, value_name = "N", default_value_t = crate::app::history::DEFAULT_KEEP, value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: u32,
+
+    /// Remove runs recorded longer ago than AGE: days (30d) or hours (36h).
+    #[arg(long, value_name = "AGE")]
+    pub max_age: Option<String>,
+
+    /// What the runs are of, kept in each summary (e.g. the commit).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+
+    /// When the runs were made (default: now): nanoseconds since the Unix epoch or RFC
+    /// 3339; it names the files and orders the history.
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
+
+    /// Print nothing on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// What a summary records of where the profile was taken, where the profile does not say
+/// (a `.cpuprofile` says neither); compared run sets warn when the two sides differ.
+#[derive(Debug, Args)]
+pub struct EnvironmentArgs {
+    /// The runtime and its version, e.g. "node v20.20.2".
+    #[arg(long, value_name = "TEXT")]
+    pub runtime: Option<String>,
+
+    /// The CPU model of the machine that ran the profiles.
+    #[arg(long, value_name = "TEXT")]
+    pub cpu_model: Option<String>,
+}
+
+impl EnvironmentArgs {
+    fn environment(self) -> crate::app::summarize::Environment {
+        let clean = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        crate::app::summarize::Environment {
+            runtime: clean(self.runtime),
+            cpu_model: clean(self.cpu_model),
+        }
+    }
 }
 
 /// Which CPU profile of a Chrome trace to use, for both commands.
@@ -536,6 +627,28 @@ impl Cli {
                 output: stdout_dash(args.output),
                 snapshot: args.snapshot,
                 profile_pick: args.profile.pick()?,
+                environment: args.environment.environment(),
+                quiet: args.quiet,
+            })),
+            Some(Command::History(args)) => Ok(Request::History(History {
+                dir: args.dir,
+                runs: args.runs,
+                keep: args.keep as usize,
+                max_age_s: args
+                    .max_age
+                    .as_deref()
+                    .map(crate::app::history::parse_age)
+                    .transpose()
+                    .map_err(|e| Error::Usage(format!("--max-age: {e}")))?,
+                label: args.label,
+                time_ns: args
+                    .time
+                    .as_deref()
+                    .map(parse_timestamp)
+                    .transpose()
+                    .map_err(|e| Error::Usage(format!("--time: {e}")))?,
+                profile_pick: args.profile.pick()?,
+                environment: args.environment.environment(),
                 quiet: args.quiet,
             })),
             None => Ok(Request::Compare(Box::new(self.into_config()?))),
@@ -602,6 +715,7 @@ impl Cli {
             cpu: CpuOptions {
                 normalize: self.normalize,
                 strip_url_query: self.strip_url_query,
+                ignore_positions: self.ignore_positions,
                 profile_pick,
             },
             heap: HeapOptions {

@@ -185,6 +185,9 @@ warning_codes! {
     // Run sets (directories of repeated runs).
     /// Too few runs per side for a change to be significant at the chosen α.
     TooFewRuns => "too-few-runs",
+    /// BASE's and HEAD's runs name different runtimes, CPU models or CPU throttling, or
+    /// were sampled at different intervals: a difference may be the environment's.
+    RunsNotComparable => "runs-not-comparable",
 }
 
 impl fmt::Display for WarningCode {

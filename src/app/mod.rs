@@ -8,6 +8,7 @@ mod conclude;
 pub mod error;
 pub mod given;
 pub mod heap;
+pub mod history;
 pub mod options;
 pub mod output;
 pub mod runs;
@@ -35,6 +36,8 @@ pub enum Request {
     Compare(Box<Config>),
     /// Write a capture's totals as a baseline.
     Summarize(Summarize),
+    /// Add runs to a history directory, and prune it.
+    History(history::History),
 }
 
 /// Carries out a request. Errors are returned, not printed: the caller reports them.
@@ -42,6 +45,7 @@ pub fn run(request: &Request) -> Result<ExitStatus> {
     match request {
         Request::Compare(config) => compare(config),
         Request::Summarize(s) => summarize::run(s).map(|()| ExitStatus::Success),
+        Request::History(h) => history::run(h).map(|()| ExitStatus::Success),
     }
 }
 
@@ -90,6 +94,11 @@ fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capt
 fn compare(config: &Config) -> Result<ExitStatus> {
     if runs::wanted(config) {
         return runs::compare(config);
+    }
+    if config.cpu.ignore_positions {
+        return Err(Error::Usage(
+            "--ignore-positions is for run sets: give a directory of runs on one side at least (a directory of one file will do)".into(),
+        ));
     }
     let bar = progress(config.quiet);
     bar.set_message("reading inputs");

@@ -116,6 +116,8 @@ pub struct CpuOptions {
     pub normalize: bool,
     /// Match script URLs without their query string and fragment.
     pub strip_url_query: bool,
+    /// Run sets: match functions by name and script, not line and column.
+    pub ignore_positions: bool,
     /// Which profile of a Trace Event file.
     pub profile_pick: ProfilePick,
 }

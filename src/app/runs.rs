@@ -11,7 +11,7 @@ use super::given::{self, Unchecked};
 use super::options::Config;
 use super::{ExitStatus, open_all, progress};
 use crate::diff::cpu::CpuDiff;
-use crate::gate::{self, Metric, Thresholds};
+use crate::gate::{self, Thresholds};
 use crate::input::Capture;
 use crate::model::cpu::{Profile, ProfileTimes};
 use crate::warning::{Warning, WarningCode};
@@ -30,7 +30,7 @@ struct RunSide {
 }
 
 /// The files of `dir` that may be captures (not hidden, not directories), by name.
-fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::input(dir, format!("cannot list the directory: {e}")))?;
     let mut files = Vec::new();
@@ -150,13 +150,34 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
             s.captures
                 .iter()
                 .filter_map(|c| c.cpu.as_ref().map(|cpu| cpu.times(strip)))
+                .map(|t| {
+                    if config.cpu.ignore_positions {
+                        t.without_positions()
+                    } else {
+                        t
+                    }
+                })
                 .collect()
         })
         .collect();
     for (side, t) in sides.iter().zip(&times) {
         check_program(side, t)?;
     }
-    let diff = crate::diff::runs::diff(&times[0], &times[1], config.thresholds.alpha);
+    let mut diff = crate::diff::runs::diff(&times[0], &times[1], config.thresholds.alpha);
+    let environments = environments(&sides, &times);
+    let differences = environments.differences();
+    if !differences.is_empty() {
+        warnings.push(Warning::new(
+            WarningCode::RunsNotComparable,
+            format!(
+                "BASE's and HEAD's runs are not alike, so a change may be the environment's: {}",
+                differences.join("; ")
+            ),
+        ));
+    }
+    if let Some(set) = diff.runs.as_mut() {
+        set.environments = Some(environments);
+    }
     let flame = flame(config, &sides);
     warnings.extend(too_few_runs(&diff, &config.thresholds)?);
     warnings.extend(heap_unchecked);
@@ -253,27 +274,28 @@ fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
         .runs
         .as_ref()
         .ok_or_else(|| Error::Internal("a run set without runs".into()))?;
-    let family = if t.rule(Metric::FunctionSelf).is_set() {
-        gate::runs::family(diff, t)
-    } else {
-        0
+    Ok(gate::runs::too_few_runs(set, t.alpha)
+        .map(|message| Warning::new(WarningCode::TooFewRuns, message)))
+}
+
+/// Where each side's runs ran, as far as their captures say.
+fn environments(
+    sides: &[RunSide],
+    times: &[Vec<ProfileTimes>],
+) -> crate::diff::stats::Environments {
+    let side = |s: &RunSide, t: &[ProfileTimes]| {
+        let runs: Vec<_> = s
+            .captures
+            .iter()
+            .filter_map(|c| c.cpu.as_ref().map(|cpu| &cpu.source))
+            .zip(t)
+            .collect();
+        crate::diff::stats::SideEnvironment::of(&runs)
     };
-    Ok(
-        gate::runs::too_few_runs(set, family, t.alpha).map(|(smallest, level, needed)| {
-            let over = if family > 1 {
-                format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
-            } else {
-                String::new()
-            };
-            Warning::new(
-                WarningCode::TooFewRuns,
-                format!(
-                    "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed",
-                    set.base_runs, set.head_runs
-                ),
-            )
-        }),
-    )
+    crate::diff::stats::Environments {
+        base: side(&sides[0], &times[0]),
+        head: side(&sides[1], &times[1]),
+    }
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).

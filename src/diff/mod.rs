@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod cpu;
 pub mod explain;
+pub mod family;
 pub mod flame;
 pub mod heap;
 pub mod heapprof;

@@ -371,6 +371,9 @@ pub struct ProfileTimes {
     pub program_us: u64,
     pub samples: usize,
     pub categories: Vec<(String, u64)>,
+    /// The sampling interval: the median time from one sample to the next, µs. None
+    /// without samples (a baseline made before baselines kept it).
+    pub interval_us: Option<u64>,
 }
 
 impl ProfileTimes {
@@ -390,6 +393,23 @@ impl ProfileTimes {
         let mut merged: HashMap<Frame, FunctionTime> = HashMap::with_capacity(self.functions.len());
         for (frame, t) in std::mem::take(&mut self.functions) {
             let m = merged.entry(map(&frame)).or_default();
+            m.self_us = m.self_us.saturating_add(t.self_us);
+            m.total_us = m.total_us.saturating_add(t.total_us);
+        }
+        self.functions = merged;
+        self
+    }
+
+    /// Functions matched by name and script alone: line and column become 0 (unknown),
+    /// and functions that then coincide are merged by adding their times, as in
+    /// [`ProfileTimes::strip_url_queries`].
+    #[must_use]
+    pub fn without_positions(mut self) -> ProfileTimes {
+        let mut merged: HashMap<Frame, FunctionTime> = HashMap::with_capacity(self.functions.len());
+        for (mut frame, t) in std::mem::take(&mut self.functions) {
+            frame.line = 0;
+            frame.column = 0;
+            let m = merged.entry(frame).or_default();
             m.self_us = m.self_us.saturating_add(t.self_us);
             m.total_us = m.total_us.saturating_add(t.total_us);
         }
@@ -427,6 +447,23 @@ impl CallTree for Profile {
 }
 
 impl Profile {
+    /// The sampling interval: the median of the samples' times (each the time to the
+    /// next sample), µs; None without samples.
+    pub fn interval_us(&self) -> Option<u64> {
+        let mut times = self.sample_us.clone();
+        if times.is_empty() {
+            return None;
+        }
+        let mid = times.len() / 2;
+        let (_, &mut upper, _) = times.select_nth_unstable(mid);
+        Some(if times.len().is_multiple_of(2) {
+            let lower = times[..mid].iter().copied().max().unwrap_or(upper);
+            lower.midpoint(upper)
+        } else {
+            upper
+        })
+    }
+
     /// Call-tree nodes.
     pub fn node_count(&self) -> usize {
         self.node_parent.len()
@@ -476,6 +513,7 @@ impl Profile {
         let mut out = ProfileTimes {
             samples: self.samples.len(),
             categories: self.categories.clone(),
+            interval_us: self.interval_us(),
             ..ProfileTimes::default()
         };
         // Self time and sample count per node.

@@ -132,6 +132,13 @@ fn gate(out: &mut String, report: &Report) {
         }
         out.push_str("</tbody></table></div>\n");
     }
+    if let Some(line) = super::runs_text::power(report) {
+        let _ = writeln!(
+            out,
+            "<p id=\"power\" class=\"note\">{}.</p>",
+            esc(&super::markdown::capitalized(&line))
+        );
+    }
     if !report.warnings.is_empty() {
         out.push_str("<ul class=\"warnings\">\n");
         for w in &report.warnings {

@@ -533,6 +533,7 @@ pub(super) mod fixture {
                     violation(Level::Warn),
                     violation(Level::Fail),
                 ],
+                runs: None,
             },
         }
     }

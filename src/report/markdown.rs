@@ -130,6 +130,9 @@ impl Markdown {
             table(out, columns::gate::VIOLATIONS, gate, &gate.violations)?;
             writeln!(out)?;
         }
+        if let Some(line) = super::runs_text::power(report) {
+            writeln!(out, "{}.\n", capitalized(&line))?;
+        }
         writeln!(
             out,
             "{}<br>{}\n",
@@ -295,7 +298,7 @@ impl Markdown {
 }
 
 /// `Run sets: …` from `run sets: …`.
-fn capitalized(line: &str) -> String {
+pub(super) fn capitalized(line: &str) -> String {
     let mut chars = line.chars();
     chars.next().map_or_else(String::new, |c| {
         c.to_uppercase().chain(chars).collect::<String>()

@@ -636,6 +636,46 @@ pub struct RunsJson {
     pub duration: StatsJson,
     /// The garbage collector's time over the runs.
     pub gc: StatsJson,
+    /// Where each side's runs ran, as far as they say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<EnvironmentsJson>,
+}
+
+/// Where BASE's and HEAD's runs ran, and whether that is alike.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvironmentsJson {
+    pub base: EnvironmentJson,
+    pub head: EnvironmentJson,
+    /// False when the sides name different runtimes, CPU models or throttling, or were
+    /// sampled at intervals more than 1.5 times apart (the `runs-not-comparable` warning
+    /// says which).
+    pub comparable: bool,
+}
+
+/// Where one side's runs ran: the values its runs name, each once (empty where none says).
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvironmentJson {
+    pub runtimes: Vec<String>,
+    pub cpu_models: Vec<String>,
+    pub cpu_throttling: Vec<String>,
+    /// The median sampling interval of the runs, µs; null where none has samples.
+    pub interval_us: Option<u64>,
+}
+
+impl EnvironmentsJson {
+    pub fn from_environments(e: &crate::diff::stats::Environments) -> EnvironmentsJson {
+        let side = |s: &crate::diff::stats::SideEnvironment| EnvironmentJson {
+            runtimes: s.runtimes.clone(),
+            cpu_models: s.cpu_models.clone(),
+            cpu_throttling: s.cpu_throttling.clone(),
+            interval_us: s.interval_us,
+        };
+        EnvironmentsJson {
+            base: side(&e.base),
+            head: side(&e.head),
+            comparable: e.differences().is_empty(),
+        }
+    }
 }
 
 /// One side's runs: median, quartiles and range, µs.
@@ -731,6 +771,10 @@ impl CpuSection {
                 alpha: r.alpha,
                 duration: StatsJson::from_stats(&r.duration_us.stats),
                 gc: StatsJson::from_stats(&r.gc_us.stats),
+                environment: r
+                    .environments
+                    .as_ref()
+                    .map(EnvironmentsJson::from_environments),
             }),
         }
     }
@@ -744,6 +788,50 @@ pub struct GateSection {
     /// The thresholds file read, if any.
     pub config: Option<String>,
     pub violations: Vec<ViolationJson>,
+    /// Comparing run sets with CPU thresholds: what was tested, and what it could detect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RunGateJson>,
+}
+
+/// What the CPU thresholds tested on run sets: one one-sided test per quantity, those of
+/// a metric and level calibrated together by relabelling the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunGateJson {
+    /// The labellings of the runs that calibrate the tests.
+    pub labellings: u64,
+    /// Whether those are all the labellings there are (else a fixed draw of them).
+    pub exhaustive: bool,
+    /// The resolution of the runs' times (their sampling interval), µs.
+    pub resolution_us: u64,
+    pub tests: Vec<RunTestJson>,
+}
+
+/// One quantity tested: "its growth exceeds the limit", and the growth these runs detect.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunTestJson {
+    pub level: Level,
+    pub metric: Metric,
+    pub subject: String,
+    /// BASE's median, µs.
+    pub base: u64,
+    /// The limit on the growth, resolved against `base`, µs.
+    #[serde(serialize_with = "number")]
+    pub limit: f64,
+    /// The one-sided p-value, adjusted over the family.
+    pub p_value: f64,
+    /// The smallest growth these runs detect in about four comparisons of five, µs;
+    /// null when the run counts allow no change to be significant.
+    pub detectable: Option<u64>,
+}
+
+impl RunTestJson {
+    /// The detectable growth as a percentage of the base, when there is a base.
+    pub fn detectable_percent(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)]
+        self.detectable
+            .filter(|_| self.base > 0)
+            .map(|d| d as f64 * 100.0 / self.base as f64)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -756,8 +844,8 @@ pub struct ViolationJson {
     #[serde(serialize_with = "number")]
     pub limit: f64,
     pub limit_text: String,
-    /// Comparing run sets: the p-value that made the change significant (Holm-adjusted
-    /// for a function); `value` is then the estimated shift.
+    /// Comparing run sets: the one-sided p-value that showed the growth past the limit
+    /// (adjusted over the family tested); `value` is then the estimated shift.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
 }
@@ -1032,6 +1120,25 @@ impl GateSection {
                     p_value: v.p_value,
                 })
                 .collect(),
+            runs: v.runs.as_ref().map(|r| RunGateJson {
+                labellings: r.labellings,
+                exhaustive: r.exhaustive,
+                resolution_us: r.resolution_us,
+                tests: r
+                    .tested
+                    .iter()
+                    .map(|t| RunTestJson {
+                        level: t.level,
+                        metric: t.metric,
+                        subject: t.subject.clone(),
+                        base: t.base,
+                        limit: t.limit,
+                        p_value: t.p_value,
+                        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                        detectable: t.detectable.map(|d| d.max(0.0).round() as u64),
+                    })
+                    .collect(),
+            }),
         }
     }
 }

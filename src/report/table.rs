@@ -453,6 +453,9 @@ impl Render for TableRenderer {
                 v.verb()
             )?;
         }
+        if let Some(line) = super::runs_text::power(report) {
+            writeln!(out, "  {line}")?;
+        }
         Ok(())
     }
 }

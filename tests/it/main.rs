@@ -18,6 +18,7 @@ mod dashboards;
 mod devtools;
 mod gate_ci;
 mod heapprof;
+mod history;
 mod html;
 mod htrace_cases;
 mod id_rules;

@@ -569,6 +569,7 @@ mod tests {
                 alpha: 0.01,
                 duration: stats(1.0),
                 gc: stats(2.0),
+                environment: None,
             }),
         };
         let functions = cpu::Functions::new(&cpu, &cpu.functions);
