@@ -1,4 +1,4 @@
-//! The gate's test on run sets (semantics.md, run sets): a family of one-sided
+//! The gate's test on run sets (docs/semantics.md, “Run sets”): a family of one-sided
 //! hypotheses, one per quantity gated, each "HEAD's runs exceed BASE's by at most the
 //! limit", tested together by relabelling the runs (the step-down max-T procedure of
 //! Westfall and Young). Pure arithmetic; no I/O.

@@ -1,9 +1,10 @@
-//! The statistics of a run-set comparison that the report shows (docs/semantics.md,
-//! “Run sets”): the spread of one side's runs, the Mann-Whitney U test of BASE's runs against
-//! HEAD's (two-sided; exact for small samples without ties, else the normal approximation
-//! with the tie and continuity corrections), and the Hodges-Lehmann estimate of the shift
-//! with its confidence interval; the values of a run set that they apply to; and where
-//! each side's runs ran. The gate's own test is in `family.rs`. Pure arithmetic; no I/O.
+//! The statistics of a run-set comparison that the report shows
+//! (docs/semantics.md, “Run sets”): the spread of one side's runs, the Mann-Whitney U test
+//! of BASE's runs against HEAD's (two-sided; exact for small samples without ties, else the
+//! normal approximation with the tie and continuity corrections), and the Hodges-Lehmann
+//! estimate of the shift with its confidence interval; the values of a run set that they
+//! apply to; and where each side's runs ran. The gate's own test is in `family.rs`. Pure
+//! arithmetic; no I/O.
 
 use crate::input::ProfileSource;
 use crate::model::change::Change;
