@@ -146,7 +146,10 @@ pub struct LeakListOverview {
 
 #[derive(Serialize)]
 pub struct CpuOverview {
+    /// Non-idle and GC time, µs, as the report writes them (`duration_us_base`, …).
+    #[serde(flatten, with = "duration_us")]
     pub duration_us: Compared,
+    #[serde(flatten, with = "gc_us")]
     pub gc_us: Compared,
     pub samples_base: u64,
     pub samples_head: u64,
@@ -512,8 +515,9 @@ pub struct ObjectAnswer {
     /// Whether it is new since BASE; null where ids do not match across the pair, or for
     /// an object that does not count.
     pub new_since_base: Option<bool>,
-    /// References on a shortest path from the GC roots; null where they do not reach it.
-    pub distance: Option<u32>,
+    /// References on a shortest path from the GC roots, counted from the first object
+    /// `path` shows (its `length`); null where the roots do not reach it.
+    pub distance: Option<usize>,
     /// ArkTS: the root group that holds it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root_group: Option<&'static str>,
@@ -629,8 +633,8 @@ pub fn object(loaded: &Loaded, p: &ObjectParams) -> Answer<ObjectAnswer> {
         new_since_base: kept.existed.as_ref().filter(|_| counted).map(|e| !e[n]),
         distance: kept
             .distances
-            .is_reached(node)
-            .then(|| kept.distances.distance[n]),
+            .path(snap, g, node)
+            .map(|steps| steps.len().saturating_sub(1)),
         root_group: kept.distances.root_group(snap, g, node),
         references,
         referrers,
@@ -823,6 +827,8 @@ pub struct FunctionAnswer {
 
 serde_with::with_prefix!(self_us "self_us_");
 serde_with::with_prefix!(total_us "total_us_");
+serde_with::with_prefix!(duration_us "duration_us_");
+serde_with::with_prefix!(gc_us "gc_us_");
 
 /// The function a request names: by name, and its URL or line where several share it.
 fn function_named<'a>(

@@ -20,6 +20,7 @@ mod heapprof;
 mod html;
 mod htrace_cases;
 mod leaks;
+mod mcp;
 mod parallel_parse;
 mod rawheap;
 mod rawheap_v3_writer;
