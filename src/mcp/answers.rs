@@ -808,14 +808,9 @@ pub struct Neighbour {
 
 #[derive(Serialize)]
 pub struct FunctionAnswer {
-    pub name: String,
-    pub url: String,
-    pub line: u32,
-    pub column: u32,
-    #[serde(flatten, with = "self_us")]
-    pub self_us: Compared,
-    #[serde(flatten, with = "total_us")]
-    pub total_us: Compared,
+    /// The function's row of the function table.
+    #[serde(flatten)]
+    pub function: FunctionJson,
     /// Run sets: the medians over the runs (each side's runs counted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<(usize, usize)>,
@@ -951,12 +946,7 @@ pub fn function(loaded: &Loaded, p: &FunctionParams) -> Answer<FunctionAnswer> {
     let callers = merged(|n| &n.callers);
     let called = merged(|n| &n.callees);
     Ok(FunctionAnswer {
-        name: row.name.clone(),
-        url: row.url.clone(),
-        line: row.line,
-        column: row.column,
-        self_us: row.self_us,
-        total_us: row.total_us,
+        function: row.clone(),
         runs: section.runs.as_ref().map(|r| (r.base, r.head)),
         scale,
         callers: Page::of(&callers, None, p.limit, clone_neighbour),
@@ -1009,20 +999,9 @@ fn scaled(us: u64, scale: Option<f64>) -> u64 {
 pub struct RunsAnswer {
     #[serde(flatten)]
     pub runs: RunsJson,
-    /// The functions by the p-value of their self time's change, smallest first.
-    pub functions: Page<RunFunction>,
-}
-
-#[derive(Serialize)]
-pub struct RunFunction {
-    pub name: String,
-    pub url: String,
-    pub line: u32,
-    pub column: u32,
-    /// The medians over the runs.
-    #[serde(flatten, with = "self_us")]
-    pub self_us: Compared,
-    pub self_stats: StatsJson,
+    /// The functions by the p-value of their self time's change, smallest first (their
+    /// rows of the function table: medians and statistics).
+    pub functions: Page<FunctionJson>,
 }
 
 /// The run-set statistics: run counts, totals, and the functions whose self time changed
@@ -1050,14 +1029,7 @@ pub fn runs(loaded: &Loaded, p: &RowsParams) -> Answer<RunsAnswer> {
     });
     Ok(RunsAnswer {
         runs,
-        functions: Page::of(&rows, p.offset, p.limit, |(f, stats)| RunFunction {
-            name: f.name.clone(),
-            url: f.url.clone(),
-            line: f.line,
-            column: f.column,
-            self_us: f.self_us,
-            self_stats: (*stats).clone(),
-        }),
+        functions: Page::of(&rows, p.offset, p.limit, |(f, _)| (*f).clone()),
     })
 }
 
