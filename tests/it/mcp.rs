@@ -636,3 +636,100 @@ fn the_help_shows_how_to_register_the_server_and_bad_options_are_refused() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_agent_opens_rawheaps_chrome_traces_and_self_profiles() {
+    let Some(python) = client_python("an_agent_opens_rawheaps_chrome_traces_and_self_profiles")
+    else {
+        return;
+    };
+    // leak-0 and leak-3 as ArkTS rawheaps (version 2), by the test support's writer.
+    let work = tempfile::tempdir().unwrap();
+    let [base, head] = ["leak-0", "leak-3"].map(|name| {
+        let text = support::recount::maybe_gunzip(
+            std::fs::read(data(&format!("{name}.heapsnapshot.gz"))).unwrap(),
+        );
+        let heap = support::rawheap::from_v8(&support::rawheap::V8::parse(&text), 2, &|_| 0);
+        let path = work.path().join(format!("{name}.rawheap"));
+        std::fs::write(&path, heap.build()).unwrap();
+        path
+    });
+    let (base, head) = (path_str(&base), path_str(&head));
+    let mut s = Session::start(&python, &data(""), &[]);
+    let cli = cli_report(&[
+        base,
+        head,
+        "--explain",
+        "LeakedRecord",
+        "--explain",
+        "Map",
+        "--explain",
+        "Array",
+    ]);
+    let opened = s.call("open", &json!({"inputs": [base, head]}));
+    assert_eq!(opened["base"]["format"], "rawheap");
+    assert_eq!(opened["heap"]["totals"], cli["heap"]["totals"]);
+    let capture = &opened["capture"];
+    let classes = s.call("classes", &json!({"capture": capture, "limit": 200}));
+    let cli_classes = cli["heap"]["classes"].as_array().unwrap();
+    assert_eq!(classes["total"], cli_classes.len());
+    let n = cli_classes.len().min(200);
+    assert_eq!(classes["rows"].as_array().unwrap()[..], cli_classes[..n]);
+    // A pair has no suspects; a class's path is the one `--explain` shows.
+    let e = s.error("suspects", &json!({"capture": capture}));
+    assert!(e.contains("has no trend"), "{e}");
+    // (The converted heaps' roots reach no LeakedRecord: the first class with a path.)
+    let explained = cli["heap"]["explain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["instance_id"].is_u64())
+        .expect("a class with a path");
+    let path = s.call(
+        "path",
+        &json!({"capture": capture, "class": explained["name"]}),
+    );
+    assert_eq!(path["source"], "class");
+    for key in [
+        "instance_id",
+        "instance_new",
+        "retainer_path",
+        "retainer_steps",
+    ] {
+        assert_eq!(path[key], explained[key], "{key}");
+    }
+    assert_eq!(path["retained"]["head"], explained["retained_head"]);
+    let object = s.call(
+        "object",
+        &json!({"capture": capture, "id": explained["instance_id"]}),
+    );
+    assert_eq!(object["class"], explained["name"]);
+    assert_eq!(object["new_since_base"], explained["instance_new"]);
+    assert_eq!(object["distance"], path["length"]);
+
+    // Chrome traces, and JS Self-Profiling traces: the function table is the CLI's.
+    for pair in [
+        ["web/trace-fast.json.gz", "web/trace-slow.json.gz"],
+        ["web/selfprof-fast.json", "web/selfprof-slow.json"],
+    ] {
+        let cli = cli_report(&pair);
+        let opened = s.call("open", &json!({"inputs": pair}));
+        assert_eq!(opened["base"]["format"], cli["base"]["format"]);
+        assert_eq!(
+            opened["cpu"]["duration_us_head"],
+            cli["cpu"]["duration_us_head"]
+        );
+        let functions = s.call(
+            "functions",
+            &json!({"capture": opened["capture"], "limit": 200}),
+        );
+        let want = cli["cpu"]["functions"].as_array().unwrap();
+        assert_eq!(functions["total"], want.len(), "{pair:?}");
+        assert_eq!(
+            functions["rows"].as_array().unwrap()[..],
+            want[..want.len().min(200)],
+            "{pair:?}"
+        );
+    }
+    s.finish();
+}
