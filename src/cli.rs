@@ -4,20 +4,19 @@
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::app::error::{Error, Result};
 use crate::app::given::ThresholdsGiven;
 use crate::app::history::History;
 use crate::app::options::{
-    Config, CpuOptions, HeapOptions, OutputFormat, OutputTarget, PointOptions,
+    Config, CpuOptions, HeapOptions, OutputFormat, OutputTarget, PointOptions, globs, profile_pick,
 };
 use crate::app::output::write_output;
 use crate::app::summarize::Summarize;
 use crate::app::thresholds_file::{self, FileSettings};
 use crate::app::{self, ExitStatus, Request};
 use crate::diff::trend::SuspectFloor;
-use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Metric, Rule, Source, Thresholds};
+use crate::gate::{Metric, Rule, Source};
 use crate::input::trace_event::ProfilePick;
 use crate::report::line_protocol::check_tag;
 use crate::units::{parse_duration, parse_share, parse_size, parse_timestamp};
@@ -270,15 +269,6 @@ pub struct ThresholdArgs {
     pub given: Vec<(Metric, String)>,
 }
 
-impl ThresholdArgs {
-    fn get(&self, metric: Metric) -> Option<&String> {
-        self.given
-            .iter()
-            .find(|(m, _)| *m == metric)
-            .map(|(_, v)| v)
-    }
-}
-
 impl clap::FromArgMatches for ThresholdArgs {
     fn from_arg_matches(matches: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
         let mut args = ThresholdArgs::default();
@@ -365,12 +355,43 @@ Examples:
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Serve arkdiff's analyses to coding agents: a Model Context Protocol server on
+    /// stdin and stdout, which keeps the captures it opens in memory and answers
+    /// questions about them (verdict and summary, classes, suspects, owners, objects,
+    /// retainer paths, functions and their callers, run-set statistics, the gate).
+    #[command(after_help = MCP_EXAMPLES)]
+    Mcp(McpArgs),
     /// Print the manual page (roff) on stdout.
     #[command(after_help = "\
 Examples:
   arkdiff man > arkdiff.1 && man ./arkdiff.1
   arkdiff man | gzip > /usr/local/share/man/man1/arkdiff.1.gz")]
     Man,
+}
+
+const MCP_EXAMPLES: &str = "\
+Examples:
+  arkdiff mcp
+      Serve on stdin and stdout; an MCP client starts it. Register it with the client:
+        Claude Code:    claude mcp add arkdiff -- arkdiff mcp
+        Claude Desktop, Cursor and others (mcpServers in their JSON configuration):
+          {\"mcpServers\": {\"arkdiff\": {\"command\": \"arkdiff\", \"args\": [\"mcp\"]}}}
+        VS Code (.vscode/mcp.json):
+          {\"servers\": {\"arkdiff\": {\"type\": \"stdio\", \"command\": \"arkdiff\", \"args\": [\"mcp\"]}}}
+  arkdiff mcp --memory-limit 16GiB
+      Keep up to 16 GiB of comparisons between calls (estimated); past it the least
+      recently used are let go of.
+
+The server reads only the files a request names, refuses paths that are not regular
+files (a directory only as a run set) and writes nothing. See docs/mcp.md.";
+
+/// `arkdiff mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The most memory the comparisons kept between calls may hold together (an
+    /// estimate; one comparison alone may pass it). Sizes as elsewhere: 4GiB, 500MB.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB")]
+    pub memory_limit: String,
 }
 
 #[derive(Debug, Args)]
@@ -475,39 +496,16 @@ pub struct ProfileArgs {
 
 impl ProfileArgs {
     pub fn pick(&self) -> Result<ProfilePick> {
-        Ok(ProfilePick {
-            profile: parse_profile(self.profile.as_deref())?,
-            pid: self.pid,
-        })
+        profile_pick(self.profile.as_deref(), self.pid)
     }
 }
 
-fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
-    if patterns.is_empty() {
-        return Ok(None);
-    }
-    let mut builder = GlobSetBuilder::new();
-    for p in patterns {
-        let glob = Glob::new(p).map_err(|e| Error::Usage(format!("{flag} '{p}': {e}")))?;
-        builder.add(glob);
-    }
-    builder
-        .build()
-        .map(Some)
-        .map_err(|e| Error::Usage(format!("{flag}: {e}")))
-}
-
-/// A threshold flag over the file's rule for the same metric: the flag's limit replaces
-/// the rule (its warn level and floors too), so the limit given is the limit applied.
-fn rule(metric: Metric, value: Option<&String>, from_file: Rule) -> Result<Rule> {
-    Ok(match value {
-        Some(v) => Rule::fail(
-            metric
-                .parse_limit(v)
-                .map_err(|e| Error::Usage(format!("--{}: {e}", metric.flag())))?,
-        ),
-        None => from_file,
-    })
+/// A threshold flag's rule, which replaces the file's rule for the same metric (its warn
+/// level and floors too), so the limit given is the limit applied.
+fn rule(metric: Metric, limit: &str) -> Result<Rule> {
+    Ok(Rule::fail(metric.parse_limit(limit).map_err(|e| {
+        Error::Usage(format!("--{}: {e}", metric.flag()))
+    })?))
 }
 
 /// The flag's value if given, else the file's, else the default.
@@ -608,6 +606,12 @@ pub fn run(mut cli: Cli) -> Result<ExitStatus> {
             })?;
             Ok(ExitStatus::Success)
         }
+        Some(Command::Mcp(args)) => {
+            let memory_limit = parse_size(&args.memory_limit)
+                .map_err(|e| Error::Usage(format!("--memory-limit: {e}")))?;
+            crate::mcp::serve(&crate::mcp::Options { memory_limit })?;
+            Ok(ExitStatus::Success)
+        }
         command => {
             cli.command = command;
             app::run(&cli.into_request()?)
@@ -619,9 +623,11 @@ impl Cli {
     /// What the command line asks for, validated.
     pub fn into_request(mut self) -> Result<Request> {
         match self.command.take() {
-            Some(Command::Completions { .. } | Command::Man) => Err(Error::Internal(
-                "completions and the man page are written by cli::run".into(),
-            )),
+            Some(Command::Completions { .. } | Command::Man | Command::Mcp(_)) => {
+                Err(Error::Internal(
+                    "completions, the man page and the MCP server are run by cli::run".into(),
+                ))
+            }
             Some(Command::Summarize(args)) => Ok(Request::Summarize(Summarize {
                 input: args.input,
                 output: stdout_dash(args.output),
@@ -662,32 +668,33 @@ impl Cli {
             Some(p) => thresholds_file::load(p)?,
             None => FileSettings::default(),
         };
-        let mut thresholds = Thresholds::default();
+        // The file's thresholds, each replaced where a flag gives it.
+        let mut thresholds = file.thresholds()?;
         thresholds.min_function_self_us = setting(
             "--min-function-self",
             self.min_function_self.as_ref(),
             parse_duration,
-            file.min_function_self_us,
-            DEFAULT_MIN_FUNCTION_SELF_US,
+            None,
+            thresholds.min_function_self_us,
         )?;
         thresholds.alpha = setting(
             "--alpha",
             self.alpha.as_ref(),
             crate::gate::runs::parse_alpha,
-            file.alpha,
-            crate::gate::runs::DEFAULT_ALPHA,
+            None,
+            thresholds.alpha,
         )?;
-        thresholds.classes = globs("--class", &pick_list(self.classes, file.classes.as_ref()))?;
-        thresholds.functions = globs(
-            "--function",
-            &pick_list(self.functions, file.functions.as_ref()),
-        )?;
-        thresholds.ignore = globs("--ignore", &pick_list(self.ignore, file.ignore.as_ref()))?;
-        for metric in Metric::ALL {
-            thresholds.set(
-                metric,
-                rule(metric, self.thresholds.get(metric), file.rule(metric))?,
-            );
+        for (flag, given, set) in [
+            ("--class", self.classes, &mut thresholds.classes),
+            ("--function", self.functions, &mut thresholds.functions),
+            ("--ignore", self.ignore, &mut thresholds.ignore),
+        ] {
+            if !given.is_empty() {
+                *set = globs(flag, &given)?;
+            }
+        }
+        for (metric, limit) in &self.thresholds.given {
+            thresholds.set(*metric, rule(*metric, limit)?);
         }
         let given = ThresholdsGiven::new(
             config_path,
@@ -722,6 +729,7 @@ impl Cli {
                 graph: !self.no_retained,
                 explain: self.explain,
                 iterations: self.iterations.unwrap_or(1),
+                keep_head: false,
                 floor: SuspectFloor {
                     min_bytes: setting(
                         "--suspect-min-growth",
@@ -740,6 +748,7 @@ impl Cli {
                 },
             },
             leaklist: self.leaklist,
+            leaklist_beside: true,
             points,
             exit_zero: self.exit_zero,
             quiet: self.quiet,
@@ -763,26 +772,4 @@ fn tags(
         from_file.insert(key.to_owned(), value.to_owned());
     }
     Ok(from_file.into_iter().collect())
-}
-
-/// The command line's list if it has one, else the file's.
-fn pick_list(cli: Vec<String>, file: Option<&Vec<String>>) -> Vec<String> {
-    if cli.is_empty() {
-        file.cloned().unwrap_or_default()
-    } else {
-        cli
-    }
-}
-
-/// `--profile PID:ID`.
-fn parse_profile(text: Option<&str>) -> Result<Option<(u64, String)>> {
-    text.map(|p| {
-        p.split_once(':')
-            .and_then(|(pid, id)| Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned())))
-            .filter(|(_, id)| !id.is_empty())
-            .ok_or_else(|| {
-                Error::Usage(format!("--profile '{p}': expected PID:ID, e.g. 17026:0x2"))
-            })
-    })
-    .transpose()
 }

@@ -35,35 +35,16 @@ pub fn resolve_index(capture: &Capture, flag: &str, requested: i64) -> Result<us
 }
 
 /// Picks the snapshots (the pair, and the series for the trend) and compares them.
+/// `progress` is told what is being done, in words.
 pub fn compare_heaps(
     config: &Config,
     captures: &[Capture],
     leaklist: Option<&LeakList>,
-    bar: &indicatif::ProgressBar,
+    progress: &dyn Fn(String),
 ) -> Result<HeapResult> {
     let selection = select(config, captures, leaklist)?;
-    let mut warnings = Vec::new();
-    if !selection.trend {
-        for (metric, what) in [
-            (Metric::SuspectSize, "suspects threshold"),
-            (Metric::OwnerGrowth, "owners threshold"),
-        ] {
-            warnings.extend(config.given.unchecked(
-                &[metric],
-                &Unchecked {
-                    what,
-                    why: "a pair of snapshots has no trend",
-                    refusal: &|flag| {
-                        format!(
-                            "{flag} needs a series of heap snapshots: one input holding two or more, or three inputs or more"
-                        )
-                    },
-                },
-            )?);
-        }
-    }
-    let progress = |message| bar.set_message(message);
-    let mut result = compare::compare(&selection, &config.heap, &progress)?;
+    let mut warnings = unchecked_trend(config, selection.trend)?;
+    let mut result = compare::compare(&selection, &config.heap, progress)?;
     result.warnings.append(&mut warnings);
     if captures.len() > 2 {
         for c in &captures[1..captures.len() - 1] {
@@ -79,6 +60,33 @@ pub fn compare_heaps(
         }
     }
     Ok(result)
+}
+
+/// The suspects and owners thresholds, where the heap comparison has no trend (`trend`
+/// false): a flag's is refused, the file's warned about.
+pub fn unchecked_trend(config: &Config, trend: bool) -> Result<Vec<Warning>> {
+    let mut warnings = Vec::new();
+    if trend {
+        return Ok(warnings);
+    }
+    for (metric, what) in [
+        (Metric::SuspectSize, "suspects threshold"),
+        (Metric::OwnerGrowth, "owners threshold"),
+    ] {
+        warnings.extend(config.given.unchecked(
+            &[metric],
+            &Unchecked {
+                what,
+                why: "a pair of snapshots has no trend",
+                refusal: &|flag| {
+                    format!(
+                        "{flag} needs a series of heap snapshots: one input holding two or more, or three inputs or more"
+                    )
+                },
+            },
+        )?);
+    }
+    Ok(warnings)
 }
 
 /// The snapshots to compare: BASE (`--base-snapshot`, by default the first snapshot of

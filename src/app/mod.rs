@@ -22,8 +22,10 @@ use crate::diff::flame::Flame;
 use crate::gate::Metric;
 use crate::input::trace_event::ProfilePick;
 use crate::input::{Capture, CpuData};
+use crate::report::GateSection;
 use crate::warning::{Warning, WarningCode};
-use conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
+pub use conclude::{Comparison, CpuCompared};
+use conclude::{Scope, conclude, side};
 use error::{Error, Result};
 use given::Unchecked;
 use options::Config;
@@ -92,17 +94,51 @@ fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capt
 
 /// Compares the inputs of `config`, writes the reports and returns the gate's verdict.
 fn compare(config: &Config) -> Result<ExitStatus> {
+    let bar = progress(config.quiet);
+    let compared = comparison(config, &|message| bar.set_message(message));
+    // On an error the spinner is cleared before the warnings are printed.
+    bar.finish_and_clear();
+    match compared {
+        Ok(c) => conclude(config, &c),
+        Err(stopped) => {
+            print_warnings(config, &stopped.warnings);
+            Err(stopped.error)
+        }
+    }
+}
+
+/// Why a comparison stopped, and the warnings met before, to print with the error.
+#[derive(Debug)]
+pub struct Stopped {
+    pub error: Error,
+    pub warnings: Vec<Warning>,
+}
+
+impl From<Error> for Stopped {
+    fn from(error: Error) -> Stopped {
+        Stopped {
+            error,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Opens the inputs of `config` and compares them: everything the report is made of,
+/// before the gate and the outputs. `progress` is told what is being done, in words.
+pub fn comparison(
+    config: &Config,
+    progress: &dyn Fn(String),
+) -> std::result::Result<Comparison, Stopped> {
     if runs::wanted(config) {
-        return runs::compare(config);
+        return runs::comparison(config, progress);
     }
     if config.cpu.ignore_positions {
         return Err(Error::Usage(
             "--ignore-positions is for run sets: give a directory of runs on one side at least (a directory of one file will do)".into(),
-        ));
+        )
+        .into());
     }
-    let bar = progress(config.quiet);
-    bar.set_message("reading inputs");
-    // On an error the spinner clears itself when dropped.
+    progress("reading inputs".into());
     let captures = open_all(&config.inputs, &config.cpu.profile_pick)?;
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
@@ -114,27 +150,28 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     } else {
         Err(nothing_to_compare(first, last, captures.len() == 1))
     };
-    if let Err(e) = checked {
-        bar.finish_and_clear();
+    if let Err(error) = checked {
         // Which profile of a trace was picked means nothing when none is compared.
         if !compare_cpu {
             warnings.retain(|w| w.code != WarningCode::TraceProfiles);
         }
-        print_warnings(config, &distinct(warnings));
-        return Err(e);
+        return Err(Stopped {
+            error,
+            warnings: distinct(warnings),
+        });
     }
 
-    let heap = compare_heap
-        .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), &bar))
-        .transpose();
-    bar.finish_and_clear();
-    let mut heap = heap?;
+    let mut heap = compare_heap
+        .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), progress))
+        .transpose()?;
     if let Some(h) = &mut heap {
         warnings.append(&mut h.warnings);
     }
-    if let Err(e) = arkts::check_thresholds(config, heap.as_ref(), &mut warnings) {
-        print_warnings(config, &distinct(warnings));
-        return Err(e);
+    if let Err(error) = arkts::check_thresholds(config, heap.as_ref(), &mut warnings) {
+        return Err(Stopped {
+            error,
+            warnings: distinct(warnings),
+        });
     }
     let cpu = if compare_cpu {
         compare_profiles(config, first, last, &mut warnings)
@@ -143,22 +180,74 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     };
     let indexes = heap.as_ref().map(|h| h.indexes);
     let spans = cpu.as_ref().map(|c| c.spans_us);
-    conclude(
-        config,
-        Findings {
-            sides: [
-                side(first, indexes.map(|i| i.0), spans.map(|s| s.0)),
-                side(last, indexes.map(|i| i.1), spans.map(|s| s.1)),
-            ],
-            warnings,
-            heap: heap.as_ref(),
-            cpu: cpu.as_ref().map(|c| CpuFindings {
-                diff: &c.diff,
-                flame: c.flame.as_ref(),
-                profiles: [cpu_profile(first), cpu_profile(last)],
-            }),
-        },
-    )
+    let sides = [
+        side(first, indexes.map(|i| i.0), spans.map(|s| s.0)),
+        side(last, indexes.map(|i| i.1), spans.map(|s| s.1)),
+    ];
+    let scope = Scope::Captures {
+        compare_heap,
+        compare_cpu,
+        trend: heap.as_ref().is_some_and(|h| h.trend.is_some()),
+        holdings: holdings(&captures),
+    };
+    let last_index = captures.len() - 1;
+    Ok(Comparison {
+        sides,
+        warnings,
+        heap,
+        cpu: cpu.map(|c| CpuCompared {
+            diff: c.diff,
+            flame: c.flame,
+            base: vec![0],
+            head: vec![last_index],
+        }),
+        captures,
+        scope,
+    })
+}
+
+impl Comparison {
+    /// The gate again, under other thresholds (`config` is the comparison's own, its
+    /// thresholds and where they were given replaced): the verdict, and the warnings
+    /// about thresholds the inputs cannot check (one given by a flag is refused, as when
+    /// the comparison was made).
+    pub fn gate(&self, config: &Config) -> Result<(GateSection, Vec<Warning>)> {
+        let mut notes = Vec::new();
+        match &self.scope {
+            Scope::Runs => {
+                notes.extend(runs::refuse_options(config)?);
+                if let Some(c) = &self.cpu {
+                    notes.extend(runs::too_few_runs(&c.diff, &config.thresholds)?);
+                }
+            }
+            Scope::Captures {
+                compare_heap,
+                compare_cpu,
+                trend,
+                holdings,
+            } => {
+                notes.extend(cpu_threshold_notes(config, *compare_cpu));
+                notes.extend(unchecked_kinds(
+                    config,
+                    holdings,
+                    *compare_heap,
+                    *compare_cpu,
+                )?);
+                if *compare_heap {
+                    notes.extend(heap::unchecked_trend(config, *trend)?);
+                }
+                arkts::check_thresholds(config, self.heap.as_ref(), &mut notes)?;
+            }
+        }
+        let verdict = self.verdict(&config.thresholds);
+        Ok((
+            GateSection::from_verdict(
+                &verdict,
+                config.given.file().map(|p| p.display().to_string()),
+            ),
+            distinct(notes),
+        ))
+    }
 }
 
 /// Whether the heap and the CPU are compared: the heap where both ends hold snapshots
@@ -253,47 +342,13 @@ fn check_inputs(
         ));
     }
     flame_graph_inputs(config, captures, compare_cpu)?;
-    let t = &config.thresholds;
-    if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
-        warnings.push(Warning::new(
-            WarningCode::NormalizeCpuTime,
-            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
-        ));
-    }
-    if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
-        warnings.push(Warning::new(
-            WarningCode::GcThresholdIgnored,
-            "the GC threshold checks nothing: the ignore list matches (garbage collector)",
-        ));
-    }
-    let holdings = holdings(captures);
-    for (have, kind, metrics, what) in [
-        (
-            compare_heap,
-            "heap",
-            given::heap_metrics(),
-            "heap snapshots",
-        ),
-        (
-            compare_cpu,
-            "CPU",
-            given::cpu_metrics(),
-            "CPU profiles on both sides",
-        ),
-    ] {
-        if !have {
-            let why = format!("the inputs carry no {what} to compare");
-            let refusal = |_: &str| format!("{kind} thresholds are given, but {why} ({holdings})");
-            warnings.extend(config.given.unchecked(
-                &metrics,
-                &Unchecked {
-                    what: &format!("{kind} thresholds"),
-                    why: &why,
-                    refusal: &refusal,
-                },
-            )?);
-        }
-    }
+    warnings.extend(cpu_threshold_notes(config, compare_cpu));
+    warnings.extend(unchecked_kinds(
+        config,
+        &holdings(captures),
+        compare_heap,
+        compare_cpu,
+    )?);
     for (wanted, have, what, asked) in [
         (
             config.picks_snapshots(),
@@ -316,11 +371,72 @@ fn check_inputs(
     ] {
         if wanted && !have {
             return Err(Error::Usage(format!(
-                "{asked} given, but the inputs carry no {what} to compare ({holdings})"
+                "{asked} given, but the inputs carry no {what} to compare ({})",
+                holdings(captures)
             )));
         }
     }
     Ok(())
+}
+
+/// What the thresholds say that cannot be as meant: a CPU time limit with `--normalize`
+/// (the normalized totals are equal), a GC limit whose function the ignore list matches.
+fn cpu_threshold_notes(config: &Config, compare_cpu: bool) -> Vec<Warning> {
+    let t = &config.thresholds;
+    let mut notes = Vec::new();
+    if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
+        notes.push(Warning::new(
+            WarningCode::NormalizeCpuTime,
+            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
+        ));
+    }
+    if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
+        notes.push(Warning::new(
+            WarningCode::GcThresholdIgnored,
+            "the GC threshold checks nothing: the ignore list matches (garbage collector)",
+        ));
+    }
+    notes
+}
+
+/// The heap or CPU thresholds given where the inputs carry no such data to compare: a
+/// flag's is refused, the file's warned about (see [`given`]). `holdings` is what the
+/// inputs hold, in words.
+fn unchecked_kinds(
+    config: &Config,
+    holdings: &str,
+    compare_heap: bool,
+    compare_cpu: bool,
+) -> Result<Vec<Warning>> {
+    let mut notes = Vec::new();
+    for (have, kind, metrics, what) in [
+        (
+            compare_heap,
+            "heap",
+            given::heap_metrics(),
+            "heap snapshots",
+        ),
+        (
+            compare_cpu,
+            "CPU",
+            given::cpu_metrics(),
+            "CPU profiles on both sides",
+        ),
+    ] {
+        if !have {
+            let why = format!("the inputs carry no {what} to compare");
+            let refusal = |_: &str| format!("{kind} thresholds are given, but {why} ({holdings})");
+            notes.extend(config.given.unchecked(
+                &metrics,
+                &Unchecked {
+                    what: &format!("{kind} thresholds"),
+                    why: &why,
+                    refusal: &refusal,
+                },
+            )?);
+        }
+    }
+    Ok(notes)
 }
 
 /// The warnings about data that only one end of the inputs holds: a CPU profile, or heap

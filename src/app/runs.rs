@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
+use super::conclude::{Comparison, CpuCompared, Scope, side};
 use super::error::{Error, Result};
 use super::given::{self, Unchecked};
 use super::options::Config;
-use super::{ExitStatus, open_all, progress};
+use super::{Stopped, open_all};
 use crate::diff::cpu::CpuDiff;
 use crate::gate::{self, Thresholds};
 use crate::input::Capture;
@@ -136,8 +136,12 @@ fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
 
 /// Compares BASE's runs with HEAD's; the inputs are two, one of them at least a
 /// directory.
-pub fn compare(config: &Config) -> Result<ExitStatus> {
+pub fn comparison(
+    config: &Config,
+    progress: &dyn Fn(String),
+) -> std::result::Result<Comparison, Stopped> {
     let heap_unchecked = refuse_options(config)?;
+    progress("reading runs".into());
     let sides = read_sides(config)?;
     let mut warnings: Vec<Warning> = sides
         .iter()
@@ -192,31 +196,31 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
         }
         out
     };
-    conclude(
-        config,
-        Findings {
-            sides: [
-                report_side(&sides[0], &times[0]),
-                report_side(&sides[1], &times[1]),
-            ],
-            warnings,
-            heap: None,
-            cpu: Some(CpuFindings {
-                diff: &diff,
-                flame: flame.as_ref(),
-                profiles: [
-                    cpu_profile(&sides[0].captures[0]),
-                    cpu_profile(&sides[1].captures[0]),
-                ],
-            }),
-        },
-    )
+    let report_sides = [
+        report_side(&sides[0], &times[0]),
+        report_side(&sides[1], &times[1]),
+    ];
+    let base_runs = sides[0].captures.len();
+    let head_runs = sides[1].captures.len();
+    Ok(Comparison {
+        captures: sides.into_iter().flat_map(|s| s.captures).collect(),
+        sides: report_sides,
+        warnings,
+        heap: None,
+        cpu: Some(CpuCompared {
+            diff,
+            flame,
+            base: (0..base_runs).collect(),
+            head: (base_runs..base_runs + head_runs).collect(),
+        }),
+        scope: Scope::Runs,
+    })
 }
 
 /// Refuses what run sets cannot do: other than two inputs, options for heap snapshots
 /// or `--normalize`, and heap thresholds given by a flag. Returns the warning about the
 /// thresholds file's heap thresholds, if it sets any.
-fn refuse_options(config: &Config) -> Result<Option<Warning>> {
+pub(super) fn refuse_options(config: &Config) -> Result<Option<Warning>> {
     if config.inputs.len() != 2 {
         return Err(Error::Usage(format!(
             "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
@@ -245,8 +249,6 @@ fn refuse_options(config: &Config) -> Result<Option<Warning>> {
 
 /// Opens the runs of both sides, each side's of one kind.
 fn read_sides(config: &Config) -> Result<Vec<RunSide>> {
-    let bar = progress(config.quiet);
-    bar.set_message("reading runs");
     let mut sides = Vec::with_capacity(2);
     for input in &config.inputs {
         let is_dir = input.is_dir();
@@ -264,12 +266,11 @@ fn read_sides(config: &Config) -> Result<Vec<RunSide>> {
         check_kinds(&side)?;
         sides.push(side);
     }
-    bar.finish_and_clear();
     Ok(sides)
 }
 
 /// The warning that no change can be significant with so few runs, where that is so.
-fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
+pub(super) fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
     let set = diff
         .runs
         .as_ref()

@@ -13,7 +13,8 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::error::{Error, Result};
-use crate::gate::{Metric, Rule};
+use super::options::globs;
+use crate::gate::{Metric, Rule, Thresholds};
 use crate::report::line_protocol::check_tag;
 use crate::units::{Limit, parse_duration, parse_share, parse_size, parse_size_limit};
 
@@ -45,6 +46,25 @@ impl FileSettings {
     /// The file's rule for `metric` (an empty rule where it sets none).
     pub fn rule(&self, metric: Metric) -> Rule {
         self.rules.get(&metric).copied().unwrap_or_default()
+    }
+
+    /// The thresholds the file sets, the defaults where it is silent.
+    pub fn thresholds(&self) -> Result<Thresholds> {
+        let mut t = Thresholds::default();
+        if let Some(us) = self.min_function_self_us {
+            t.min_function_self_us = us;
+        }
+        if let Some(alpha) = self.alpha {
+            t.alpha = alpha;
+        }
+        let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
+        t.classes = globs("class.include", &list(&self.classes))?;
+        t.functions = globs("function.include", &list(&self.functions))?;
+        t.ignore = globs("ignore", &list(&self.ignore))?;
+        for (&metric, &rule) in &self.rules {
+            t.set(metric, rule);
+        }
+        Ok(t)
     }
 }
 

@@ -59,4 +59,7 @@ pub struct HeapResult {
     pub retained: bool,
     /// The leak watcher's list joined with HEAD, when one was given or found.
     pub leaklist: Option<crate::analysis::leaklist::LeakListResult>,
+    /// HEAD kept whole, where [`compare::HeapOptions::keep_head`] asked for it and its
+    /// graph was read.
+    pub kept: Option<Box<explain::Kept>>,
 }

@@ -938,7 +938,9 @@ fn path_steps(steps: &[Step]) -> Vec<StepJson> {
 }
 
 impl PathJson {
-    fn from_detail(c: &ClassDetail) -> PathJson {
+    /// A class's detail as the report writes its path (a suspect's, an `--explain`
+    /// class's).
+    pub fn from_detail(c: &ClassDetail) -> PathJson {
         let p = c.path.as_ref();
         PathJson {
             instance_id: p.map(|p| p.id),

@@ -57,46 +57,173 @@ fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -
     grid
 }
 
+/// The lines the CPU section leads with: the totals, the scale, the run sets' summary
+/// and the ArkTS categories.
+fn cpu_head(cpu: &CpuSection) -> Vec<String> {
+    let mut lines = vec![format!(
+        "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
+        format_us(cpu.duration_us.base),
+        format_us(cpu.duration_us.head),
+        format_us_delta(cpu.duration_us.delta()),
+        percent_change(cpu.duration_us.base, cpu.duration_us.delta()),
+        format_us(cpu.gc_us.base),
+        format_us(cpu.gc_us.head),
+        format_us_delta(cpu.gc_us.delta()),
+        format_count(cpu.samples.base),
+        format_count(cpu.samples.head),
+    )];
+    if let Some(scale) = cpu.scale {
+        lines.push(format!(
+            "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
+        ));
+    }
+    lines.extend(super::runs_text::summary(cpu));
+    let categories: Vec<String> = cpu
+        .categories
+        .iter()
+        .filter(|c| c.us.base > 0 || c.us.head > 0)
+        .map(|c| {
+            format!(
+                "{} {} -> {} ({})",
+                c.name,
+                format_us(c.us.base),
+                format_us(c.us.head),
+                format_us_delta(c.us.delta())
+            )
+        })
+        .collect();
+    if !categories.is_empty() {
+        lines.push(format!("categories: {}", categories.join("; ")));
+    }
+    lines
+}
+
+/// The lines the heap section leads with: the totals, the id check when the snapshots
+/// look like two processes, the native total.
+fn heap_head(heap: &HeapSection) -> Vec<String> {
+    let t = &heap.totals;
+    let mut lines = vec![format!(
+        "heap: {} objects, {} -> {} objects, {} ({}, {})",
+        format_count(t.count.base),
+        format_size(t.size.base),
+        format_count(t.count.head),
+        format_size(t.size.head),
+        format_count_delta(t.count.delta()),
+        format_size_delta(t.size.delta()),
+    )];
+    match &heap.id_check {
+        Some(c) if heap.id_matching == IdMatching::Disjoint => lines.push(format!(
+            "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
+            format_count(c.mismatched_ids),
+            format_count(c.shared_ids)
+        )),
+        _ => {}
+    }
+    lines.extend(arkts::native_line(t));
+    lines
+}
+
+/// `trend over 4 snapshots: heap 2.79 MiB → … → 5.55 MiB`.
+fn trend_line(trend: &super::TrendJson) -> String {
+    let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
+    format!(
+        "trend over {} snapshots: heap {}",
+        trend.snapshots.len(),
+        arrows(&heap_sizes, format_size)
+    )
+}
+
+/// `Leak suspects: 8 classes grow in every interval, by 64.00 KiB or more:`, or that
+/// there is none.
+fn suspects_line(trend: &super::TrendJson) -> String {
+    let n = trend.snapshots.len();
+    let rule = if trend.required_intervals + 1 < n {
+        format!("{} of {} intervals", trend.required_intervals, n - 1)
+    } else {
+        "every interval".to_owned()
+    };
+    if trend.suspects.is_empty() {
+        return format!(
+            "No leak suspect: no class grows in {rule} by {} or more.",
+            format_size(trend.floor_bytes)
+        );
+    }
+    let plural = if trend.suspects.len() == 1 { "" } else { "es" };
+    format!(
+        "Leak suspects: {} class{plural} grow in {rule}, by {} or more:",
+        trend.suspects.len(),
+        format_size(trend.floor_bytes)
+    )
+}
+
+/// `Leak owners: 2 objects kept gaining new objects:`, that there is none, or why they
+/// were not looked for.
+fn owners_line(trend: &super::TrendJson) -> String {
+    if let Some(note) = &trend.owners_note {
+        return format!("Leak owners: not looked for: {note}.");
+    }
+    if trend.owners.is_empty() {
+        return format!(
+            "No leak owner: no object keeps gaining new objects by {} or more.",
+            format_size(trend.floor_bytes)
+        );
+    }
+    let plural = if trend.owners.len() == 1 { "" } else { "s" };
+    format!(
+        "Leak owners: {} object{plural} kept gaining new objects:",
+        trend.owners.len()
+    )
+}
+
+/// The gate's verdict, then one line per violation.
+pub fn gate_lines(gate: &super::GateSection) -> Vec<String> {
+    let mut lines = vec![if gate.thresholds == 0 {
+        "gate: no thresholds given (report only)".to_owned()
+    } else {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        format!(
+            "gate: {} ({} of {} checked)",
+            gate.status.name().to_uppercase(),
+            plural(gate.violations.len(), "violation"),
+            plural(gate.thresholds, "threshold"),
+        )
+    }];
+    for v in &gate.violations {
+        let (value, limit, given) = v.amounts();
+        let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
+        lines.push(format!(
+            "  {}: {} {} {} {value}, limit {limit}{given}",
+            v.level,
+            v.metric,
+            v.subject,
+            v.verb()
+        ));
+    }
+    lines
+}
+
+/// What the table report leads each section with, without its tables and paths: the
+/// sides, the heap's totals, the trend with its suspects and owners counted, the CPU's
+/// totals, and the gate's verdict with its violations.
+pub fn summary(report: &Report) -> Vec<String> {
+    let mut lines = vec![side("base", &report.base), side("head", &report.head)];
+    if let Some(heap) = &report.heap {
+        lines.extend(heap_head(heap));
+        if let Some(trend) = &heap.trend {
+            lines.extend([trend_line(trend), suspects_line(trend), owners_line(trend)]);
+        }
+    }
+    if let Some(cpu) = &report.cpu {
+        lines.extend(cpu_head(cpu));
+    }
+    lines.extend(gate_lines(&report.gate));
+    lines
+}
+
 impl TableRenderer {
     fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
-            format_us(cpu.duration_us.base),
-            format_us(cpu.duration_us.head),
-            format_us_delta(cpu.duration_us.delta()),
-            percent_change(cpu.duration_us.base, cpu.duration_us.delta()),
-            format_us(cpu.gc_us.base),
-            format_us(cpu.gc_us.head),
-            format_us_delta(cpu.gc_us.delta()),
-            format_count(cpu.samples.base),
-            format_count(cpu.samples.head),
-        )?;
-        if let Some(scale) = cpu.scale {
-            writeln!(
-                out,
-                "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
-            )?;
-        }
-        for line in super::runs_text::summary(cpu) {
+        for line in cpu_head(cpu) {
             writeln!(out, "{line}")?;
-        }
-        let categories: Vec<String> = cpu
-            .categories
-            .iter()
-            .filter(|c| c.us.base > 0 || c.us.head > 0)
-            .map(|c| {
-                format!(
-                    "{} {} -> {} ({})",
-                    c.name,
-                    format_us(c.us.base),
-                    format_us(c.us.head),
-                    format_us_delta(c.us.delta())
-                )
-            })
-            .collect();
-        if !categories.is_empty() {
-            writeln!(out, "categories: {}", categories.join("; "))?;
         }
         writeln!(out)?;
         if cpu.functions.is_empty() {
@@ -171,34 +298,12 @@ impl TableRenderer {
         let Some(trend) = &heap.trend else {
             return Ok(());
         };
-        let n = trend.snapshots.len();
         writeln!(out)?;
-        let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
-        writeln!(
-            out,
-            "trend over {n} snapshots: heap {}",
-            arrows(&heap_sizes, format_size)
-        )?;
-        let rule = if trend.required_intervals + 1 < n {
-            format!("{} of {} intervals", trend.required_intervals, n - 1)
-        } else {
-            "every interval".to_owned()
-        };
+        writeln!(out, "{}", trend_line(trend))?;
+        writeln!(out, "{}", suspects_line(trend))?;
         if trend.suspects.is_empty() {
-            writeln!(
-                out,
-                "No leak suspect: no class grows in {rule} by {} or more.",
-                format_size(trend.floor_bytes)
-            )?;
             return self.owners(trend, out);
         }
-        let plural = if trend.suspects.len() == 1 { "" } else { "es" };
-        writeln!(
-            out,
-            "Leak suspects: {} class{plural} grow in {rule}, by {} or more:",
-            trend.suspects.len(),
-            format_size(trend.floor_bytes)
-        )?;
         let table = grid(
             self.width,
             columns::heap::SUSPECTS,
@@ -231,23 +336,11 @@ impl TableRenderer {
     /// The leak owners, each with its path, its growth, what it gained, and the suspects
     /// it holds (with their paths): one leak, one story.
     fn owners(&self, trend: &super::TrendJson, out: &mut dyn Write) -> io::Result<()> {
-        if let Some(note) = &trend.owners_note {
-            writeln!(out, "\nLeak owners: not looked for: {note}.")?;
+        writeln!(out)?;
+        writeln!(out, "{}", owners_line(trend))?;
+        if trend.owners_note.is_some() || trend.owners.is_empty() {
             return Ok(());
         }
-        if trend.owners.is_empty() {
-            return writeln!(
-                out,
-                "\nNo leak owner: no object keeps gaining new objects by {} or more.",
-                format_size(trend.floor_bytes)
-            );
-        }
-        let plural = if trend.owners.len() == 1 { "" } else { "s" };
-        writeln!(
-            out,
-            "\nLeak owners: {} object{plural} kept gaining new objects:",
-            trend.owners.len()
-        )?;
         for (i, o) in trend.owners.iter().enumerate().take(self.top) {
             writeln!(out)?;
             writeln!(out, "{}", owner_summary(i + 1, o, trend.iterations))?;
@@ -370,27 +463,7 @@ impl Render for TableRenderer {
         writeln!(out, "{}", side("base", &report.base))?;
         writeln!(out, "{}", side("head", &report.head))?;
         if let Some(heap) = &report.heap {
-            let t = &heap.totals;
-            writeln!(
-                out,
-                "heap: {} objects, {} -> {} objects, {} ({}, {})",
-                format_count(t.count.base),
-                format_size(t.size.base),
-                format_count(t.count.head),
-                format_size(t.size.head),
-                format_count_delta(t.count.delta()),
-                format_size_delta(t.size.delta()),
-            )?;
-            match &heap.id_check {
-                Some(c) if heap.id_matching == IdMatching::Disjoint => writeln!(
-                    out,
-                    "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
-                    format_count(c.mismatched_ids),
-                    format_count(c.shared_ids)
-                )?,
-                _ => {}
-            }
-            if let Some(line) = arkts::native_line(t) {
+            for line in heap_head(heap) {
                 writeln!(out, "{line}")?;
             }
             writeln!(out)?;
@@ -427,31 +500,8 @@ impl Render for TableRenderer {
             self.cpu(cpu, out)?;
         }
         writeln!(out)?;
-        let gate = &report.gate;
-        if gate.thresholds == 0 {
-            writeln!(out, "gate: no thresholds given (report only)")?;
-        } else {
-            let plural =
-                |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-            writeln!(
-                out,
-                "gate: {} ({} of {} checked)",
-                gate.status.name().to_uppercase(),
-                plural(gate.violations.len(), "violation"),
-                plural(gate.thresholds, "threshold"),
-            )?;
-        }
-        for v in &gate.violations {
-            let (value, limit, given) = v.amounts();
-            let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
-            writeln!(
-                out,
-                "  {}: {} {} {} {value}, limit {limit}{given}",
-                v.level,
-                v.metric,
-                v.subject,
-                v.verb()
-            )?;
+        for line in gate_lines(&report.gate) {
+            writeln!(out, "{line}")?;
         }
         if let Some(line) = super::runs_text::power(report) {
             writeln!(out, "  {line}")?;

@@ -23,6 +23,7 @@ mod html;
 mod htrace_cases;
 mod id_rules;
 mod leaks;
+mod mcp;
 mod parallel_parse;
 mod rawheap;
 mod rawheap_v3_writer;

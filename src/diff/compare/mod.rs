@@ -66,6 +66,10 @@ pub struct HeapOptions {
     pub floor: SuspectFloor,
     /// How many iterations of a repeated action each interval of a series covers.
     pub iterations: u32,
+    /// Keep HEAD whole in the result (its graph with labels, dominator tree and distances
+    /// from the roots: [`crate::diff::explain::Kept`]), for questions about single objects
+    /// after the comparison. Needs `graph`.
+    pub keep_head: bool,
 }
 
 /// One snapshot of one capture.

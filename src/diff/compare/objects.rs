@@ -5,7 +5,7 @@ use super::ends::{Ends, Needs, diff_ends, load_ends};
 use super::owner_stage::{self, OwnerStage};
 use super::{HeapOptions, Result, Selection, leaklist, series};
 use crate::diff::HeapResult;
-use crate::diff::explain::{ClassDetail, Explainer};
+use crate::diff::explain::{ClassDetail, Explainer, Kept};
 use crate::diff::heap::{HeapDiff, IdMatching};
 use crate::warning::{Warning, WarningCode};
 
@@ -57,7 +57,7 @@ pub(super) fn compare(
         ends.base(),
         &ends.head,
         &diff,
-        wants_paths || stage.is_some(),
+        wants_paths || stage.is_some() || needs.keep,
     );
     let trend = series.map(|s| {
         series::result(
@@ -74,6 +74,13 @@ pub(super) fn compare(
         .leaklist
         .map(|list| leaklist::join(list, selection.head.capture, &ends.head, &mut warnings))
         .transpose()?;
+    let distances = explainer.into_distances();
+    let kept = if needs.keep {
+        let (base, head) = ends.into_parts();
+        Kept::new(base.as_ref(), head, &diff, distances).map(Box::new)
+    } else {
+        None
+    };
     Ok(HeapResult {
         diff,
         trend,
@@ -82,6 +89,7 @@ pub(super) fn compare(
         indexes: (selection.base.index, selection.head.index),
         retained,
         leaklist,
+        kept,
     })
 }
 
