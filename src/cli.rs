@@ -165,6 +165,11 @@ pub struct Cli {
     #[arg(long = "function", value_name = "GLOB", help_heading = CPU_THRESHOLDS)]
     pub functions: Vec<String>,
 
+    /// Limit the allocation-site threshold to sites whose function or script matches
+    /// GLOB, e.g. 'placeOrder' or '*/src/*' (repeatable).
+    #[arg(long = "site", value_name = "GLOB", help_heading = LEAKS)]
+    pub sites: Vec<String>,
+
     /// Show what holds CLASS alive: one shortest path from the GC roots to an instance
     /// (a new one where possible) in HEAD (repeatable).
     #[arg(long, value_name = "CLASS", help_heading = LEAKS)]
@@ -244,7 +249,7 @@ const OUTPUT: &str = "Output";
 fn heading(metric: Metric) -> &'static str {
     match metric.source() {
         Source::Heap => HEAP_THRESHOLDS,
-        Source::Trend | Source::LeakList => LEAKS,
+        Source::Trend | Source::LeakList | Source::Allocations => LEAKS,
         Source::Cpu => CPU_THRESHOLDS,
     }
 }
@@ -570,6 +575,7 @@ impl Cli {
             &pick_list(self.functions, file.functions.as_ref()),
         )?;
         thresholds.ignore = globs("--ignore", &pick_list(self.ignore, file.ignore.as_ref()))?;
+        thresholds.sites = globs("--site", &pick_list(self.sites, file.sites.as_ref()))?;
         for metric in Metric::ALL {
             thresholds.set(
                 metric,

@@ -47,14 +47,24 @@ pub(super) fn conclude(config: &Config, findings: Findings<'_>) -> Result<ExitSt
         heap,
         cpu,
     } = findings;
+    // One snapshot on its own, reported for its recording, has no pair to gate.
+    let alone = heap.is_some_and(super::heap::has_recording)
+        && base.path == head.path
+        && base.snapshot_index == head.snapshot_index;
     let mut verdict = gate::evaluate(
-        heap.map(|h| &h.diff),
+        heap.filter(|_| !alone).map(|h| &h.diff),
         heap.and_then(|h| h.trend.as_ref()).map(|t| &t.trend),
         cpu.as_ref().map(|c| c.diff),
         &config.thresholds,
     );
     if let Some(list) = heap.and_then(|h| h.leaklist.as_ref()) {
         gate::leaklist::evaluate(list, &config.thresholds, &mut verdict);
+    }
+    if let Some(sites) = heap
+        .and_then(|h| h.allocations.as_ref())
+        .and_then(crate::diff::allocations::Allocations::site_growth)
+    {
+        gate::sites::evaluate(&sites, &config.thresholds, &mut verdict);
     }
     let report = Report {
         schema_version: report::SCHEMA_VERSION,

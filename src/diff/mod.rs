@@ -3,6 +3,7 @@
 //! [`compare`], the heap comparison as one call, which reads the snapshots it compares
 //! from their opened captures.
 
+pub mod allocations;
 pub mod compare;
 pub mod cpu;
 pub mod explain;
@@ -58,4 +59,7 @@ pub struct HeapResult {
     pub retained: bool,
     /// The leak watcher's list joined with HEAD, when one was given or found.
     pub leaklist: Option<crate::analysis::leaklist::LeakListResult>,
+    /// Where HEAD's objects were allocated, where HEAD was taken with allocation
+    /// tracking.
+    pub allocations: Option<allocations::Allocations>,
 }

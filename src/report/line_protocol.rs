@@ -424,6 +424,7 @@ pub(super) mod fixture {
             retained: MaybeCompared(None),
             native_size: None,
             retained_native: None,
+            allocation: None,
         }
     }
 
@@ -449,6 +450,7 @@ pub(super) mod fixture {
             limit: 1.0,
             limit_text: "1B".to_owned(),
             p_value: None,
+            unit: Metric::ClassSize.unit(),
         }
     }
 
@@ -507,6 +509,8 @@ pub(super) mod fixture {
                 trend: None,
                 explain: Vec::new(),
                 leaklist: None,
+                sites: None,
+                timeline: None,
             }),
             cpu: Some(CpuSection {
                 flame: None,

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use super::arkts;
 use super::columns::{self, Align, Column, Renderer, Shown, Total, first};
-use super::{CpuSection, HeapSection, PathJson, Render, Report, Side};
+use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc};
 use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Status, Unit};
 use crate::units::format_size;
@@ -138,8 +138,15 @@ impl Markdown {
         )
     }
 
-    fn heap(&self, heap: &HeapSection, out: &mut dyn Write) -> io::Result<()> {
+    fn heap(&self, heap: &HeapSection, alone: bool, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "#### Heap\n")?;
+        if alone {
+            // One snapshot on its own: its recording is the report.
+            if let Some(t) = &heap.timeline {
+                self.timeline(t, "the", out)?;
+            }
+            return Ok(());
+        }
         let t = &heap.totals;
         let mut totals = vec![
             Total::new("Objects", Unit::Count, t.count.0),
@@ -176,6 +183,19 @@ impl Markdown {
             heap.classes.len().saturating_sub(self.top),
             "changed classes",
         )?;
+        if let Some(sites) = &heap.sites {
+            writeln!(out, "\n#### Allocation sites\n")?;
+            writeln!(out, "{}.\n", alloc::sites_heading(sites))?;
+            if self.top > 0 && !sites.sites.is_empty() {
+                table(
+                    out,
+                    columns::heap::SITES,
+                    sites,
+                    first(&sites.sites, self.top),
+                )?;
+            }
+            more(out, sites.sites.len().saturating_sub(self.top), "sites")?;
+        }
         if let Some(trend) = &heap.trend {
             writeln!(
                 out,
@@ -206,6 +226,21 @@ impl Markdown {
                     trend.suspects.len().saturating_sub(self.top),
                     "suspects",
                 )?;
+                let placed: Vec<String> = trend
+                    .suspects
+                    .iter()
+                    .take(self.top)
+                    .filter_map(|s| {
+                        let a = s.allocation.as_ref()?;
+                        Some(format!("- {}", code(&alloc::class_sentence(&s.name, a))))
+                    })
+                    .collect();
+                if !placed.is_empty() {
+                    writeln!(out, "\nWhere the suspects' new objects were allocated:\n")?;
+                    for line in placed {
+                        writeln!(out, "{line}")?;
+                    }
+                }
                 let paths: Vec<(&str, &PathJson)> = trend
                     .suspects
                     .iter()
@@ -217,6 +252,9 @@ impl Markdown {
             }
             owners(out, trend, self.top)?;
         }
+        if let Some(t) = &heap.timeline {
+            self.timeline(t, "HEAD's", out)?;
+        }
         let explained: Vec<(&str, &PathJson)> = heap
             .explain
             .iter()
@@ -227,6 +265,41 @@ impl Markdown {
             self.leaklist(list, out)?;
         }
         Ok(())
+    }
+
+    /// The survivors of a timeline recording: when and where they were allocated.
+    fn timeline(
+        &self,
+        t: &alloc::TimelineJson,
+        whose: &str,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out, "\n#### Timeline\n")?;
+        for line in alloc::timeline_lines(t, whose) {
+            let line = line.strip_prefix("timeline: ").unwrap_or(&line);
+            writeln!(out, "{}  ", capitalized(line))?;
+        }
+        if self.top > 0 && !t.sites.is_empty() {
+            writeln!(out)?;
+            table(
+                out,
+                columns::heap::TIMELINE_SITES,
+                t,
+                first(&t.sites, self.top),
+            )?;
+        }
+        more(out, t.sites.len().saturating_sub(self.top), "sites")?;
+        let classes = alloc::flagged_classes(t);
+        if classes.is_empty() {
+            writeln!(out, "\nNo class left survivors in every bucket.")
+        } else {
+            let names: Vec<String> = classes.iter().map(|c| code(c)).collect();
+            writeln!(
+                out,
+                "\nClasses that left survivors in every bucket: {}.",
+                names.join(", ")
+            )
+        }
     }
 
     /// The leak watcher's list: a row per watched object, then their paths.
@@ -357,7 +430,7 @@ impl Render for Markdown {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         Markdown::gate(report, out)?;
         if let Some(heap) = &report.heap {
-            self.heap(heap, out)?;
+            self.heap(heap, report.recording_alone(), out)?;
         }
         if let Some(cpu) = &report.cpu {
             if report.heap.is_some() {

@@ -19,8 +19,8 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 use crate::support::alloc::{
-    NodeRow, SiteCount, SiteKey, ark_path, count_intervals, count_sites, new_objects, nodes,
-    samples, to_arkts, trace,
+    NodeRow, RUNTIME, SiteCount, SiteKey, ark_path, count_intervals, count_sites, new_objects,
+    nodes, samples, to_arkts, trace,
 };
 use crate::support::cli::data;
 use crate::support::htrace::{Encoding, HtraceBuilder};
@@ -96,6 +96,7 @@ fn as_count(snap: &HeapSnapshot, s: &Sites) -> SiteCount {
             *callers.entry(caller.to_owned()).or_default() += stack.totals.count;
         }
     }
+    out.runtime = (s.runtime.count, s.runtime.size);
     for c in &s.classes {
         if c.unattributed.count > 0 {
             out.unattributed.insert(
@@ -324,6 +325,13 @@ fn check_timeline(snap: &HeapSnapshot, text: &[u8], buckets: usize) -> Vec<(Stri
         .filter(|r| r.size > 0 && r.id <= s[0].1)
         .fold((0, 0), |a, r| (a.0 + 1, a.1 + r.size));
     assert_eq!((t.before.count, t.before.size), before);
+    // The runtime's own survivors, counted apart.
+    let runtime = rows
+        .iter()
+        .filter(|r| r.size > 0 && r.id > s[0].1 && RUNTIME.contains(&r.class.as_str()))
+        .fold((0, 0), |a, r| (a.0 + 1, a.1 + r.size));
+    assert_eq!((t.runtime.count, t.runtime.size), runtime);
+    assert!(runtime.0 > 0);
 
     // Per site: the recount of each bucket's survivors, and of those after the last sample.
     let tr = trace(&d);
