@@ -70,6 +70,14 @@ Examples:
       from the GC roots; exit 1 when one retains more than 64 KiB.
   arkdiff before.heapsnapshot after.heapsnapshot --max-class-native-growth 1MiB
       ArkTS snapshots with native sizes: gate the native memory a class holds.
+  arkdiff before.heapsnapshot after.heapsnapshot --max-site-growth 1000 --site '*/src/*'
+      Snapshots taken with allocation tracking: where the new objects were allocated
+      (function, script, line); exit 1 when one site under src/ made more than 1000
+      surviving new objects (a size such as 256KiB limits their bytes instead).
+  arkdiff timeline.htrace --format github
+      One snapshot with its timeline recording (an ArkTS TIMELINE htrace, or a
+      heap snapshot with samples): what the recording left alive, when and where it was
+      allocated; annotations on the allocating lines.
 
 Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or input.";
 
