@@ -1191,3 +1191,45 @@ fn a_timeline_htrace_is_reported_from_the_command_line() {
         "{text}"
     );
 }
+
+#[test]
+fn line_protocol_has_a_point_per_site() {
+    let points = |args: &[&str]| -> Vec<String> {
+        let mut all = args.to_vec();
+        all.extend([
+            "--format",
+            "line-protocol",
+            "--top",
+            "2",
+            "--timestamp",
+            "2026-11-24T05:00:00Z",
+        ]);
+        let out = arkdiff(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out).lines().map(str::to_owned).collect()
+    };
+    let pair = points(&["alloc-0.heapsnapshot.gz", "alloc-2.heapsnapshot.gz"]);
+    let sites: Vec<&String> = pair
+        .iter()
+        .filter(|l| l.starts_with("arkdiff_site,"))
+        .collect();
+    assert_eq!(
+        sites,
+        [
+            "arkdiff_site,column=19,function=subscribe,line=67,side=head,url=/tmp/alloc/app.js count=3200i,size=166400i 1795496400000000000",
+            "arkdiff_site,column=14,function=Order,line=44,side=head,url=/tmp/alloc/app.js count=3202i,size=102464i 1795496400000000000",
+        ]
+    );
+    let alone = points(&["alloc-timeline.heapsnapshot.gz"]);
+    assert_eq!(
+        alone[..3],
+        [
+            "arkdiff_heap,side=head count=52857i,size=3607059i 1795496400000000000",
+            "arkdiff_timeline_site,column=19,function=subscribe,line=67,side=head,url=/tmp/alloc/app.js count=2800i,size=145600i,every_bucket=1i 1795496400000000000",
+            "arkdiff_timeline_site,column=30,function=recordAudit,line=15,side=head,url=/tmp/alloc/audit.js count=1805i,size=95720i,every_bucket=1i 1795496400000000000",
+        ]
+    );
+    // No allocation data: no site points.
+    let leak = points(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]);
+    assert!(leak.iter().all(|l| !l.contains("site")), "{leak:?}");
+}
