@@ -824,6 +824,15 @@ fn recording(t: &TimelineJson) -> String {
     )
 }
 
+/// [`timeline_lines`] as sentences of their own (Markdown, the page): without the
+/// `timeline:` label, capitalized.
+pub fn timeline_sentences(t: &TimelineJson, whose: &str) -> Vec<String> {
+    timeline_lines(t, whose)
+        .iter()
+        .map(|line| super::markdown::capitalized(line.strip_prefix("timeline: ").unwrap_or(line)))
+        .collect()
+}
+
 /// The lines that open a timeline's section: what survived, and when it was allocated.
 /// `whose`: `HEAD's` where the recording's snapshot is compared with another, `the`
 /// where it is on its own.

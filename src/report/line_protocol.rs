@@ -278,8 +278,7 @@ impl Render for LineProtocol {
         use Field::{Int, Str};
         let mut text = String::new();
         let (base_time, head_time) = (self.time(&report.base), self.time(&report.head));
-        let heap = report.heap.as_ref();
-        if let Some(heap) = heap {
+        if let Some(heap) = &report.heap {
             let t = &heap.totals;
             // One snapshot on its own, for its recording, is HEAD alone.
             let alone = report.recording_alone();
@@ -350,11 +349,14 @@ impl Render for LineProtocol {
                 );
             }
         }
-        for (measurement, frame, count, size, flagged) in
-            heap.map(|h| site_points(h, self.top)).unwrap_or_default()
+        for (measurement, frame, count, size, flagged) in report
+            .heap
+            .as_ref()
+            .map(|h| site_points(h, self.top))
+            .unwrap_or_default()
         {
-            let line_no = frame.line.map_or_else(String::new, |l| position(l));
-            let column = frame.column.map_or_else(String::new, |c| position(c));
+            let line_no = frame.line.map_or_else(String::new, position);
+            let column = frame.column.map_or_else(String::new, position);
             let mut fields = vec![("count", Int(count)), ("size", Int(size))];
             if let Some(every) = flagged {
                 fields.push(("every_bucket", Int(u64::from(every))));

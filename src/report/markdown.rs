@@ -275,9 +275,8 @@ impl Markdown {
         out: &mut dyn Write,
     ) -> io::Result<()> {
         writeln!(out, "\n#### Timeline\n")?;
-        for line in alloc::timeline_lines(t, whose) {
-            let line = line.strip_prefix("timeline: ").unwrap_or(&line);
-            writeln!(out, "{}  ", capitalized(line))?;
+        for line in alloc::timeline_sentences(t, whose) {
+            writeln!(out, "{line}  ")?;
         }
         if self.top > 0 && !t.sites.is_empty() {
             writeln!(out)?;
@@ -368,7 +367,7 @@ impl Markdown {
 }
 
 /// `Run sets: …` from `run sets: …`.
-fn capitalized(line: &str) -> String {
+pub(super) fn capitalized(line: &str) -> String {
     let mut chars = line.chars();
     chars.next().map_or_else(String::new, |c| {
         c.to_uppercase().chain(chars).collect::<String>()

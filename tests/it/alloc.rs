@@ -1233,3 +1233,31 @@ fn line_protocol_has_a_point_per_site() {
     let leak = points(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]);
     assert!(leak.iter().all(|l| !l.contains("site")), "{leak:?}");
 }
+
+#[test]
+fn the_page_writes_the_sites_and_the_recording_without_script() {
+    let page = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--format", "html"]);
+        let out = arkdiff(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let pair = page(&["alloc-0.heapsnapshot.gz", "alloc-2.heapsnapshot.gz"]);
+    let section = &pair[pair.find("<section id=\"allocation\">").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<table id=\"sites\""), "{section}");
+    assert!(
+        section.contains("<tr class=\"site\"><td><span class=\"name\">placeOrder (app.js:61:20)</span></td><td class=\"num\">1,601</td><td class=\"num\">62.52 KiB</td><td>1,600 Order, 1 (string)</td>"),
+        "{section}"
+    );
+    let alone = page(&["alloc-timeline.heapsnapshot.gz"]);
+    let section = &alone[alone.find("<section id=\"allocation\">").unwrap()..];
+    assert!(section.contains("<svg id=\"timeline-chart\""));
+    assert_eq!(section.matches("<rect ").count(), 4);
+    assert_eq!(section.matches("<tr class=\"site flagged\">").count(), 4);
+    assert!(section.contains("<p class=\"note\">The recording (14 samples over 642.3 ms)"));
+    // No allocation data: no section.
+    let leak = page(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]);
+    assert!(!leak.contains("id=\"allocation\""));
+}

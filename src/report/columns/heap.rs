@@ -114,6 +114,8 @@ pub const CLASSES: &[Column<HeapSection, ClassJson>] = &[
         Cell::Text(|_, c| allocated_in(&c.name, c.allocation.as_ref())),
     )
     .title("where most of the class's new objects were allocated (its allocation site)")
+    // The page shows the sites in a table of their own.
+    .only(TEXT)
     .when(has_sites),
 ];
 
