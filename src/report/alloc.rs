@@ -824,12 +824,23 @@ fn recording(t: &TimelineJson) -> String {
     )
 }
 
+/// Where the first `top` suspects' new objects were allocated, a sentence each
+/// ([`class_sentence`]), for the suspects that have sites.
+pub fn suspect_sentences(trend: &crate::report::TrendJson, top: usize) -> Vec<String> {
+    trend
+        .suspects
+        .iter()
+        .take(top)
+        .filter_map(|s| Some(class_sentence(&s.name, s.allocation.as_ref()?)))
+        .collect()
+}
+
 /// [`timeline_lines`] as sentences of their own (Markdown, the page): without the
 /// `timeline:` label, capitalized.
 pub fn timeline_sentences(t: &TimelineJson, whose: &str) -> Vec<String> {
     timeline_lines(t, whose)
         .iter()
-        .map(|line| super::markdown::capitalized(line.strip_prefix("timeline: ").unwrap_or(line)))
+        .map(|line| super::text::capitalized(line.strip_prefix("timeline: ").unwrap_or(line)))
         .collect()
 }
 

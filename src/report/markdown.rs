@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use super::arkts;
 use super::columns::{self, Align, Column, Renderer, Shown, Total, first};
+use super::text::capitalized;
 use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc};
 use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Status, Unit};
@@ -226,18 +227,10 @@ impl Markdown {
                     trend.suspects.len().saturating_sub(self.top),
                     "suspects",
                 )?;
-                let placed: Vec<String> = trend
-                    .suspects
-                    .iter()
-                    .take(self.top)
-                    .filter_map(|s| {
-                        let a = s.allocation.as_ref()?;
-                        Some(format!("- {}", code(&alloc::class_sentence(&s.name, a))))
-                    })
-                    .collect();
+                let placed = alloc::suspect_sentences(trend, self.top);
                 if !placed.is_empty() {
                     writeln!(out, "\nWhere the suspects' new objects were allocated:\n")?;
-                    for line in placed {
+                    for line in placed.iter().map(|l| format!("- {}", code(l))) {
                         writeln!(out, "{line}")?;
                     }
                 }
@@ -364,14 +357,6 @@ impl Markdown {
             "functions",
         )
     }
-}
-
-/// `Run sets: …` from `run sets: …`.
-pub(super) fn capitalized(line: &str) -> String {
-    let mut chars = line.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().chain(chars).collect::<String>()
-    })
 }
 
 /// Retainer paths in a collapsed block, one code block per class.

@@ -212,19 +212,11 @@ impl TableRenderer {
         if hidden > 0 {
             writeln!(out, "… {hidden} more suspects (--top to show more)")?;
         }
-        let placed: Vec<String> = trend
-            .suspects
-            .iter()
-            .take(self.top)
-            .filter_map(|s| {
-                let a = s.allocation.as_ref()?;
-                Some(format!("  {}", alloc::class_sentence(&s.name, a)))
-            })
-            .collect();
+        let placed = alloc::suspect_sentences(trend, self.top);
         if !placed.is_empty() {
             writeln!(out, "Where the suspects' new objects were allocated:")?;
             for line in placed {
-                writeln!(out, "{line}")?;
+                writeln!(out, "  {line}")?;
             }
         }
         self.owners(trend, out)?;
