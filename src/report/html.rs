@@ -301,8 +301,13 @@ impl Render for Html {
             title = esc(&title),
             hash = SCRIPT_SHA256.trim(),
         );
-        side(&mut page, "BASE", &report.base);
-        side(&mut page, "HEAD", &report.head);
+        if report.recording_alone() {
+            // One snapshot on its own, for its recording: there is no BASE.
+            side(&mut page, "Snapshot", &report.head);
+        } else {
+            side(&mut page, "BASE", &report.base);
+            side(&mut page, "HEAD", &report.head);
+        }
         if let Some(t) = report.heap.as_ref().and_then(|h| h.trend.as_ref()) {
             let _ = writeln!(
                 page,

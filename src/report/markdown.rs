@@ -131,6 +131,10 @@ impl Markdown {
             table(out, columns::gate::VIOLATIONS, gate, &gate.violations)?;
             writeln!(out)?;
         }
+        if report.recording_alone() {
+            // One snapshot on its own, for its recording: there is no BASE.
+            return writeln!(out, "{}\n", side("Snapshot", &report.head));
+        }
         writeln!(
             out,
             "{}<br>{}\n",
@@ -140,7 +144,6 @@ impl Markdown {
     }
 
     fn heap(&self, heap: &HeapSection, alone: bool, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "#### Heap\n")?;
         if alone {
             // One snapshot on its own: its recording is the report.
             if let Some(t) = &heap.timeline {
@@ -148,6 +151,7 @@ impl Markdown {
             }
             return Ok(());
         }
+        writeln!(out, "#### Heap\n")?;
         let t = &heap.totals;
         let mut totals = vec![
             Total::new("Objects", Unit::Count, t.count.0),
@@ -246,6 +250,7 @@ impl Markdown {
             owners(out, trend, self.top)?;
         }
         if let Some(t) = &heap.timeline {
+            writeln!(out)?;
             self.timeline(t, "HEAD's", out)?;
         }
         let explained: Vec<(&str, &PathJson)> = heap
@@ -267,7 +272,7 @@ impl Markdown {
         whose: &str,
         out: &mut dyn Write,
     ) -> io::Result<()> {
-        writeln!(out, "\n#### Timeline\n")?;
+        writeln!(out, "#### Timeline\n")?;
         for line in alloc::timeline_sentences(t, whose) {
             writeln!(out, "{line}  ")?;
         }

@@ -1257,6 +1257,17 @@ fn the_page_writes_the_sites_and_the_recording_without_script() {
     assert_eq!(section.matches("<rect ").count(), 4);
     assert_eq!(section.matches("<tr class=\"site flagged\">").count(), 4);
     assert!(section.contains("<p class=\"note\">The recording (14 samples over 642.3 ms)"));
+    assert!(alone.contains("<p class=\"sides\"><b>Snapshot</b>"));
+    assert!(!alone.contains("<b>BASE</b>"));
+    let md = stdout(&arkdiff(&[
+        "alloc-timeline.heapsnapshot.gz",
+        "--format",
+        "markdown",
+    ]));
+    assert!(
+        md.contains("**Snapshot** `alloc-timeline.heapsnapshot.gz` (heapsnapshot (gzip))\n\n#### Timeline\n\nThe recording (14 samples over 642.3 ms)"),
+        "{md}"
+    );
     // No allocation data: no section.
     let leak = page(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]);
     assert!(!leak.contains("id=\"allocation\""));
