@@ -75,6 +75,14 @@ Examples:
       from the GC roots; exit 1 when one retains more than 64 KiB.
   arkdiff before.heapsnapshot after.heapsnapshot --max-class-native-growth 1MiB
       ArkTS snapshots with native sizes: gate the native memory a class holds.
+  arkdiff before.heapsnapshot after.heapsnapshot --max-site-growth 1000 --site '*/src/*'
+      Snapshots taken with allocation tracking: where the new objects were allocated
+      (function, script, line); exit 1 when one site under src/ made more than 1000
+      surviving new objects (a size such as 256KiB limits their bytes instead).
+  arkdiff timeline.htrace --format github
+      One snapshot with its timeline recording (an ArkTS TIMELINE htrace, or a
+      heap snapshot with samples): what the recording left alive, when and where it was
+      allocated; annotations on the allocating lines.
 
 Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or input.";
 
@@ -177,6 +185,11 @@ pub struct Cli {
     #[arg(long = "function", value_name = "GLOB", help_heading = CPU_THRESHOLDS)]
     pub functions: Vec<String>,
 
+    /// Limit the allocation-site threshold to sites whose function or script matches
+    /// GLOB, e.g. 'placeOrder' or '*/src/*' (repeatable).
+    #[arg(long = "site", value_name = "GLOB", help_heading = LEAKS)]
+    pub sites: Vec<String>,
+
     /// Show what holds CLASS alive: one shortest path from the GC roots to an instance
     /// (a new one where possible) in HEAD (repeatable).
     #[arg(long, value_name = "CLASS", help_heading = LEAKS)]
@@ -256,7 +269,7 @@ const OUTPUT: &str = "Output";
 fn heading(metric: Metric) -> &'static str {
     match metric.source() {
         Source::Heap => HEAP_THRESHOLDS,
-        Source::Trend | Source::LeakList => LEAKS,
+        Source::Trend | Source::LeakList | Source::Allocations => LEAKS,
         Source::Cpu => CPU_THRESHOLDS,
     }
 }
@@ -688,6 +701,7 @@ impl Cli {
             ("--class", self.classes, &mut thresholds.classes),
             ("--function", self.functions, &mut thresholds.functions),
             ("--ignore", self.ignore, &mut thresholds.ignore),
+            ("--site", self.sites, &mut thresholds.sites),
         ] {
             if !given.is_empty() {
                 *set = globs(flag, &given)?;

@@ -3,10 +3,13 @@
 /// A growth limit: absolute, or relative to the base value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Limit {
-    /// Bytes, or a plain count.
+    /// Bytes, or a plain count, in the metric's unit.
     Absolute(u64),
     /// Percent of the base value.
     Percent(f64),
+    /// A number of objects, where a metric takes a count or a size
+    /// ([`parse_count_or_size_limit`]): its sizes are then [`Limit::Absolute`].
+    Count(u64),
 }
 
 impl Limit {
@@ -14,7 +17,7 @@ impl Limit {
     pub fn resolve(self, base: u64) -> f64 {
         match self {
             #[allow(clippy::cast_precision_loss)]
-            Limit::Absolute(v) => v as f64,
+            Limit::Absolute(v) | Limit::Count(v) => v as f64,
             #[allow(clippy::cast_precision_loss)]
             Limit::Percent(p) => base as f64 * p / 100.0,
         }
@@ -38,6 +41,15 @@ pub fn parse_size_limit(text: &str) -> Result<Limit, String> {
     parse_size(text)
         .map(Limit::Absolute)
         .map_err(|e| e.replace("GB or GiB)", "GB, GiB or %)"))
+}
+
+/// Parses a number of objects (`1000`, a whole number alone) or a size with its unit
+/// (`256KiB`, `64 B`), or a percentage (`10%`).
+pub fn parse_count_or_size_limit(text: &str) -> Result<Limit, String> {
+    if let Ok(n) = text.trim().parse::<u64>() {
+        return Ok(Limit::Count(n));
+    }
+    parse_size_limit(text).map_err(|e| format!("{e}; or a number of objects (e.g. 1000)"))
 }
 
 /// Parses a count (`100`) or a percentage (`10%`).

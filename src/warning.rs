@@ -163,6 +163,9 @@ warning_codes! {
     FreshIds => "fresh-ids",
     /// A class given to `--explain` has no retainer path to show.
     ExplainNoPath => "explain-no-path",
+    /// HEAD carries an allocation trace, but its objects cannot be matched with BASE's,
+    /// so no allocation sites are shown.
+    SitesUnmatched => "sites-unmatched",
 
     // Thresholds and options.
     /// A threshold of the thresholds file cannot be checked with these inputs.

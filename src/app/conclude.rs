@@ -66,14 +66,25 @@ impl Comparison {
     /// The gate's verdict under `thresholds`.
     pub(super) fn verdict(&self, thresholds: &Thresholds) -> Verdict {
         let heap = self.heap.as_ref();
+        // One snapshot on its own, reported for its recording, has no pair to gate.
+        let [first, last] = &self.sides;
+        let alone = heap.is_some_and(super::heap::has_recording)
+            && first.path == last.path
+            && first.snapshot_index == last.snapshot_index;
         let mut verdict = gate::evaluate(
-            heap.map(|h| &h.diff),
+            heap.filter(|_| !alone).map(|h| &h.diff),
             heap.and_then(|h| h.trend.as_ref()).map(|t| &t.trend),
             self.cpu.as_ref().map(|c| &c.diff),
             thresholds,
         );
         if let Some(list) = heap.and_then(|h| h.leaklist.as_ref()) {
             gate::leaklist::evaluate(list, thresholds, &mut verdict);
+        }
+        if let Some(sites) = heap
+            .and_then(|h| h.allocations.as_ref())
+            .and_then(crate::diff::allocations::Allocations::site_growth)
+        {
+            gate::sites::evaluate(&sites, thresholds, &mut verdict);
         }
         verdict
     }

@@ -147,3 +147,66 @@ fn select<'a>(
         leaklist,
     })
 }
+
+/// Whether a heap comparison found a timeline recording in HEAD.
+pub fn has_recording(h: &HeapResult) -> bool {
+    h.allocations.as_ref().is_some_and(|a| a.timeline.is_some())
+}
+
+/// One snapshot on its own, reported for its timeline recording, has nothing to compare
+/// it with: the thresholds on a pair's growth are refused as flags, and warned about
+/// from the thresholds file.
+pub fn check_recording_thresholds(config: &Config, warnings: &mut Vec<Warning>) -> Result<()> {
+    let pair: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|m| m.source() == crate::gate::Source::Heap)
+        .collect();
+    warnings.extend(config.given.unchecked(
+        &pair,
+        &Unchecked {
+            what: "heap thresholds",
+            why: "one snapshot on its own has nothing to compare with (its timeline recording is reported)",
+            refusal: &|flag| {
+                format!(
+                    "{flag} needs two heap snapshots to compare, but the input holds one (its timeline recording is reported; --max-site-growth gates it)"
+                )
+            },
+        },
+    )?);
+    Ok(())
+}
+
+/// Refuses `--max-site-growth` where the comparison has no allocation sites to check (a
+/// gate must not pass on data it did not see), and warns when the thresholds file sets
+/// it.
+pub fn check_site_threshold(
+    config: &Config,
+    heap: Option<&HeapResult>,
+    warnings: &mut Vec<Warning>,
+) -> Result<()> {
+    let Some(heap) = heap else {
+        // Refused with the other heap thresholds when no heap is compared.
+        return Ok(());
+    };
+    let allocations = heap.allocations.as_ref();
+    if allocations
+        .and_then(crate::diff::allocations::Allocations::site_growth)
+        .is_some()
+    {
+        return Ok(());
+    }
+    let why = match allocations {
+        None => "HEAD was not taken with allocation tracking (it carries no allocation trace)",
+        Some(a) if !a.traced => "HEAD carries no allocation trace (only timeline samples)",
+        Some(_) => "no object of HEAD is known to be new (its ids name other objects than BASE's)",
+    };
+    warnings.extend(config.given.unchecked(
+        &[Metric::SiteGrowth],
+        &Unchecked {
+            what: "allocation-site threshold",
+            why,
+            refusal: &|flag| format!("{flag} is given, but {why}"),
+        },
+    )?);
+    Ok(())
+}

@@ -145,8 +145,17 @@ pub fn comparison(
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
     let leaklist = arkts::find(config, last)?;
     let (compare_heap, compare_cpu) = what_to_compare(config, &captures, leaklist.is_some());
-    let checked = if compare_heap || compare_cpu {
-        check_inputs(config, &captures, compare_heap, compare_cpu, &mut warnings)
+    // One snapshot on its own is a report where it holds a timeline recording: it is
+    // read to find out.
+    let recording = !compare_heap && !compare_cpu && may_be_recording(&captures);
+    let checked = if compare_heap || compare_cpu || recording {
+        check_inputs(
+            config,
+            &captures,
+            compare_heap || recording,
+            compare_cpu,
+            &mut warnings,
+        )
     } else {
         Err(nothing_to_compare(first, last, captures.len() == 1))
     };
@@ -161,13 +170,26 @@ pub fn comparison(
         });
     }
 
-    let mut heap = compare_heap
+    let mut heap = (compare_heap || recording)
         .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), progress))
         .transpose()?;
+    if recording && !heap.as_ref().is_some_and(heap::has_recording) {
+        return Err(Stopped {
+            error: nothing_to_compare(first, last, true),
+            warnings: distinct(warnings),
+        });
+    }
     if let Some(h) = &mut heap {
         warnings.append(&mut h.warnings);
     }
-    if let Err(error) = arkts::check_thresholds(config, heap.as_ref(), &mut warnings) {
+    let thresholds = if recording {
+        heap::check_recording_thresholds(config, &mut warnings)
+    } else {
+        Ok(())
+    }
+    .and_then(|()| arkts::check_thresholds(config, heap.as_ref(), &mut warnings))
+    .and_then(|()| heap::check_site_threshold(config, heap.as_ref(), &mut warnings));
+    if let Err(error) = thresholds {
         return Err(Stopped {
             error,
             warnings: distinct(warnings),
@@ -529,6 +551,19 @@ fn flame_graph_inputs(config: &Config, captures: &[Capture], compare_cpu: bool) 
     Ok(())
 }
 
+/// Whether the inputs are one snapshot on its own that may hold a timeline recording: a
+/// heap snapshot or htrace holding one (it has one where it has samples).
+fn may_be_recording(captures: &[Capture]) -> bool {
+    let [only] = captures else {
+        return false;
+    };
+    only.snapshot_count() == 1
+        && matches!(
+            only.detected.format,
+            crate::input::Format::HeapSnapshot | crate::input::Format::Htrace
+        )
+}
+
 /// The error for inputs that share no kind of data.
 fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error {
     if one_file {
@@ -539,8 +574,14 @@ fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error 
                 first.cpu_profiles
             )
         } else {
+            // A TIMELINE recording is a report on its own where its snapshot has samples.
+            let timeline = if first.heap_mode() == Some(crate::input::htrace::HeapMode::Timeline) {
+                " (a TIMELINE recording, but its snapshot holds no samples)"
+            } else {
+                ""
+            };
             format!(
-                "{}, so there is nothing to compare inside it",
+                "{}{timeline}, so there is nothing to compare inside it",
                 first.contents().replacen("a ", "a single ", 1)
             )
         };

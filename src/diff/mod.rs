@@ -3,6 +3,7 @@
 //! [`compare`], the heap comparison as one call, which reads the snapshots it compares
 //! from their opened captures.
 
+pub mod allocations;
 pub mod compare;
 pub mod cpu;
 pub mod explain;
@@ -62,4 +63,7 @@ pub struct HeapResult {
     /// HEAD kept whole, where [`compare::HeapOptions::keep_head`] asked for it and its
     /// graph was read.
     pub kept: Option<Box<explain::Kept>>,
+    /// Where HEAD's objects were allocated, where HEAD was taken with allocation
+    /// tracking.
+    pub allocations: Option<allocations::Allocations>,
 }

@@ -4,6 +4,7 @@ pub mod leaklist;
 pub mod metric;
 mod native;
 pub mod runs;
+pub mod sites;
 
 use std::fmt;
 
@@ -157,6 +158,7 @@ impl Rule {
             limit: resolved,
             limit_text: self.text(limit, metric.unit()),
             p_value: None,
+            unit: metric.unit(),
         })
     }
 
@@ -189,6 +191,9 @@ pub struct Thresholds {
     pub functions: Option<GlobSet>,
     /// Classes and functions left out of every threshold, the totals included.
     pub ignore: Option<GlobSet>,
+    /// When set, the allocation-site threshold applies only to sites whose function or
+    /// script matches one of these.
+    pub sites: Option<GlobSet>,
     /// Comparing run sets: a change must be shown, at this level, to exceed the limit
     /// (one-sided; the functions gated tested as one family) to exceed a CPU threshold.
     pub alpha: f64,
@@ -202,6 +207,7 @@ impl Default for Thresholds {
             classes: None,
             functions: None,
             ignore: None,
+            sites: None,
             alpha: runs::DEFAULT_ALPHA,
         }
     }
@@ -231,8 +237,9 @@ impl Thresholds {
                 Source::Heap => heap,
                 Source::Trend => trend,
                 Source::Cpu => cpu,
-                // Counted where a list is joined: [`leaklist::evaluate`].
-                Source::LeakList => false,
+                // Counted where a list is joined ([`leaklist::evaluate`]) or sites are
+                // found ([`sites::evaluate`]).
+                Source::LeakList | Source::Allocations => false,
             })
             .map(|m| self.rule(m).levels())
             .sum()
@@ -289,6 +296,9 @@ pub struct Violation {
     /// Comparing run sets: the p-value that made the change significant (Holm-adjusted
     /// for a function); `value` is then the estimated shift (Hodges-Lehmann).
     pub p_value: Option<f64>,
+    /// The unit of `value` and `limit`: the metric's, but for a site's growth limited by
+    /// a number of objects.
+    pub unit: Unit,
 }
 
 /// The outcome of checking every threshold.

@@ -726,7 +726,7 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
             Ok(path_answer(
                 "object",
                 class,
-                &PathJson::from_detail(&detail),
+                &PathJson::from_detail(&detail, &crate::report::alloc::Scripts::default()),
                 None,
                 None,
             ))
@@ -755,7 +755,7 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
             Ok(path_answer(
                 "class",
                 class.clone(),
-                &PathJson::from_detail(&detail),
+                &PathJson::from_detail(&detail, &crate::report::alloc::Scripts::default()),
                 Some(MaybeCompared(detail.retained)),
                 None,
             ))

@@ -8,7 +8,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::columns::{self, Align, Column, Renderer, first};
 use super::text::{arrows, percent_change};
-use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, arkts};
+use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc, arkts};
 use crate::diff::heap::IdMatching;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -100,17 +100,26 @@ fn cpu_head(cpu: &CpuSection) -> Vec<String> {
 
 /// The lines the heap section leads with: the totals, the id check when the snapshots
 /// look like two processes, the native total.
-fn heap_head(heap: &HeapSection) -> Vec<String> {
+/// `alone`: one snapshot on its own, reported for its recording (HEAD's totals only).
+fn heap_head(heap: &HeapSection, alone: bool) -> Vec<String> {
     let t = &heap.totals;
-    let mut lines = vec![format!(
-        "heap: {} objects, {} -> {} objects, {} ({}, {})",
-        format_count(t.count.base),
-        format_size(t.size.base),
-        format_count(t.count.head),
-        format_size(t.size.head),
-        format_count_delta(t.count.delta()),
-        format_size_delta(t.size.delta()),
-    )];
+    let mut lines = vec![if alone {
+        format!(
+            "heap: {} objects, {}",
+            format_count(t.count.head),
+            format_size(t.size.head),
+        )
+    } else {
+        format!(
+            "heap: {} objects, {} -> {} objects, {} ({}, {})",
+            format_count(t.count.base),
+            format_size(t.size.base),
+            format_count(t.count.head),
+            format_size(t.size.head),
+            format_count_delta(t.count.delta()),
+            format_size_delta(t.size.delta()),
+        )
+    }];
     match &heap.id_check {
         Some(c) if heap.id_matching == IdMatching::Disjoint => lines.push(format!(
             "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
@@ -206,9 +215,14 @@ pub fn gate_lines(gate: &super::GateSection) -> Vec<String> {
 /// sides, the heap's totals, the trend with its suspects and owners counted, the CPU's
 /// totals, and the gate's verdict with its violations.
 pub fn summary(report: &Report) -> Vec<String> {
-    let mut lines = vec![side("base", &report.base), side("head", &report.head)];
+    let alone = report.recording_alone();
+    let mut lines = if alone {
+        vec![side("snapshot", &report.head)]
+    } else {
+        vec![side("base", &report.base), side("head", &report.head)]
+    };
     if let Some(heap) = &report.heap {
-        lines.extend(heap_head(heap));
+        lines.extend(heap_head(heap, alone));
         if let Some(trend) = &heap.trend {
             lines.extend([trend_line(trend), suspects_line(trend), owners_line(trend)]);
         }
@@ -317,6 +331,13 @@ impl TableRenderer {
         if hidden > 0 {
             writeln!(out, "… {hidden} more suspects (--top to show more)")?;
         }
+        let placed = alloc::suspect_sentences(trend, self.top);
+        if !placed.is_empty() {
+            writeln!(out, "Where the suspects' new objects were allocated:")?;
+            for line in placed {
+                writeln!(out, "  {line}")?;
+            }
+        }
         self.owners(trend, out)?;
         // Suspects held by an owner were shown under it; the others' paths follow.
         for s in trend
@@ -344,6 +365,9 @@ impl TableRenderer {
         for (i, o) in trend.owners.iter().enumerate().take(self.top) {
             writeln!(out)?;
             writeln!(out, "{}", owner_summary(i + 1, o, trend.iterations))?;
+            if let Some(sites) = o.allocation.as_ref().and_then(alloc::owner_sites) {
+                writeln!(out, "   allocated in {sites}")?;
+            }
             if let Some(steps) = &o.retainer_path {
                 let how = match o.shortest_length {
                     Some(n) => format!(
@@ -385,10 +409,16 @@ fn write_held_path(out: &mut dyn Write, owner: u64, s: &super::SuspectJson) -> i
     let Some(at) = steps.iter().position(|step| step.id == owner) else {
         return write_path(out, &format!("  {}", s.name), &s.path);
     };
-    write!(out, "    {}: {} @{}", s.name, steps[at].node, steps[at].id)?;
+    write!(
+        out,
+        "    {}: {} @{}",
+        s.name,
+        steps[at].label(),
+        steps[at].id
+    )?;
     for step in &steps[at + 1..] {
         let edge = step.edge.as_deref().unwrap_or("");
-        write!(out, " → {edge} → {} @{}", step.node, step.id)?;
+        write!(out, " → {edge} → {} @{}", step.label(), step.id)?;
     }
     writeln!(out)
 }
@@ -403,33 +433,85 @@ fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
         (None, Some(mean)) if iterations > 1 => format!(" ({mean:+.1} per iteration on average)"),
         _ => String::new(),
     };
-    let gained: Vec<String> = o
-        .gained
-        .iter()
-        .take(4)
-        .map(|g| {
-            format!(
-                "{} {} ({})",
-                format_count(g.count),
-                g.class,
-                format_size(g.size)
-            )
-        })
-        .collect();
-    let more = if o.gained.len() > 4 { ", …" } else { "" };
+    let gained = alloc::owner_gained(&o.gained, o.allocation.as_ref(), 4);
     format!(
-        "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}{more}",
+        "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}",
         o.node,
         o.id,
         arrows(&o.entries, format_count),
         arrows(&o.retained, format_size),
         format_size_delta(o.retained_growth),
         format_size(o.gained_size),
-        gained.join(", ")
+        gained
     )
 }
 
 impl TableRenderer {
+    /// Where HEAD's new objects were allocated: a row per site.
+    fn sites(&self, sites: &alloc::SitesJson, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out)?;
+        writeln!(out, "{}:", alloc::sites_heading(sites))?;
+        let table = grid(
+            self.width,
+            columns::heap::SITES,
+            sites,
+            first(&sites.sites, self.top),
+        );
+        if self.top > 0 && !sites.sites.is_empty() {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = sites.sites.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more sites (--top to show more)")?;
+        }
+        Ok(())
+    }
+
+    /// The survivors of HEAD's recording: when and where they were allocated, and what
+    /// kept leaving them.
+    fn timeline(
+        &self,
+        t: &alloc::TimelineJson,
+        alone: bool,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out)?;
+        let whose = if alone { "the" } else { "HEAD's" };
+        for line in alloc::timeline_lines(t, whose) {
+            writeln!(out, "{line}")?;
+        }
+        if !t.sites.is_empty() {
+            let flagged = alloc::flagged_sites(t).count();
+            writeln!(
+                out,
+                "Allocation sites of the survivors, largest first ({flagged} left survivors in every bucket):"
+            )?;
+            let table = grid(
+                self.width,
+                columns::heap::TIMELINE_SITES,
+                t,
+                first(&t.sites, self.top),
+            );
+            if self.top > 0 {
+                writeln!(out, "{table}")?;
+            }
+            let hidden = t.sites.len().saturating_sub(self.top);
+            if hidden > 0 {
+                writeln!(out, "… {hidden} more sites (--top to show more)")?;
+            }
+        }
+        let classes = alloc::flagged_classes(t);
+        if classes.is_empty() {
+            writeln!(out, "No class left survivors in every bucket.")
+        } else {
+            writeln!(
+                out,
+                "Classes that left survivors in every bucket: {}",
+                classes.join(", ")
+            )
+        }
+    }
+
     /// The leak watcher's list: one row per watched object, then each one's path.
     fn leaklist(&self, list: &super::LeakListJson, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
@@ -460,16 +542,24 @@ impl TableRenderer {
 
 impl Render for TableRenderer {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{}", side("base", &report.base))?;
-        writeln!(out, "{}", side("head", &report.head))?;
+        let alone = report.recording_alone();
+        if alone {
+            writeln!(out, "{}", side("snapshot", &report.head))?;
+        } else {
+            writeln!(out, "{}", side("base", &report.base))?;
+            writeln!(out, "{}", side("head", &report.head))?;
+        }
         if let Some(heap) = &report.heap {
-            for line in heap_head(heap) {
+            for line in heap_head(heap, alone) {
                 writeln!(out, "{line}")?;
             }
-            writeln!(out)?;
-            if heap.classes.is_empty() {
+            if alone {
+                // One snapshot on its own: its recording is the report.
+            } else if heap.classes.is_empty() {
+                writeln!(out)?;
                 writeln!(out, "No class changed.")?;
             } else {
+                writeln!(out)?;
                 let table = grid(
                     self.width,
                     columns::heap::CLASSES,
@@ -484,10 +574,19 @@ impl Render for TableRenderer {
                     writeln!(out, "… {hidden} more changed classes (--top to show more)")?;
                 }
             }
+            if let Some(sites) = &heap.sites {
+                self.sites(sites, out)?;
+            }
             self.trend(heap, out)?;
+            if let Some(t) = &heap.timeline {
+                self.timeline(t, alone, out)?;
+            }
             for e in &heap.explain {
                 writeln!(out)?;
                 write_path(out, &e.name, &e.path)?;
+                if let Some(a) = &e.allocation {
+                    writeln!(out, "  {}", alloc::class_sentence(&e.name, a))?;
+                }
             }
             if let Some(list) = &heap.leaklist {
                 self.leaklist(list, out)?;

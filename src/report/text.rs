@@ -46,3 +46,11 @@ pub fn arrows(values: &[u64], show: impl Fn(u64) -> String) -> String {
         .collect::<Vec<_>>()
         .join(" → ")
 }
+
+/// `Run sets: …` from `run sets: …`.
+pub fn capitalized(line: &str) -> String {
+    let mut chars = line.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}

@@ -82,5 +82,6 @@ pub(super) fn compare(
         retained: false,
         leaklist: None,
         kept: None,
+        allocations: None,
     })
 }

@@ -108,6 +108,8 @@ pub(super) fn load_ends(
         p.load(ParseOptions {
             graph: options.graph,
             labels: options.graph && (keep || needs.owners),
+            // Where HEAD was taken with allocation tracking: where its objects were made.
+            allocations: !is_base,
             ..ParseOptions::default()
         })
         .map(|snap| {

@@ -17,10 +17,13 @@
 //! 5. `series::result`: the leak owners, each suspect's owner and its retainer path.
 //! 6. `objects::explain`: the `--explain` classes' paths.
 //! 7. `leaklist::join`: the leak watcher's list joined with HEAD.
+//! 8. `alloc::find`: where HEAD was taken with allocation tracking, the allocation sites
+//!    of its new objects, its recording's survivors, and the closures' positions.
 //!
 //! Where a snapshot of the selection is a baseline (class totals only), `classes`
 //! compares class totals alone.
 
+mod alloc;
 mod classes;
 mod ends;
 mod leaklist;
