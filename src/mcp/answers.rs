@@ -410,6 +410,40 @@ pub fn suspects(loaded: &Loaded, p: &RowsParams) -> Answer<Suspects> {
     })
 }
 
+/// Where HEAD's new objects were allocated: the totals of the sites table, then its rows.
+#[derive(Serialize)]
+pub struct Sites {
+    /// The program's new objects, those that carry a trace, the share that do (percent),
+    /// those that carry none, and the runtime's own (left out), as the JSON report's
+    /// `heap.sites`.
+    pub objects: crate::report::alloc::CountSize,
+    pub traced: crate::report::alloc::CountSize,
+    pub traced_percent: Option<u64>,
+    pub unattributed: crate::report::alloc::CountSize,
+    pub runtime: crate::report::alloc::CountSize,
+    #[serde(flatten)]
+    pub rows: Page<crate::report::alloc::SiteJson>,
+}
+
+/// The allocation sites of HEAD's new objects, largest surviving size first.
+pub fn sites(loaded: &Loaded, p: &RowsParams) -> Answer<Sites> {
+    let h = heap(loaded)?;
+    let s = h.sites.as_ref().ok_or_else(|| {
+        format!(
+            "capture {} has no allocation sites: HEAD must be a heap snapshot taken with allocation tracking (DevTools' \"Allocations on timeline\", HeapProfiler.startTrackingHeapObjects, an ArkTS TIMELINE capture) and its ids must match BASE's",
+            loaded.handle
+        )
+    })?;
+    Ok(Sites {
+        objects: s.objects,
+        traced: s.traced,
+        traced_percent: s.traced_percent,
+        unattributed: s.unattributed,
+        runtime: s.runtime,
+        rows: Page::of(&s.sites, p.offset, p.limit, Clone::clone),
+    })
+}
+
 #[derive(Serialize)]
 pub struct OwnerRow {
     #[serde(flatten)]

@@ -13,9 +13,6 @@
 //! - `answers`: what each tool answers, from a kept comparison.
 //! - `server`: the tools, over rmcp; work on blocking threads, progress notifications.
 //!
-//! Allocation sites are not served yet: the comparison does not read allocation data.
-//! Once [`crate::diff::HeapResult`] carries them, a `sites` tool is an answer in
-//! `answers` that pages them, and a method in `server`.
 
 mod answers;
 mod cache;

@@ -220,6 +220,15 @@ impl Server {
         self.answer(&p.capture.clone(), p, answers::owners).await
     }
 
+    /// Where HEAD's new objects were allocated (captures taken with allocation
+    /// tracking): each site's function, script, line and column (1-based), its callers,
+    /// the objects it left alive and their classes, largest surviving size first; and how
+    /// many new objects carry no trace. Suspects and owners name their sites too.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn sites(&self, Parameters(p): Parameters<RowsParams>) -> Result<CallToolResult, String> {
+        self.answer(&p.capture.clone(), p, answers::sites).await
+    }
+
     /// One object of HEAD by its id (an `@id` of a path, an owner's id): class, name,
     /// self and retained size (ArkTS: native sizes), whether it is new since BASE, its
     /// distance from the GC roots, its references to other objects and the references to

@@ -167,6 +167,7 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
         "function",
         "runs",
         "gate",
+        "sites",
     ] {
         assert!(names.contains(&tool), "{tool} is not among {names:?}");
     }
@@ -731,5 +732,49 @@ fn an_agent_opens_rawheaps_chrome_traces_and_self_profiles() {
             "{pair:?}"
         );
     }
+    s.finish();
+}
+
+#[test]
+fn an_agent_finds_where_the_new_objects_were_allocated() {
+    let Some(python) = client_python("an_agent_finds_where_the_new_objects_were_allocated") else {
+        return;
+    };
+    // Two snapshots of one Node.js process taken with allocation tracking.
+    let (base, head) = ("alloc-0.heapsnapshot.gz", "alloc-2.heapsnapshot.gz");
+    let cli = cli_report(&[base, head]);
+    let cli_sites = &cli["heap"]["sites"];
+    let rows = cli_sites["sites"].as_array().unwrap();
+    assert!(rows.len() > 2, "{cli_sites}");
+    let mut s = Session::start(&python, &data(""), &[]);
+    let opened = s.call("open", &json!({"inputs": [base, head]}));
+    let capture = &opened["capture"];
+    let sites = s.call("sites", &json!({"capture": capture, "limit": 2}));
+    assert_eq!(sites["total"], rows.len());
+    assert_eq!(sites["more"], rows.len() - 2);
+    for key in [
+        "objects",
+        "traced",
+        "traced_percent",
+        "unattributed",
+        "runtime",
+    ] {
+        assert_eq!(sites[key], cli_sites[key], "{key}");
+    }
+    assert_eq!(sites["rows"].as_array().unwrap()[..], rows[..2]);
+    // The leak's site, as the CLI names it, with its position.
+    assert_eq!(sites["rows"][0]["site"], rows[0]["site"]);
+    let page = s.call(
+        "sites",
+        &json!({"capture": capture, "offset": 2, "limit": 200}),
+    );
+    assert_eq!(page["rows"].as_array().unwrap()[..], rows[2..]);
+    // A capture without allocation tracking says how to take one.
+    let plain = s.call(
+        "open",
+        &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-1.heapsnapshot.gz"]}),
+    );
+    let e = s.error("sites", &json!({"capture": plain["capture"]}));
+    assert!(e.contains("allocation tracking"), "{e}");
     s.finish();
 }
