@@ -164,6 +164,7 @@ fn turn_around(
     reached: usize,
     meter: &mut Meter,
     live: usize,
+    by_position: bool,
 ) -> Vec<u32> {
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     let junk = reached as u32;
@@ -199,8 +200,32 @@ fn turn_around(
     ]);
     // Each edge not yet in its row is picked up, leaving a hole, and put where its row
     // fills next; the edge found there is picked up in turn, until a hole is filled. A
-    // filled place holds the node the edge comes from with the top bit set. Several
-    // edges are carried at once, so that the memory they wait for arrives together.
+    // filled place holds where its edge was (with the top bit set), from which the edge's
+    // source is found afterwards, away from the chain of loads. Several edges are
+    // carried at once, so that the memory they wait for arrives together.
+    // Where positions need the top bit (`by_position` false), the source is found on the
+    // way instead.
+    if by_position {
+        permute(targets, &mut cursor, |q| q);
+        for t in targets.iter_mut() {
+            *t = number[row_of.get((*t & !CLOSE) as usize)];
+        }
+    } else {
+        permute(targets, &mut cursor, |q| row_of.get(q));
+        for t in targets.iter_mut() {
+            *t = number[(*t & !CLOSE) as usize];
+        }
+    }
+    // Row r's end is row r + 1's start; the unreached nodes' edges come last.
+    cursor.copy_within(0..reached, 1);
+    cursor[0] = 0;
+    targets.truncate(cursor[reached] as usize);
+    cursor
+}
+
+/// Puts every edge of `targets` (a row number each) where `cursor` says its row fills
+/// next, as `what(its place)` with the top bit set; `what` must give values below it.
+fn permute(targets: &mut [u32], cursor: &mut [u32], what: impl Fn(usize) -> usize) {
     let len = targets.len();
     let mut carried = [(0u32, 0u32); LANES];
     let mut busy = [false; LANES];
@@ -213,9 +238,9 @@ fn turn_around(
                     i += 1;
                 }
                 if i < len {
-                    #[allow(clippy::cast_possible_truncation)] // node numbers fit a u32
-                    let from = row_of.get(i) as u32;
-                    *lane = (targets[i], from);
+                    #[allow(clippy::cast_possible_truncation)] // below the top bit
+                    let value = what(i) as u32;
+                    *lane = (targets[i], value);
                     targets[i] = HOLE;
                     *busy = true;
                     i += 1;
@@ -223,17 +248,17 @@ fn turn_around(
             }
             if *busy {
                 any = true;
-                let (to, from) = *lane;
+                let (to, value) = *lane;
                 let q = cursor[to as usize] as usize;
                 cursor[to as usize] += 1;
                 let found = targets[q];
-                targets[q] = from | CLOSE;
+                targets[q] = value | CLOSE;
                 if found == HOLE {
                     *busy = false;
                 } else {
-                    #[allow(clippy::cast_possible_truncation)] // node numbers fit a u32
-                    let next_from = row_of.get(q) as u32;
-                    *lane = (found, next_from);
+                    #[allow(clippy::cast_possible_truncation)] // below the top bit
+                    let next = what(q) as u32;
+                    *lane = (found, next);
                 }
             }
         }
@@ -241,15 +266,6 @@ fn turn_around(
             break;
         }
     }
-    // Sources in preorder numbers (those of unreached nodes' edges, left out below, too).
-    for t in targets.iter_mut() {
-        *t = number[(*t & !CLOSE) as usize];
-    }
-    // Row r's end is row r + 1's start; the unreached nodes' edges come last.
-    cursor.copy_within(0..reached, 1);
-    cursor[0] = 0;
-    targets.truncate(cursor[reached] as usize);
-    cursor
 }
 
 /// The tree's root of linked node `v` is its first ancestor that is not linked (at or
@@ -402,6 +418,7 @@ fn compute(
     let walk_held = held + owned_bytes(&first_edge) + bytes(&targets) + bytes(&row_of.blocks);
     let (number, parent) = preorder(&first_edge, &targets, &row_of, meter, walk_held);
     let r = parent.len();
+    let by_position = targets.len() < CLOSE as usize;
     let start = turn_around(
         &first_edge,
         &row_of,
@@ -410,6 +427,7 @@ fn compute(
         r,
         meter,
         held + bytes(&number) + bytes(&parent),
+        by_position,
     );
     drop(row_of);
     drop(first_edge);
@@ -878,6 +896,47 @@ mod tests {
         assert_eq!(d.idom, borrowed.idom);
         assert_eq!(per_class, borrowed.class_retained(&snap));
         assert!(d.reachable > nodes * 9 / 10);
+    }
+
+    #[test]
+    fn edges_are_turned_around_alike_by_position_and_by_source() {
+        let snap = v8_like_heap(5_000);
+        let g = snap.graph.as_ref().unwrap();
+        let rows = Cow::Borrowed(g.first_edge.as_slice());
+        let row_of = RowOf::new(&rows, g.edge_count());
+        let mut meter = Meter::default();
+        let (number, parent) = preorder(&rows, &g.edge_targets, &row_of, &mut meter, 0);
+        let mut turned = |by_position| {
+            let mut preds = g.edge_targets.clone();
+            let start = turn_around(
+                &rows,
+                &row_of,
+                &mut preds,
+                &number,
+                parent.len(),
+                &mut meter,
+                0,
+                by_position,
+            );
+            (start, preds)
+        };
+        let (start, preds) = turned(true);
+        assert_eq!((start.clone(), preds.clone()), turned(false));
+        // Each row holds the predecessors, as a set, that the edges name.
+        let mut expected = vec![Vec::new(); parent.len()];
+        for x in 0..g.node_count() {
+            if number[x] != NONE {
+                for &t in &g.edge_targets[g.edges(x as u32)] {
+                    expected[number[t as usize] as usize].push(number[x]);
+                }
+            }
+        }
+        for (w, mut want) in expected.into_iter().enumerate() {
+            let mut got = preds[start[w] as usize..start[w + 1] as usize].to_vec();
+            got.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(got, want, "row {w}");
+        }
     }
 
     #[test]

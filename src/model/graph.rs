@@ -247,6 +247,12 @@ impl GraphBuilder {
             ));
         }
         let end = self.stored();
+        // Room was reserved for every edge of the file; only the essential ones stay.
+        self.targets.shrink_to_fit();
+        if let Some((kinds, names)) = &mut self.labels {
+            kinds.shrink_to_fit();
+            names.shrink_to_fit();
+        }
         for row in &mut self.rows[self.next..] {
             *row = end;
         }
