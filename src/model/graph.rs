@@ -256,6 +256,9 @@ impl GraphBuilder {
         for row in &mut self.rows[self.next..] {
             *row = end;
         }
+        // The counts were read into room for the nodes alone: grow it by the one row end
+        // rather than double it.
+        self.rows.reserve_exact(1);
         self.rows.push(end);
         Ok(HeapGraph {
             first_edge: self.rows,
