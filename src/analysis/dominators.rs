@@ -68,14 +68,6 @@ fn bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * std::mem::size_of::<T>()
 }
 
-/// Bytes a row array holds when it is the walk's own (not the caller's graph).
-fn owned_bytes(rows: &Cow<'_, [u32]>) -> usize {
-    match rows {
-        Cow::Owned(v) => bytes(v),
-        Cow::Borrowed(_) => 0,
-    }
-}
-
 /// Depth-first walk from the root through the rows `first_edge` of `targets`: each
 /// node's preorder number (NONE where unreached) and the preorder number of the walk
 /// parent of each preorder number (NONE for the root). The walk needs no stack: while it
@@ -157,7 +149,6 @@ impl<'a> RowOf<'a> {
 /// rows: row `w` is `preds[start[w]..start[w + 1]]`. Edges from unreached nodes are left
 /// out. Returns `start`; `targets` is truncated to the predecessors.
 fn turn_around(
-    first_edge: &Cow<'_, [u32]>,
     row_of: &RowOf<'_>,
     targets: &mut Vec<u32>,
     number: &[u32],
@@ -166,6 +157,7 @@ fn turn_around(
     live: usize,
     by_position: bool,
 ) -> Vec<u32> {
+    let first_edge = row_of.first_edge;
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     let junk = reached as u32;
     // Each edge's target in preorder numbers, or the row after the last for the edges
@@ -191,13 +183,7 @@ fn turn_around(
         *slot = sum;
         sum += count;
     }
-    meter.at(&[
-        live,
-        owned_bytes(first_edge),
-        bytes(targets),
-        bytes(&cursor),
-        bytes(&row_of.blocks),
-    ]);
+    meter.at(&[live, bytes(targets), bytes(&cursor), bytes(&row_of.blocks)]);
     // Each edge not yet in its row is picked up, leaving a hole, and put where its row
     // fills next; the edge found there is picked up in turn, until a hole is filled. A
     // filled place holds where its edge was (with the top bit set), from which the edge's
@@ -414,19 +400,23 @@ fn compute(
             reachable: 0,
         };
     }
+    // The rows, where they are the walk's own (not the caller's graph).
+    let rows = match &first_edge {
+        Cow::Owned(v) => bytes(v),
+        Cow::Borrowed(_) => 0,
+    };
     let row_of = RowOf::new(&first_edge, targets.len());
-    let walk_held = held + owned_bytes(&first_edge) + bytes(&targets) + bytes(&row_of.blocks);
+    let walk_held = held + rows + bytes(&targets) + bytes(&row_of.blocks);
     let (number, parent) = preorder(&first_edge, &targets, &row_of, meter, walk_held);
     let r = parent.len();
     let by_position = targets.len() < CLOSE as usize;
     let start = turn_around(
-        &first_edge,
         &row_of,
         &mut targets,
         &number,
         r,
         meter,
-        held + bytes(&number) + bytes(&parent),
+        held + rows + bytes(&number) + bytes(&parent),
         by_position,
     );
     drop(row_of);
@@ -872,6 +862,7 @@ mod tests {
     /// an edge's source (a sixteenth of a byte an edge) and a byte a node for the stack of
     /// the walk that sums retained sizes per class.
     #[test]
+    #[allow(clippy::cast_precision_loss)] // bytes a node, for the message
     fn the_retained_size_path_stays_within_its_memory_budget() {
         let n = 400_000;
         let snap = v8_like_heap(n);
@@ -909,7 +900,6 @@ mod tests {
         let mut turned = |by_position| {
             let mut preds = g.edge_targets.clone();
             let start = turn_around(
-                &rows,
                 &row_of,
                 &mut preds,
                 &number,
