@@ -5,12 +5,14 @@
 //! is.
 //!
 //! ```text
-//! cargo run --release --example parse-snapshot -- FILE [--no-graph] [--allocations] [--locations]
+//! cargo run --release --example parse-snapshot -- FILE [--no-graph] [--allocations] [--locations] [--retained]
 //! ```
 //!
 //! `--allocations` also reads the allocation trace and timeline samples, `--locations` the
 //! source locations (what allocation sites and source positions need), for timing what
-//! they cost.
+//! they cost. `--retained` then computes the dominator tree and retained sizes per class
+//! and prints the most bytes their arrays held at once (the graph's included), per node
+//! and per edge: the memory budget of `docs/performance.md`, on a real snapshot.
 //!
 //! Prints the reading time and rate, then a digest of what was read (every node's class
 //! name, id and self size, every stored edge's target, each node's allocation trace id):
@@ -59,8 +61,10 @@ fn main() -> ExitCode {
         ..ParseOptions::default()
     };
     let mut path = None;
+    let mut retained = false;
     for arg in &args {
         match arg.as_str() {
+            "--retained" => retained = true,
             "--no-graph" => options.graph = false,
             "--allocations" => options.allocations = true,
             "--locations" => options.locations = true,
@@ -71,7 +75,7 @@ fn main() -> ExitCode {
     let Some(path) = path.filter(|_| args.iter().filter(|a| !a.starts_with("--")).count() == 1)
     else {
         eprintln!(
-            "usage: parse-snapshot FILE.heapsnapshot [--no-graph] [--allocations] [--locations]"
+            "usage: parse-snapshot FILE.heapsnapshot [--no-graph] [--allocations] [--locations] [--retained]"
         );
         return ExitCode::from(2);
     };
@@ -105,5 +109,23 @@ fn main() -> ExitCode {
         println!("locations: {}", l.len());
     }
     println!("digest {:016x}", digest(&snap));
+    if retained {
+        let mut snap = snap;
+        if let Some(g) = snap.graph.take() {
+            let (nodes, edges) = (g.node_count(), g.edge_count());
+            let start = Instant::now();
+            let (_, _, peak) = arkdiff::analysis::dominators::measure_retained_path(&snap, g);
+            #[allow(clippy::cast_precision_loss)] // ratios
+            let (per_node, per_edge, degree) = (
+                peak as f64 / nodes as f64,
+                peak as f64 / edges as f64,
+                edges as f64 / nodes as f64,
+            );
+            println!(
+                "retained-size path: {:.3} s, at most {peak} bytes of arrays at once: {per_node:.1} a node, {per_edge:.1} an edge ({degree:.2} edges a node)",
+                start.elapsed().as_secs_f64(),
+            );
+        }
+    }
     ExitCode::SUCCESS
 }

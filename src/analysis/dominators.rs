@@ -1,22 +1,39 @@
 //! Dominator tree and retained sizes of a heap snapshot's object graph.
 //!
-//! The dominator tree comes from Lengauer and Tarjan's algorithm (1979, the "simple"
-//! version with path compression), written without recursion so that graphs of millions
-//! of nodes and long chains cannot overflow the stack. The graph holds only essential
-//! edges (see [`EdgeKind::keeps`](crate::model::graph::EdgeKind::keeps)). Nodes the root
-//! cannot reach through them are placed
-//! directly under the root, so every node has a retained size and the root's is the whole
-//! heap. (Chrome DevTools instead walks the graph below each unreached node that nothing
-//! holds strongly, so what such a node alone holds is retained by it; here each unreached
-//! node retains only itself.)
+//! The dominator tree comes from the semi-NCA algorithm (Georgiadis, 2005): the
+//! semidominators as Lengauer and Tarjan (1979) compute them, with path compression, and
+//! each immediate dominator as the nearest common ancestor, in the tree built so far, of
+//! its node's walk parent and semidominator. Everything is written without recursion, so
+//! that graphs of millions of nodes and long chains cannot overflow the stack. The graph
+//! holds only essential edges (see
+//! [`EdgeKind::keeps`](crate::model::graph::EdgeKind::keeps)). Nodes the root cannot reach
+//! through them are placed directly under the root, so every node has a retained size and
+//! the root's is the whole heap. (Chrome DevTools instead walks the graph below each
+//! unreached node that nothing holds strongly, so what such a node alone holds is retained
+//! by it; here each unreached node retains only itself.)
+//!
+//! Memory is the limit on large heaps, so the arrays are few and reuse each other: the
+//! predecessors are the graph's edge targets turned around in place, what the second
+//! phase needs of a node is kept in its row of predecessors once the first is done with
+//! it, and the walk parents are path-compressed in place. `docs/performance.md` gives
+//! what each array costs per node and per edge; [`measure_retained_path`] counts it.
+
+use std::borrow::Cow;
 
 use crate::model::graph::{HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
 
 /// No node, no number.
 const NONE: u32 = u32::MAX;
-/// In the walk of the dominator tree, an entry with this bit set closes its node.
+/// In the walk of the dominator tree, an entry with this bit set closes its node; while
+/// the edges are turned around, it marks a predecessor already in its row.
 const CLOSE: u32 = 1 << 31;
+/// Edge positions per entry of the index that finds the node an edge comes from.
+const BLOCK: usize = 64;
+/// How many edges are carried at once while the edges are turned around.
+const LANES: usize = 8;
+/// A place an edge was picked up from and nothing was put in yet.
+const HOLE: u32 = NONE;
 
 /// The dominator tree of one snapshot and every node's retained size.
 #[derive(Debug, Clone)]
@@ -32,72 +49,439 @@ pub struct Dominators {
     pub reachable: usize,
 }
 
-/// Depth-first numbering of the nodes the root reaches, in the order the walk enters them.
-struct Preorder {
-    /// Preorder number of each node, NONE where unreached.
-    number: Vec<u32>,
-    /// Node of each preorder number.
-    vertex: Vec<u32>,
-    /// Preorder number of each numbered node's parent in the walk (NONE for the root).
-    parent: Vec<u32>,
+/// The largest number of bytes the retained-size path's arrays held at once: each
+/// checkpoint, placed where an array has just been allocated, adds up the capacities of
+/// every array alive at that moment.
+#[derive(Debug, Default, Clone, Copy)]
+struct Meter {
+    peak: usize,
 }
 
-fn preorder(g: &HeapGraph) -> Preorder {
-    let n = g.node_count();
-    let mut number = vec![NONE; n];
-    let mut vertex = Vec::new();
-    let mut parent = Vec::new();
-    if n == 0 {
-        return Preorder {
-            number,
-            vertex,
-            parent,
-        };
+impl Meter {
+    fn at(&mut self, live: &[usize]) {
+        self.peak = self.peak.max(live.iter().sum());
     }
-    // Each stack entry is a node and the next of its edges to look at.
-    let mut stack: Vec<(u32, u32)> = vec![(ROOT, g.first_edge[ROOT as usize])];
+}
+
+/// Bytes a vector holds.
+fn bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
+/// Depth-first walk from the root through the rows `first_edge` of `targets`: each
+/// node's preorder number (NONE where unreached) and the preorder number of the walk
+/// parent of each preorder number (NONE for the root). The walk needs no stack: while it
+/// is below a node, the node's parent entry holds the edge it was entered through, which
+/// says where to go on in the row of the node above.
+fn preorder(
+    first_edge: &[u32],
+    targets: &[u32],
+    row_of: &RowOf<'_>,
+    meter: &mut Meter,
+    held: usize,
+) -> (Vec<u32>, Vec<u32>) {
+    let n = first_edge.len() - 1;
+    let mut number = vec![NONE; n];
+    let mut parent = Vec::with_capacity(n);
     number[ROOT as usize] = 0;
-    vertex.push(ROOT);
     parent.push(NONE);
-    while let Some(&mut (v, ref mut next)) = stack.last_mut() {
-        let end = g.first_edge[v as usize + 1];
-        let mut child = None;
-        while *next < end {
-            let w = g.edge_targets[*next as usize];
-            *next += 1;
-            if number[w as usize] == NONE {
-                child = Some(w);
+    let (mut v, mut next) = (ROOT, first_edge[ROOT as usize]);
+    loop {
+        let end = first_edge[v as usize + 1];
+        while next < end && number[targets[next as usize] as usize] != NONE {
+            next += 1;
+        }
+        if next < end {
+            let w = targets[next as usize];
+            #[allow(clippy::cast_possible_truncation)] // at most the node count, a u32
+            let w_number = parent.len() as u32;
+            number[w as usize] = w_number;
+            parent.push(next);
+            (v, next) = (w, first_edge[w as usize]);
+        } else {
+            let k = number[v as usize] as usize;
+            if k == 0 {
                 break;
             }
-        }
-        match child {
-            Some(w) => {
-                #[allow(clippy::cast_possible_truncation)] // at most the node count, a u32
-                let w_number = vertex.len() as u32;
-                number[w as usize] = w_number;
-                parent.push(number[v as usize]);
-                vertex.push(w);
-                stack.push((w, g.first_edge[w as usize]));
-            }
-            None => {
-                stack.pop();
-            }
+            let entered = parent[k];
+            #[allow(clippy::cast_possible_truncation)] // node numbers fit a u32
+            let u = row_of.get(entered as usize) as u32;
+            parent[k] = number[u as usize];
+            (v, next) = (u, entered + 1);
         }
     }
-    Preorder {
-        number,
-        vertex,
-        parent,
+    meter.at(&[held, bytes(&number), bytes(&parent)]);
+    (number, parent)
+}
+
+/// Finds the node whose row holds an edge position, through an index of the node at
+/// every [`BLOCK`]th position.
+struct RowOf<'a> {
+    first_edge: &'a [u32],
+    blocks: Vec<u32>,
+}
+
+impl<'a> RowOf<'a> {
+    fn new(first_edge: &'a [u32], edges: usize) -> RowOf<'a> {
+        let last = first_edge.len() - 2;
+        let blocks = (0..=edges / BLOCK + 1)
+            .map(|k| {
+                let row = first_edge.partition_point(|&s| s as usize <= k * BLOCK) - 1;
+                #[allow(clippy::cast_possible_truncation)] // node numbers fit a u32
+                let row = row.min(last) as u32;
+                row
+            })
+            .collect();
+        RowOf { first_edge, blocks }
+    }
+
+    /// The node whose row holds edge `q` (`q` below the edge count).
+    #[inline]
+    fn get(&self, q: usize) -> usize {
+        let k = q / BLOCK;
+        let (lo, hi) = (self.blocks[k] as usize, self.blocks[k + 1] as usize);
+        lo + self.first_edge[lo + 1..=hi + 1].partition_point(|&s| s as usize <= q)
+    }
+}
+
+/// Turns the edges around in place: `targets` (the rows `first_edge`, in node numbers)
+/// becomes the predecessors of every reached node in preorder numbers, as compressed
+/// rows: row `w` is `preds[start[w]..start[w + 1]]`. Edges from unreached nodes are left
+/// out. Returns `start`; `targets` is truncated to the predecessors.
+fn turn_around(
+    row_of: &RowOf<'_>,
+    targets: &mut Vec<u32>,
+    number: &[u32],
+    reached: usize,
+    meter: &mut Meter,
+    live: usize,
+    by_position: bool,
+) -> Vec<u32> {
+    let first_edge = row_of.first_edge;
+    #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+    let junk = reached as u32;
+    // Each edge's target in preorder numbers, or the row after the last for the edges
+    // of unreached nodes (whose targets may be unreached too).
+    for (x, &from) in number.iter().enumerate() {
+        let row = first_edge[x] as usize..first_edge[x + 1] as usize;
+        for t in &mut targets[row] {
+            *t = if from == NONE {
+                junk
+            } else {
+                number[*t as usize]
+            };
+        }
+    }
+    // Counts, then each row's start, then (as rows fill) each row's end.
+    let mut cursor = vec![0u32; reached + 1];
+    for &t in targets.iter() {
+        cursor[t as usize] += 1;
+    }
+    let mut sum = 0;
+    for slot in &mut cursor {
+        let count = *slot;
+        *slot = sum;
+        sum += count;
+    }
+    meter.at(&[live, bytes(targets), bytes(&cursor), bytes(&row_of.blocks)]);
+    // Each edge not yet in its row is picked up, leaving a hole, and put where its row
+    // fills next; the edge found there is picked up in turn, until a hole is filled. A
+    // filled place holds where its edge was (with the top bit set), from which the edge's
+    // source is found afterwards, away from the chain of loads. Several edges are
+    // carried at once, so that the memory they wait for arrives together.
+    // Where positions need the top bit (`by_position` false), the source is found on the
+    // way instead.
+    if by_position {
+        permute(targets, &mut cursor, |q| q);
+        for t in targets.iter_mut() {
+            *t = number[row_of.get((*t & !CLOSE) as usize)];
+        }
+    } else {
+        permute(targets, &mut cursor, |q| row_of.get(q));
+        for t in targets.iter_mut() {
+            *t = number[(*t & !CLOSE) as usize];
+        }
+    }
+    // Row r's end is row r + 1's start; the unreached nodes' edges come last.
+    cursor.copy_within(0..reached, 1);
+    cursor[0] = 0;
+    targets.truncate(cursor[reached] as usize);
+    cursor
+}
+
+/// Puts every edge of `targets` (a row number each) where `cursor` says its row fills
+/// next, as `what(its place)` with the top bit set; `what` must give values below it.
+fn permute(targets: &mut [u32], cursor: &mut [u32], what: impl Fn(usize) -> usize) {
+    let len = targets.len();
+    let mut carried = [(0u32, 0u32); LANES];
+    let mut busy = [false; LANES];
+    let mut i = 0;
+    loop {
+        let mut any = false;
+        for (lane, busy) in carried.iter_mut().zip(&mut busy) {
+            if !*busy {
+                while i < len && targets[i] & CLOSE != 0 {
+                    i += 1;
+                }
+                if i < len {
+                    #[allow(clippy::cast_possible_truncation)] // below the top bit
+                    let value = what(i) as u32;
+                    *lane = (targets[i], value);
+                    targets[i] = HOLE;
+                    *busy = true;
+                    i += 1;
+                }
+            }
+            if *busy {
+                any = true;
+                let (to, value) = *lane;
+                let q = cursor[to as usize] as usize;
+                cursor[to as usize] += 1;
+                let found = targets[q];
+                targets[q] = value | CLOSE;
+                if found == HOLE {
+                    *busy = false;
+                } else {
+                    #[allow(clippy::cast_possible_truncation)] // below the top bit
+                    let next = what(q) as u32;
+                    *lane = (found, next);
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+}
+
+/// The tree's root of linked node `v` is its first ancestor that is not linked (at or
+/// before `w` in preorder); returns the least semidominator on the path from `v` up to
+/// that root's child, and points every node of the path at the root. The path is walked
+/// up with its pointers reversed, and down again setting them, so it needs no stack.
+fn eval(ancestor: &mut [u32], label: &mut [u32], v: u32, w: u32) -> u32 {
+    let (mut x, mut below) = (v, NONE);
+    while ancestor[x as usize] > w {
+        let a = ancestor[x as usize];
+        ancestor[x as usize] = below;
+        (below, x) = (x, a);
+    }
+    // x is the root's child: every node below it on the path takes its label into
+    // account, from the top down, and points at the root.
+    let root = ancestor[x as usize];
+    let mut above = x;
+    while below != NONE {
+        let y = below as usize;
+        below = ancestor[y];
+        if label[above as usize] < label[y] {
+            label[y] = label[above as usize];
+        }
+        ancestor[y] = root;
+        above = y as u32;
+    }
+    label[v as usize]
+}
+
+/// Immediate dominators in preorder numbers (the root's is itself), from the walk
+/// parents and the predecessors' rows. `parent` is compressed in place; what the second
+/// phase needs of each node, its semidominator and parent, is kept in its row of `preds`
+/// once the first phase is done with it (a row of one holds the parent, which is then the
+/// semidominator too).
+fn semi_nca(
+    mut ancestor: Vec<u32>,
+    start: &[u32],
+    preds: &mut [u32],
+    meter: &mut Meter,
+    live: usize,
+) -> Vec<u32> {
+    let m = ancestor.len();
+    // Least semidominator on each linked node's compressed path; a node is linked once
+    // its semidominator is known.
+    let mut label = vec![0u32; m];
+    for w in (1..m).rev() {
+        #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+        let w32 = w as u32;
+        let row = start[w] as usize..start[w + 1] as usize;
+        let mut semi = w32;
+        for &v in &preds[row.clone()] {
+            let s = if v < w32 {
+                v
+            } else {
+                eval(&mut ancestor, &mut label, v, w32)
+            };
+            semi = semi.min(s);
+        }
+        label[w] = semi;
+        // Every reached node but the root has its walk parent among its predecessors.
+        if row.len() > 1 {
+            preds[row.start] = semi;
+            preds[row.start + 1] = ancestor[w];
+        }
+    }
+    meter.at(&[live, bytes(&ancestor), bytes(&label)]);
+    drop(ancestor);
+    // Each node's dominator is the nearest ancestor of its parent in the tree so far that
+    // is not below its semidominator; the tree reuses the labels' memory.
+    let mut idom = label;
+    if m > 0 {
+        idom[0] = 0;
+    }
+    for w in 1..m {
+        let row = start[w] as usize;
+        let (semi, parent) = if start[w + 1] as usize - row > 1 {
+            (preds[row], preds[row + 1])
+        } else {
+            (preds[row], preds[row])
+        };
+        let mut d = parent;
+        while d > semi {
+            d = idom[d as usize];
+        }
+        idom[w] = d;
+    }
+    idom
+}
+
+/// Computes the dominator tree and retained sizes of a snapshot whose graph was read.
+pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
+    let held = bytes(&g.first_edge) + bytes(&g.edge_targets);
+    compute(
+        snap,
+        Cow::Borrowed(&g.first_edge),
+        g.edge_targets.clone(),
+        held,
+        &mut Meter::default(),
+    )
+}
+
+/// The same as [`dominators`], for a graph that is not needed afterwards: its edges
+/// become the predecessors, and its rows are let go of as soon as they are.
+pub fn dominators_of_owned(snap: &HeapSnapshot, g: HeapGraph) -> Dominators {
+    owned(snap, g, &mut Meter::default())
+}
+
+fn owned(snap: &HeapSnapshot, g: HeapGraph, meter: &mut Meter) -> Dominators {
+    let HeapGraph {
+        first_edge,
+        edge_targets,
+        labels,
+    } = g;
+    drop(labels);
+    compute(snap, Cow::Owned(first_edge), edge_targets, 0, meter)
+}
+
+/// [`dominators_of_owned`] and the per-class retained sizes, with the most bytes their
+/// arrays held at once (the graph's included): what the memory budget in
+/// `docs/performance.md` is checked against.
+pub fn measure_retained_path(snap: &HeapSnapshot, g: HeapGraph) -> (Dominators, Vec<u64>, usize) {
+    let mut meter = Meter {
+        peak: bytes(&g.first_edge) + bytes(&g.edge_targets),
+    };
+    let d = owned(snap, g, &mut meter);
+    let per_class = d.class_sum(snap, &d.retained, &mut meter);
+    (d, per_class, meter.peak)
+}
+
+/// The dominator tree of the graph with rows `first_edge` and edge targets `targets`
+/// (the walk's own, turned into predecessors); `held` is what the caller's graph holds
+/// meanwhile.
+fn compute(
+    snap: &HeapSnapshot,
+    first_edge: Cow<'_, [u32]>,
+    mut targets: Vec<u32>,
+    held: usize,
+    meter: &mut Meter,
+) -> Dominators {
+    let n = first_edge.len().saturating_sub(1);
+    if n == 0 {
+        return Dominators {
+            idom: Vec::new(),
+            retained: snap.self_sizes.to_vec(),
+            retained_native: snap.native_sizes.to_vec(),
+            reachable: 0,
+        };
+    }
+    // The rows, where they are the walk's own (not the caller's graph).
+    let rows = match &first_edge {
+        Cow::Owned(v) => bytes(v),
+        Cow::Borrowed(_) => 0,
+    };
+    let row_of = RowOf::new(&first_edge, targets.len());
+    let walk_held = held + rows + bytes(&targets) + bytes(&row_of.blocks);
+    let (number, parent) = preorder(&first_edge, &targets, &row_of, meter, walk_held);
+    let r = parent.len();
+    let by_position = targets.len() < CLOSE as usize;
+    let start = turn_around(
+        &row_of,
+        &mut targets,
+        &number,
+        r,
+        meter,
+        held + rows + bytes(&number) + bytes(&parent),
+        by_position,
+    );
+    drop(row_of);
+    drop(first_edge);
+    let mut preds = targets;
+    // Preorder numbers by node become nodes by preorder number.
+    let mut vertex = vec![0u32; r];
+    for (v, &k) in number.iter().enumerate() {
+        if k != NONE {
+            #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+            let v = v as u32;
+            vertex[k as usize] = v;
+        }
+    }
+    let live = held + bytes(&start) + bytes(&preds) + bytes(&vertex);
+    meter.at(&[live, bytes(&number), bytes(&parent)]);
+    drop(number);
+    let idom_numbers = semi_nca(parent, &start, &mut preds, meter, live);
+    drop((start, preds));
+
+    // Unreached nodes hang from the root.
+    let mut idom = vec![ROOT; n];
+    for (number, &v) in vertex.iter().enumerate() {
+        idom[v as usize] = vertex[idom_numbers[number] as usize];
+    }
+    meter.at(&[held, bytes(&vertex), bytes(&idom_numbers), bytes(&idom)]);
+    drop(idom_numbers);
+    let mut retained = snap.self_sizes.to_vec();
+    // A dominator is entered before every node it dominates, so reverse preorder adds
+    // each subtree into its root before that root is added to its own dominator.
+    let sum_up = |retained: &mut [u64]| {
+        for &v in vertex[1..].iter().rev() {
+            let d = idom[v as usize] as usize;
+            retained[d] = retained[d].saturating_add(retained[v as usize]);
+        }
+    };
+    sum_up(&mut retained);
+    let mut retained_native = snap.native_sizes.to_vec();
+    if !retained_native.is_empty() {
+        sum_up(&mut retained_native);
+        retained_native[ROOT as usize] = snap.native_sizes.iter().fold(0, u64::saturating_add);
+    }
+    meter.at(&[
+        held,
+        bytes(&vertex),
+        bytes(&idom),
+        bytes(&retained),
+        bytes(&retained_native),
+    ]);
+    // Unreached nodes dominate nothing, so with them the root retains every node's self
+    // size: the whole heap (saturating, like every sum above).
+    retained[ROOT as usize] = snap.self_sizes.iter().fold(0, u64::saturating_add);
+    Dominators {
+        idom,
+        retained,
+        retained_native,
+        reachable: r,
     }
 }
 
 /// Compressed rows of `rows` rows from (row, value) pairs that `each_pair` hands out, the
 /// same ones on each of its two calls: row `r`'s values are
-/// `values[start[r]..start[r + 1]]`, in the order they were handed out. `values` is
-/// reused for the values (its contents are replaced).
+/// `values[start[r]..start[r + 1]]`, in the order they were handed out.
 fn compressed_rows(
     rows: usize,
-    mut values: Vec<u32>,
     each_pair: impl Fn(&mut dyn FnMut(u32, u32)),
 ) -> (Vec<u32>, Vec<u32>) {
     // Counts, then each row's start, then (as the fill cursor moves) each row's end.
@@ -109,8 +493,7 @@ fn compressed_rows(
         *slot = sum;
         sum += count;
     }
-    values.clear();
-    values.resize(sum as usize, 0);
+    let mut values = vec![0; sum as usize];
     each_pair(&mut |row, value| {
         let slot = &mut start[row as usize];
         values[*slot as usize] = value;
@@ -122,176 +505,10 @@ fn compressed_rows(
     (start, values)
 }
 
-/// Predecessors in preorder numbers, as compressed rows.
-fn predecessors(g: &HeapGraph, order: &Preorder) -> (Vec<u32>, Vec<u32>) {
-    compressed_rows(order.vertex.len(), Vec::new(), |f| {
-        for (v_number, &v) in order.vertex.iter().enumerate() {
-            for &target in &g.edge_targets[g.edges(v)] {
-                let w = order.number[target as usize];
-                #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-                f(w, v_number as u32);
-            }
-        }
-    })
-}
-
-/// The forest of Lengauer–Tarjan's `link`/`eval`, with path compression.
-struct Forest {
-    ancestor: Vec<u32>,
-    label: Vec<u32>,
-    path: Vec<u32>,
-}
-
-impl Forest {
-    fn eval(&mut self, v: u32, semi: &[u32]) -> u32 {
-        if self.ancestor[v as usize] == NONE {
-            return v;
-        }
-        // Collect the part of the path above v that is compressed, then compress it from
-        // the top down: what the recursive formulation does on its way back.
-        self.path.clear();
-        let mut x = v;
-        while self.ancestor[self.ancestor[x as usize] as usize] != NONE {
-            self.path.push(x);
-            x = self.ancestor[x as usize];
-        }
-        for &x in self.path.iter().rev() {
-            let a = self.ancestor[x as usize] as usize;
-            if semi[self.label[a] as usize] < semi[self.label[x as usize] as usize] {
-                self.label[x as usize] = self.label[a];
-            }
-            self.ancestor[x as usize] = self.ancestor[a];
-        }
-        self.label[v as usize]
-    }
-}
-
-/// Immediate dominators in preorder numbers (the root's is itself). `semi` is reused for
-/// the semidominators (its contents are replaced).
-#[allow(clippy::many_single_char_names)] // the paper's names: v, w, u, p, s
-fn lengauer_tarjan(order: &Preorder, start: &[u32], preds: &[u32], mut semi: Vec<u32>) -> Vec<u32> {
-    let m = order.vertex.len();
-    semi.clear();
-    #[allow(clippy::cast_possible_truncation)]
-    semi.extend(0..m as u32);
-    // A vertex waits in the bucket of its semidominator until its idom is known, so the
-    // buckets' links live in `idom` until then.
-    let mut idom = vec![NONE; m];
-    let mut bucket_head = vec![NONE; m];
-    let mut forest = Forest {
-        ancestor: vec![NONE; m],
-        label: semi.clone(),
-        path: Vec::new(),
-    };
-    for w in (1..m).rev() {
-        for &v in &preds[start[w] as usize..start[w + 1] as usize] {
-            let u = forest.eval(v, &semi);
-            if semi[u as usize] < semi[w] {
-                semi[w] = semi[u as usize];
-            }
-        }
-        let s = semi[w] as usize;
-        idom[w] = bucket_head[s];
-        #[allow(clippy::cast_possible_truncation)]
-        let w32 = w as u32;
-        bucket_head[s] = w32;
-        let p = order.parent[w];
-        forest.ancestor[w] = p;
-        let mut v = std::mem::replace(&mut bucket_head[p as usize], NONE);
-        while v != NONE {
-            let next = idom[v as usize];
-            let u = forest.eval(v, &semi);
-            idom[v as usize] = if semi[u as usize] < semi[v as usize] {
-                u
-            } else {
-                p
-            };
-            v = next;
-        }
-    }
-    for w in 1..m {
-        if idom[w] != semi[w] {
-            idom[w] = idom[idom[w] as usize];
-        }
-    }
-    if m > 0 {
-        idom[0] = 0;
-    }
-    idom
-}
-
-/// Computes the dominator tree and retained sizes of a snapshot whose graph was read.
-pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
-    let order = preorder(g);
-    let (start, preds) = predecessors(g, &order);
-    from_predecessors(snap, order, &start, preds)
-}
-
-/// The same as [`dominators`], for a graph that is not needed afterwards: its memory is
-/// given back as soon as the predecessors are known.
-pub fn dominators_of_owned(snap: &HeapSnapshot, g: HeapGraph) -> Dominators {
-    let order = preorder(&g);
-    let (start, preds) = predecessors(&g, &order);
-    drop(g);
-    from_predecessors(snap, order, &start, preds)
-}
-
-fn from_predecessors(
-    snap: &HeapSnapshot,
-    mut order: Preorder,
-    start: &[u32],
-    preds: Vec<u32>,
-) -> Dominators {
-    let n = order.number.len();
-    // Preorder numbers by node are not needed past this point: their memory holds the
-    // semidominators, and the walk's parents' memory then holds the tree in node numbers.
-    let number = std::mem::take(&mut order.number);
-    let idom_numbers = lengauer_tarjan(&order, start, &preds, number);
-    drop(preds);
-
-    // Unreached nodes hang from the root.
-    let mut idom = std::mem::take(&mut order.parent);
-    idom.clear();
-    idom.resize(n, ROOT);
-    for (number, &v) in order.vertex.iter().enumerate() {
-        idom[v as usize] = order.vertex[idom_numbers[number] as usize];
-    }
-    drop(idom_numbers);
-    let mut retained = snap.self_sizes.to_vec();
-    // A dominator is entered before every node it dominates, so reverse preorder adds
-    // each subtree into its root before that root is added to its own dominator.
-    let sum_up = |retained: &mut [u64]| {
-        for number in (1..order.vertex.len()).rev() {
-            let v = order.vertex[number] as usize;
-            let d = idom[v] as usize;
-            retained[d] = retained[d].saturating_add(retained[v]);
-        }
-    };
-    sum_up(&mut retained);
-    let mut retained_native = snap.native_sizes.to_vec();
-    if !retained_native.is_empty() {
-        sum_up(&mut retained_native);
-        if n > 0 {
-            retained_native[ROOT as usize] = snap.native_sizes.iter().fold(0, u64::saturating_add);
-        }
-    }
-    // Unreached nodes dominate nothing, so with them the root retains every node's self
-    // size: the whole heap (saturating, like every sum above).
-    if n > 0 {
-        retained[ROOT as usize] = snap.self_sizes.iter().fold(0, u64::saturating_add);
-    }
-    Dominators {
-        idom,
-        retained,
-        retained_native,
-        reachable: order.vertex.len(),
-    }
-}
-
 impl Dominators {
     /// The dominator tree's children of every node, as compressed rows.
     fn children(&self) -> (Vec<u32>, Vec<u32>) {
-        compressed_rows(self.idom.len(), Vec::new(), |f| {
+        compressed_rows(self.idom.len(), |f| {
             for (v, &d) in self.idom.iter().enumerate() {
                 if v != ROOT as usize {
                     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
@@ -305,18 +522,19 @@ impl Dominators {
     /// nodes that no counted node of the same class dominates, so that nothing is counted
     /// twice (a linked list's nodes retain each other, but the list counts once).
     pub fn class_retained(&self, snap: &HeapSnapshot) -> Vec<u64> {
-        self.class_sum(snap, &self.retained)
+        self.class_sum(snap, &self.retained, &mut Meter::default())
     }
 
     /// Retained native size per class, as [`Dominators::class_retained`] sums retained
     /// sizes; None when the snapshot states no native sizes.
     pub fn class_retained_native(&self, snap: &HeapSnapshot) -> Option<Vec<u64>> {
-        (!self.retained_native.is_empty()).then(|| self.class_sum(snap, &self.retained_native))
+        (!self.retained_native.is_empty())
+            .then(|| self.class_sum(snap, &self.retained_native, &mut Meter::default()))
     }
 
     /// `per_node` summed per class over the counted nodes that no counted node of the same
     /// class dominates.
-    fn class_sum(&self, snap: &HeapSnapshot, per_node: &[u64]) -> Vec<u64> {
+    fn class_sum(&self, snap: &HeapSnapshot, per_node: &[u64], meter: &mut Meter) -> Vec<u64> {
         let mut per_class = vec![0u64; snap.class_names.len()];
         if self.idom.is_empty() || self.idom.len() >= CLOSE as usize {
             return per_class;
@@ -324,6 +542,7 @@ impl Dominators {
         let (start, children) = self.children();
         let mut open = vec![false; snap.class_names.len()];
         let mut stack = vec![ROOT];
+        let mut stack_bytes = 0;
         while let Some(top) = stack.pop() {
             if top & CLOSE != 0 {
                 let v = (top & !CLOSE) as usize;
@@ -338,7 +557,16 @@ impl Dominators {
                 stack.push(top | CLOSE);
             }
             stack.extend_from_slice(&children[start[v] as usize..start[v + 1] as usize]);
+            stack_bytes = stack_bytes.max(bytes(&stack));
         }
+        let tree = bytes(&self.idom) + bytes(&self.retained) + bytes(&self.retained_native);
+        meter.at(&[
+            tree,
+            bytes(&start),
+            bytes(&children),
+            bytes(&open),
+            stack_bytes,
+        ]);
         per_class
     }
 }
@@ -489,6 +717,215 @@ mod tests {
             prop_assert_eq!(&d.idom, &idom);
             prop_assert_eq!(&d.retained, &retained);
             prop_assert_eq!(d.class_retained(&snap), per_class);
+        }
+    }
+
+    /// Immediate dominators by the iterative data-flow equations on sets of nodes: a
+    /// node's dominators are itself and those every reached predecessor has in common.
+    /// Unreached nodes hang from the root.
+    fn iterative(n: usize, edges: &[(u32, u32, EdgeKind)]) -> Vec<u32> {
+        let reached = reach(n, edges, None);
+        let holding: Vec<(usize, usize)> = edges
+            .iter()
+            .filter(|&&(from, to, kind)| kind.keeps(from, to) && reached[from as usize])
+            .map(|&(from, to, _)| (from as usize, to as usize))
+            .collect();
+        let words = n.div_ceil(64);
+        let mut dom = vec![vec![u64::MAX; words]; n];
+        dom[0] = vec![0; words];
+        dom[0][0] = 1;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for v in 1..n {
+                if !reached[v] {
+                    continue;
+                }
+                let mut meet = vec![u64::MAX; words];
+                for &(from, _) in holding.iter().filter(|&&(_, to)| to == v) {
+                    for (m, d) in meet.iter_mut().zip(&dom[from]) {
+                        *m &= d;
+                    }
+                }
+                meet[v / 64] |= 1 << (v % 64);
+                if meet != dom[v] {
+                    dom[v] = meet;
+                    changed = true;
+                }
+            }
+        }
+        let has = |set: &[u64], d: usize| set[d / 64] >> (d % 64) & 1 == 1;
+        let size = |set: &[u64]| set.iter().map(|w| w.count_ones()).sum::<u32>();
+        (0..n)
+            .map(|v| {
+                if v == 0 || !reached[v] {
+                    return 0;
+                }
+                // The strict dominator with one dominator fewer than v.
+                (0..n)
+                    .find(|&d| d != v && has(&dom[v], d) && size(&dom[d]) + 1 == size(&dom[v]))
+                    .unwrap() as u32
+            })
+            .collect()
+    }
+
+    /// Graphs of a few hundred nodes, with long chains so that paths are compressed and
+    /// rows span several blocks of the index that finds an edge's source.
+    fn larger_graphs() -> impl Strategy<Value = (HeapSnapshot, Edges)> {
+        (40usize..300).prop_flat_map(|n| {
+            (
+                proptest::collection::vec(0u64..1000, n),
+                proptest::collection::vec(0u32..5, n),
+                proptest::collection::vec((0..n as u32, 0..n as u32, any::<u8>()), 0..n * 3),
+                0..n,
+            )
+                .prop_map(move |(sizes, classes, random, chain)| {
+                    // A chain from the root through the first `chain` nodes, then random edges.
+                    let mut edges: Edges = (0..chain as u32)
+                        .map(|i| (i, i + 1, EdgeKind::Property))
+                        .filter(|&(_, to, _)| (to as usize) < n)
+                        .collect();
+                    edges.extend(random.into_iter().map(|(a, b, k)| (a, b, kind(k))));
+                    (snapshot(&sizes, &classes, &edges), edges)
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn matches_the_iterative_equations_on_larger_graphs((snap, edges) in larger_graphs()) {
+            let g = snap.graph.as_ref().unwrap();
+            let d = dominators(&snap, g);
+            let n = snap.node_count();
+            prop_assert_eq!(&d.idom, &iterative(n, &edges));
+            // Retained sizes by walking up each node's dominators.
+            let mut retained = vec![0u64; n];
+            for v in 0..n {
+                let mut x = v;
+                loop {
+                    retained[x] += snap.self_sizes.get(v);
+                    if x == 0 {
+                        break;
+                    }
+                    x = d.idom[x] as usize;
+                }
+            }
+            prop_assert_eq!(&d.retained, &retained);
+            // The graph given up gives the same tree.
+            let owned = dominators_of_owned(&snap, g.clone());
+            prop_assert_eq!(&owned.idom, &d.idom);
+            prop_assert_eq!(&owned.retained, &d.retained);
+            prop_assert_eq!(owned.reachable, d.reachable);
+        }
+    }
+
+    /// A heap shaped like a V8 one, `n` nodes: the root holds a hundred GC-root groups,
+    /// each object its map (one of a few hundred) and, mostly, objects allocated shortly
+    /// before it (trees and long chains), some object anywhere, and some objects weakly.
+    fn v8_like_heap(n: u32) -> HeapSnapshot {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |below: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(below)) as u32
+        };
+        let (groups, maps) = (100, 300);
+        let mut edges = Vec::new();
+        for g in 1..=groups {
+            edges.push((ROOT, g, EdgeKind::Shortcut));
+            edges.push((ROOT, g, EdgeKind::Element));
+        }
+        for v in groups + 1..n {
+            // A group or a recent object holds it.
+            let holder = if v < groups + maps || next(50) == 0 {
+                1 + next(groups)
+            } else {
+                v - 1 - next(64.min(v - groups - 1))
+            };
+            edges.push((holder, v, EdgeKind::Property));
+            if v > groups + maps {
+                edges.push((v, groups + 1 + next(maps), EdgeKind::Hidden));
+                edges.push((v, groups + 1 + next(v - groups - 1), EdgeKind::Property));
+                edges.push((v, 1 + next(n - 1), EdgeKind::Weak));
+            }
+        }
+        edges.sort_by_key(|&(from, _, _)| from);
+        let sizes: Vec<u64> = (0..n).map(|v| u64::from(16 + next(64) * (v % 2))).collect();
+        let classes: Vec<u32> = (0..n).map(|_| next(50)).collect();
+        snapshot(&sizes, &classes, &edges)
+    }
+
+    /// The memory budget of the retained-size path (`docs/performance.md`): at most 16
+    /// bytes a node and 4 an edge at once, the graph included, plus the index that finds
+    /// an edge's source (a sixteenth of a byte an edge) and a byte a node for the stack of
+    /// the walk that sums retained sizes per class.
+    #[test]
+    #[allow(clippy::cast_precision_loss)] // bytes a node, for the message
+    fn the_retained_size_path_stays_within_its_memory_budget() {
+        let n = 400_000;
+        let snap = v8_like_heap(n);
+        let g = snap.graph.clone().unwrap();
+        let (nodes, edges) = (g.node_count(), g.edge_count());
+        assert!(edges > 3 * nodes - nodes / 10, "{edges} edges");
+        let (d, per_class, peak) = measure_retained_path(&snap, g);
+        let budget = 16 * nodes + 4 * edges + edges / 16 + nodes;
+        eprintln!(
+            "{nodes} nodes, {edges} edges: at most {peak} bytes at once, {:.2} a node (budget {:.2})",
+            peak as f64 / nodes as f64,
+            budget as f64 / nodes as f64
+        );
+        assert!(
+            peak <= budget,
+            "{peak} bytes at once ({:.2} a node), over the budget of {budget} ({:.2} a node)",
+            peak as f64 / nodes as f64,
+            budget as f64 / nodes as f64,
+        );
+        // What was measured is the real computation: the tree the borrowed graph gives.
+        let borrowed = dominators(&snap, snap.graph.as_ref().unwrap());
+        assert_eq!(d.idom, borrowed.idom);
+        assert_eq!(per_class, borrowed.class_retained(&snap));
+        assert!(d.reachable > nodes * 9 / 10);
+    }
+
+    #[test]
+    fn edges_are_turned_around_alike_by_position_and_by_source() {
+        let snap = v8_like_heap(5_000);
+        let g = snap.graph.as_ref().unwrap();
+        let rows = Cow::Borrowed(g.first_edge.as_slice());
+        let row_of = RowOf::new(&rows, g.edge_count());
+        let mut meter = Meter::default();
+        let (number, parent) = preorder(&rows, &g.edge_targets, &row_of, &mut meter, 0);
+        let mut turned = |by_position| {
+            let mut preds = g.edge_targets.clone();
+            let start = turn_around(
+                &row_of,
+                &mut preds,
+                &number,
+                parent.len(),
+                &mut meter,
+                0,
+                by_position,
+            );
+            (start, preds)
+        };
+        let (start, preds) = turned(true);
+        assert_eq!((start.clone(), preds.clone()), turned(false));
+        // Each row holds the predecessors, as a set, that the edges name.
+        let mut expected = vec![Vec::new(); parent.len()];
+        for x in 0..g.node_count() {
+            if number[x] != NONE {
+                for &t in &g.edge_targets[g.edges(x as u32)] {
+                    expected[number[t as usize] as usize].push(number[x]);
+                }
+            }
+        }
+        for (w, mut want) in expected.into_iter().enumerate() {
+            let mut got = preds[start[w] as usize..start[w + 1] as usize].to_vec();
+            got.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(got, want, "row {w}");
         }
     }
 

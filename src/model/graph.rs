@@ -247,9 +247,18 @@ impl GraphBuilder {
             ));
         }
         let end = self.stored();
+        // Room was reserved for every edge of the file; only the essential ones stay.
+        self.targets.shrink_to_fit();
+        if let Some((kinds, names)) = &mut self.labels {
+            kinds.shrink_to_fit();
+            names.shrink_to_fit();
+        }
         for row in &mut self.rows[self.next..] {
             *row = end;
         }
+        // The counts were read into room for the nodes alone: grow it by the one row end
+        // rather than double it.
+        self.rows.reserve_exact(1);
         self.rows.push(end);
         Ok(HeapGraph {
             first_edge: self.rows,
