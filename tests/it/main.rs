@@ -24,6 +24,7 @@ mod id_rules;
 mod leaks;
 mod parallel_parse;
 mod rawheap;
+mod rawheap_v3;
 mod rawheap_v3_writer;
 mod regressions;
 mod release;
