@@ -97,6 +97,8 @@ pub struct Config {
     /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
     /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
     pub leaklist: Option<PathBuf>,
+    /// `--static-half`: (dynamic rawheap input, its static half) pairs read as one heap.
+    pub static_halves: Vec<(PathBuf, PathBuf)>,
     pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,

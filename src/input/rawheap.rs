@@ -16,6 +16,7 @@ mod graph;
 mod index;
 mod meta;
 mod nodes;
+mod pair;
 mod sections;
 mod v1;
 mod v2;
@@ -23,6 +24,7 @@ mod v3;
 
 pub use bytes::Twin;
 pub use frame::{sniff, trailer_fits};
+pub use pair::{join, static_sibling};
 
 use std::io::SeekFrom;
 

@@ -393,6 +393,9 @@ impl Render for TableRenderer {
             if let Some(line) = arkts::native_line(t) {
                 writeln!(out, "{line}")?;
             }
+            if let Some(v) = &heap.vms {
+                writeln!(out, "{}", arkts::vms_line(v))?;
+            }
             writeln!(out)?;
             if heap.classes.is_empty() {
                 writeln!(out, "No class changed.")?;

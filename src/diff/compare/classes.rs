@@ -81,5 +81,6 @@ pub(super) fn compare(
         indexes: (selection.base.index, selection.head.index),
         retained: false,
         leaklist: None,
+        vms: None,
     })
 }

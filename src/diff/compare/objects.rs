@@ -74,6 +74,7 @@ pub(super) fn compare(
         .leaklist
         .map(|list| leaklist::join(list, selection.head.capture, &ends.head, &mut warnings))
         .transpose()?;
+    let vms = crate::diff::VmTotals::of(&ends.base().snap, &ends.head.snap);
     Ok(HeapResult {
         diff,
         trend,
@@ -82,6 +83,7 @@ pub(super) fn compare(
         indexes: (selection.base.index, selection.head.index),
         retained,
         leaklist,
+        vms,
     })
 }
 

@@ -530,7 +530,6 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
 }
 
 /// What the static file holds besides its graph: the cross-VM references, for a pair.
-#[allow(dead_code)] // `xrefs` and `roots`: for the hybrid pairs' reader
 pub(super) struct Static {
     pub(super) snapshot: HeapSnapshot,
     /// (dynamic id, static node, direction) of each `XRef` record whose static id is a node.
@@ -588,7 +587,6 @@ struct Names {
     empty: u32,
     hclass: u32,
     superclass: u32,
-    buffer: u32,
     value: u32,
     object: u32,
 }
@@ -600,7 +598,6 @@ impl<'a> Build<'a> {
             empty: nodes.strings.id(""),
             hclass: nodes.strings.id("hclass"),
             superclass: nodes.strings.id("superClass"),
-            buffer: nodes.strings.id("buffer"),
             value: nodes.strings.id("value"),
             object: nodes.strings.id("Object"),
         };
@@ -838,7 +835,10 @@ impl<'a> Build<'a> {
         let xrefs = r
             .xrefs
             .iter()
-            .map(|&(d, s, dir)| (d, self.objects.get(&s).copied(), dir))
+            .map(|&(d, s, dir)| {
+                let node = self.objects.get(&s).or_else(|| self.class_nodes.get(&s));
+                (d, node.copied(), dir)
+            })
             .collect();
         let snapshot = self.finish();
         Static {
@@ -916,10 +916,12 @@ impl<'a> Build<'a> {
     fn array_edges(&mut self) {
         let r = self.r;
         for a in &r.arrays {
-            let n = self.objects[&a.id];
-            let name = self.nodes.names[n as usize];
-            let buffer = self.synthetic(T_ARRAY, name);
-            self.edge(n, EdgeKind::Property, self.names.buffer, buffer);
+            // The array holds its elements itself: the translator's buffer node (§7.2 c)
+            // would put a node with a positional id between an array and what it holds,
+            // on every path and as the owner of what an array gains. Its synthetic id is
+            // kept unused, so that the later synthetic nodes have the translator's ids.
+            let buffer = self.objects[&a.id];
+            self.synthetic += 1;
             match a.elem {
                 ty::OBJECT | ty::ARRAY | ty::WEAK => {
                     // A weak reference array's elements are weak (§9.2 defect 4).

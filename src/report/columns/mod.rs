@@ -525,6 +525,7 @@ mod tests {
             trend: None,
             explain: Vec::new(),
             leaklist: None,
+            vms: None,
         };
         page_reads_what_the_column_reads(heap::CLASSES, &heap, &class);
         page_reads_what_the_column_reads(heap::LEAKLIST, &list, &watched);
