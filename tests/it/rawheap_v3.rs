@@ -21,6 +21,7 @@ use support::cli::{arkdiff_in, json, path_str, stderr, stdout};
 use support::rawheap_v3::{self as v3, Dump, Opts, Order, Process, damage, tag};
 use support::rawheap_v3_expect::{self as expect, Expect};
 use support::rawheap_v3_hybrid as hybrid;
+use support::rawheap_v3_json as json_snapshot;
 
 const FULL: ParseOptions = ParseOptions {
     graph: true,
@@ -754,5 +755,131 @@ fn a_renamed_static_half_is_named_with_an_option_and_a_damaged_half_is_named() {
         stderr(&out).contains("nope.rawheap is not one of the inputs"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// A static heap that gains `n` more `app.Node`s at `a.next`'s end each time.
+fn growing_heap(steps: usize, n: usize) -> Vec<v3::Heap> {
+    let (mut heap, [a, _, hi, _]) = expect::example_heap();
+    let node = heap.class_of(a).unwrap();
+    let mut tail = a;
+    let mut out = Vec::new();
+    for _ in 0..steps {
+        for _ in 0..n {
+            let o = heap.object(node, &[("label", v3::Val::Ref(hi))]);
+            heap.set(o, "next", v3::Val::Ref(tail));
+            heap.roots.retain(|r| r.1 != tail);
+            heap.root(v3::RootKind::Frame, o);
+            tail = o;
+        }
+        out.push(heap.clone());
+    }
+    out
+}
+
+#[test]
+fn the_static_vms_cdp_snapshots_read_with_their_positional_ids_unmatched() {
+    let dir = tempfile::tempdir().unwrap();
+    let heaps = growing_heap(2, 10);
+    let files: Vec<PathBuf> = heaps
+        .iter()
+        .enumerate()
+        .map(|(k, h)| {
+            write(
+                dir.path(),
+                &format!("static-{k}.heapsnapshot"),
+                json_snapshot::cdp(h).as_bytes(),
+            )
+        })
+        .collect();
+    let s = arkdiff::input::heapsnapshot::parse_with(std::fs::File::open(&files[1]).unwrap(), FULL)
+        .unwrap();
+    assert!(s.positional_ids && s.fresh_ids);
+    let out = arkdiff_in(
+        dir.path(),
+        &[
+            path_str(&files[0]),
+            path_str(&files[1]),
+            "--no-config",
+            "--format",
+            "json",
+            "--explain",
+            "app.Node",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = json(&out);
+    assert_eq!(r["heap"]["id_matching"], "disjoint");
+    let node = row(&r, "app.Node");
+    assert_eq!(node["count_delta"], 10);
+    assert!(node["new_count"].is_null(), "no object matching: {node}");
+    assert!(
+        stderr(&out).contains("number their nodes by position"),
+        "{}",
+        stderr(&out)
+    );
+    // The path names the fields and the root category.
+    let path = r["heap"]["explain"][0]["retainer_path"].to_string();
+    assert!(path.contains("Frame roots"), "{path}");
+}
+
+#[test]
+fn the_hybrid_json_snapshot_reads_both_heaps_joined_by_xref_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut heap, [a, _, _, _]) = expect::example_heap();
+    let payload = heap.class(
+        "app.Payload",
+        Some(heap.object_class),
+        &[("seq", v3::Decl::I64)],
+    );
+    let mut dynheap = hybrid::DynHeap::new();
+    let window = dynheap.node("object", "Window", 64);
+    let host = dynheap.node("object", "BridgeHost", 32);
+    dynheap.edge(window, "property", "host", host);
+    dynheap.roots.push(window);
+    let links = [hybrid::Link::DynToSta(host, a)];
+    let mut profiler = json_snapshot::Profiler::new(1001);
+    let mut files = Vec::new();
+    for k in 0..2 {
+        for _ in 0..5 {
+            let p = heap.object(payload, &[("seq", v3::Val::long(k))]);
+            heap.root(v3::RootKind::Frame, p);
+        }
+        let text = json_snapshot::hybrid(
+            &dynheap,
+            &heap,
+            &links,
+            &mut profiler,
+            json_snapshot::HybridOpts::default(),
+        );
+        files.push(write(
+            dir.path(),
+            &format!("hybrid-{k}.heapsnapshot"),
+            &text,
+        ));
+    }
+    let s = arkdiff::input::heapsnapshot::parse_with(std::fs::File::open(&files[1]).unwrap(), FULL)
+        .unwrap();
+    assert!(!s.positional_ids);
+    let g = s.graph.as_ref().unwrap();
+    let xrefs: Vec<String> = (0..s.node_count() as u32)
+        .flat_map(|n| g.edges(n).map(move |e| (n, e)))
+        .filter(|&(_, e)| g.edge_kind(e) == EdgeKind::Xref)
+        .map(|(n, e)| {
+            format!(
+                "{} {} {}",
+                s.node_label(n),
+                g.edge_label(e),
+                s.node_label(g.edge_targets[e])
+            )
+        })
+        .collect();
+    assert_eq!(xrefs, ["BridgeHost xref_dynamic_to_static (xref) app.Node"]);
+    // Stable ids: the payloads added between the snapshots are new.
+    let r = report(dir.path(), &[&files[0], &files[1]], &[]);
+    let row = row(&r, "app.Payload");
+    assert_eq!(
+        (row["new_count"].as_u64(), row["deleted_count"].as_u64()),
+        (Some(5), Some(0))
     );
 }
