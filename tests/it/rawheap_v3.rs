@@ -883,3 +883,68 @@ fn the_hybrid_json_snapshot_reads_both_heaps_joined_by_xref_edges() {
         (Some(5), Some(0))
     );
 }
+
+/// The leak owners of a series' JSON report: (class, retainer path, gained classes).
+fn owners(r: &Value) -> Vec<(String, String, Vec<String>)> {
+    r["heap"]["trend"]["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["class"].as_str().unwrap().to_owned(),
+                o["retainer_path"].to_string(),
+                o["gained"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|g| g["class"].as_str().unwrap().to_owned())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn leak_owners_are_found_in_the_static_vm_and_across_the_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dumps, leak) = hybrid::static_leak_series(3, 40);
+    let files: Vec<PathBuf> = dumps
+        .iter()
+        .enumerate()
+        .map(|(k, d)| write(dir.path(), &format!("static-{k}.rawheap"), &d.bytes()))
+        .collect();
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let r = report(dir.path(), &refs, &["--suspect-min-growth", "1KiB"]);
+    // The list's backing array holds what the static VM leaks.
+    let found = owners(&r);
+    let (class, path, gained) = &found[0];
+    assert_eq!(class, "(array)");
+    assert!(path.contains("std.core.Object[]"), "{path}");
+    assert!(
+        path.contains("app.LeakHolder") && path.contains(".listeners"),
+        "{path}"
+    );
+    assert!(gained.iter().any(|g| g == leak.class), "{gained:?}");
+    // Across the VMs: the registry's list holds the JS listeners through cross-VM
+    // references, and the JS host holds the static payloads.
+    let (pairs, sta, dynl) = hybrid::hybrid_leak_series(3, 40, 2);
+    let files: Vec<PathBuf> = pairs.iter().map(|p| p.write(dir.path()).0).collect();
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let r = report(dir.path(), &refs, &["--suspect-min-growth", "1KiB"]);
+    let found = owners(&r);
+    let holding = |class: &str| {
+        found
+            .iter()
+            .find(|o| o.2.iter().any(|g| g == class))
+            .unwrap_or_else(|| panic!("no owner gained {class}: {found:?}"))
+    };
+    let listeners = holding(dynl.class);
+    assert!(listeners.1.contains("app.Registry"), "{}", listeners.1);
+    let payloads = holding(sta.class);
+    assert!(
+        payloads.1.contains("BridgeHost") && payloads.1.contains("xref_dyn_sta"),
+        "{}",
+        payloads.1
+    );
+}
