@@ -20,20 +20,23 @@ pub(super) fn native_line(t: &TotalsJson) -> Option<String> {
         })
 }
 
+/// `6,024 objects, 203.86 KiB -> 18,024 objects, 618.48 KiB (+12,000, +414.62 KiB)`.
+pub(super) fn totals_text(t: &TotalsJson) -> String {
+    format!(
+        "{} objects, {} -> {} objects, {} ({}, {})",
+        format_count(t.count.base),
+        format_size(t.size.base),
+        format_count(t.count.head),
+        format_size(t.size.head),
+        format_count_delta(t.count.delta()),
+        format_size_delta(t.size.delta()),
+    )
+}
+
 /// `dynamic VM: 6,024 objects, 203.86 KiB -> …; static VM: …` for hybrid heaps, with
 /// the cross-VM references and how many of them the halves disagree on.
 pub(super) fn vms_line(v: &super::VmsJson) -> String {
-    let vm = |t: &TotalsJson| {
-        format!(
-            "{} objects, {} -> {} objects, {} ({}, {})",
-            format_count(t.count.base),
-            format_size(t.size.base),
-            format_count(t.count.head),
-            format_size(t.size.head),
-            format_count_delta(t.count.delta()),
-            format_size_delta(t.size.delta()),
-        )
-    };
+    let vm = totals_text;
     let disagree = if v.unresolved_base + v.unresolved_head > 0 {
         format!(
             " ({} and {} name an object the other half lacks)",

@@ -371,16 +371,7 @@ impl Render for TableRenderer {
         writeln!(out, "{}", side("head", &report.head))?;
         if let Some(heap) = &report.heap {
             let t = &heap.totals;
-            writeln!(
-                out,
-                "heap: {} objects, {} -> {} objects, {} ({}, {})",
-                format_count(t.count.base),
-                format_size(t.size.base),
-                format_count(t.count.head),
-                format_size(t.size.head),
-                format_count_delta(t.count.delta()),
-                format_size_delta(t.size.delta()),
-            )?;
+            writeln!(out, "heap: {}", arkts::totals_text(t))?;
             match &heap.id_check {
                 Some(c) if heap.id_matching == IdMatching::Disjoint => writeln!(
                     out,

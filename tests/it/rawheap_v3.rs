@@ -689,25 +689,29 @@ fn a_renamed_static_half_is_named_with_an_option_and_a_damaged_half_is_named() {
             .iter()
             .all(|c| c["name"] != sta.class)
     );
+    // Exit 2, and what it says.
+    let fails = || {
+        let out = arkdiff_in(
+            dir.path(),
+            &[
+                path_str(&base),
+                path_str(&head),
+                "--no-config",
+                "-q",
+                "--static-half",
+                &b,
+                "--static-half",
+                &h,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        stderr(&out)
+    };
     // A damaged static half: exit 2 naming that file, the half, the record and the byte.
     let d = &pairs[1].stat;
     let x = damage::cut_in_body(d, d.of(tag::INSTANCE_DUMP)[0]);
     std::fs::write(&head_static, &x.bytes).unwrap();
-    let out = arkdiff_in(
-        dir.path(),
-        &[
-            path_str(&base),
-            path_str(&head),
-            "--no-config",
-            "-q",
-            "--static-half",
-            &b,
-            "--static-half",
-            &h,
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let e = stderr(&out);
+    let e = fails();
     assert!(
         e.contains(&format!(
             "head-static.rawheap: rawheap: the static half of the hybrid pair with head.rawheap: INSTANCE_DUMP record at byte {}",
@@ -719,21 +723,7 @@ fn a_renamed_static_half_is_named_with_an_option_and_a_damaged_half_is_named() {
     std::fs::write(&head_static, d.bytes()).unwrap();
     let cut = &pairs[1].dynamic[..pairs[1].dynamic.len() - 50];
     std::fs::write(&head, cut).unwrap();
-    let out = arkdiff_in(
-        dir.path(),
-        &[
-            path_str(&base),
-            path_str(&head),
-            "--no-config",
-            "-q",
-            "--static-half",
-            &b,
-            "--static-half",
-            &h,
-        ],
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let e = stderr(&out);
+    let e = fails();
     assert!(
         e.contains("head.rawheap: rawheap: the dynamic half of the hybrid pair with head-static.rawheap: trailer at byte"),
         "{e}"
