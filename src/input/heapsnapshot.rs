@@ -551,25 +551,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
             )),
         }
     }
-    if positional_ids(&snap) {
-        snap.positional_ids = true;
-        snap.fresh_ids = true;
-    }
     Ok(snap)
-}
-
-/// Whether the ids are the nodes' positions, `2 × index + 1`, in a snapshot of V8's 7
-/// node fields: the static ArkTS VM's CDP snapshot numbers its nodes so
-/// (`arkts-static.md` §11), and no V8 snapshot does (V8's first object id is above its
-/// root categories' range). Such ids name a place in one snapshot, not an object.
-fn positional_ids(snap: &HeapSnapshot) -> bool {
-    snap.node_field_count == 7
-        && snap.node_count() >= 3
-        && snap
-            .ids
-            .iter()
-            .enumerate()
-            .all(|(i, id)| id == 2 * i as u64 + 1)
 }
 
 /// The reader of what the DOM-state propagation needs from the edges, when it has

@@ -50,9 +50,6 @@ pub struct HeapSnapshot {
     pub locations: Option<Box<Locations>>,
     /// An ArkTS hybrid pair read as one heap: which nodes are the static VM's.
     pub hybrid: Option<HybridSplit>,
-    /// The ids are the nodes' positions (the static ArkTS VM's CDP snapshot): they name no
-    /// object across snapshots, and [`HeapSnapshot::fresh_ids`] is set too.
-    pub positional_ids: bool,
 }
 
 /// The two VMs of an ArkTS hybrid heap: the dynamic VM's nodes come first, the static

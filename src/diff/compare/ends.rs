@@ -153,14 +153,7 @@ pub(super) fn diff_ends(
         } else {
             ""
         };
-        warnings.push(if base.snap.positional_ids || head.snap.positional_ids {
-            Warning::new(
-                WarningCode::FreshIds,
-                format!(
-                    "the static ArkTS VM's CDP heap snapshots number their nodes by position (ids 1, 3, 5, … in snapshot order), so ids do not tell which objects are the same; only counts and sizes are compared{paths}"
-                ),
-            )
-        } else if base.snap.fresh_ids && head.snap.fresh_ids {
+        warnings.push(if base.snap.fresh_ids && head.snap.fresh_ids {
             Warning::new(
                 WarningCode::FreshIds,
                 format!(
