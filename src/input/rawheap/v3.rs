@@ -576,6 +576,8 @@ struct Build<'a> {
     class_names: HashMap<u32, u32>,
     /// Pool strings by string id, interned.
     sids: HashMap<u32, u32>,
+    /// Value nodes' types and names by value type and bits.
+    value_names: HashMap<(u8, u64), (u8, u32)>,
     /// String ids no string record names.
     unknown_sids: u64,
     weak_arrays: u64,
@@ -614,6 +616,7 @@ impl<'a> Build<'a> {
             synthetic: 0,
             class_names: HashMap::new(),
             sids: HashMap::new(),
+            value_names: HashMap::new(),
             unknown_sids: 0,
             weak_arrays: 0,
             names,
@@ -710,12 +713,23 @@ impl<'a> Build<'a> {
                 }
             }
             _ => {
-                let (node_ty, text) = primitive_name(code, word);
-                let text = self.nodes.strings.id(&text);
+                let (node_ty, text) = self.value_name(code, word);
                 let to = self.synthetic(node_ty, text);
                 self.edge(from, kind, name, to);
             }
         }
+    }
+
+    /// A value node's type and interned name, of a value's type and bits: each distinct
+    /// value is named once (value nodes are many, their values few).
+    fn value_name(&mut self, code: u8, word: u64) -> (u8, u32) {
+        if let Some(&named) = self.value_names.get(&(code, word)) {
+            return named;
+        }
+        let (node_ty, text) = primitive_name(code, word);
+        let named = (node_ty, self.nodes.strings.id(&text));
+        self.value_names.insert((code, word), named);
+        named
     }
 
     /// Steps over the typed value at `at`; where the next starts.
@@ -963,8 +977,7 @@ impl<'a> Build<'a> {
     /// A wrapper's `value` edge to a new value node: element `k` of a primitive array.
     fn primitive(&mut self, wrapper: u32, elem: u8, bytes: &[u8]) {
         let word = bytes.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x));
-        let (node_ty, text) = primitive_name(elem, word);
-        let name = self.nodes.strings.id(&text);
+        let (node_ty, name) = self.value_name(elem, word);
         let to = self.synthetic(node_ty, name);
         self.edge(wrapper, EdgeKind::Property, self.names.value, to);
     }
