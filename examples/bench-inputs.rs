@@ -6,6 +6,9 @@
 //! cargo run --release --example bench-inputs -- snapshot NODES OUT.heapsnapshot
 //! cargo run --release --example bench-inputs -- htrace OUT.htrace SNAPSHOT... [PROFILE.cpuprofile]
 //! cargo run --release --example bench-inputs -- rawheap 1|2 SNAPSHOT OUT.rawheap [sorted]
+//! cargo run --release --example bench-inputs -- static OBJECTS OUT.rawheap
+//! cargo run --release --example bench-inputs -- static-series DIR [DUMPS [PER_DUMP]]
+//! cargo run --release --example bench-inputs -- hybrid-series DIR [PAIRS [PER_DUMP]]
 //! ```
 //!
 //! Snapshots of more nodes are the same heap with more objects (same ids), like later
@@ -17,6 +20,14 @@
 //! version 1 or 2; see `tests/it/support/rawheap.rs`), laid out as the VM's writer lays
 //! it out (objects in marking order, each name's objects in marking order, version-2
 //! synthetic addresses), or with `sorted` in the snapshot's order at ascending addresses.
+//!
+//! `static` writes one version-3 rawheap (the static ArkTS VM's dump) of about OBJECTS
+//! objects by the test support's version-3 writer (`tests/it/support/rawheap_v3.rs`): an
+//! app whose static field holds a growing list of listeners, each with a name string, a
+//! callback, an `i32[]` and primitive fields. `static-series` writes that app's dumps of
+//! one process (`static-K.rawheap`, a leak on the static side), `hybrid-series` a hybrid
+//! app's leak-watcher pairs (`jsleakwatcher-…` dynamic and static files, leaks held
+//! across the two VMs); see `tests/it/support/rawheap_v3_hybrid.rs`.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -31,6 +42,26 @@ mod rawheap;
 #[allow(dead_code, clippy::pedantic)]
 #[path = "../tests/it/support/synth.rs"]
 mod synth;
+
+// The version-3 writer and its hybrid pairs, as the tests use them (`rawheap` above is
+// their dynamic half's writer).
+#[allow(dead_code, clippy::pedantic)]
+#[path = "../tests/it/support/arkts.rs"]
+mod arkts;
+#[allow(clippy::pedantic)]
+#[path = "../tests/it/support/rawheap_v3.rs"]
+mod rawheap_v3;
+#[allow(dead_code, clippy::pedantic)]
+#[path = "../tests/it/support/rawheap_v3_hybrid.rs"]
+mod rawheap_v3_hybrid;
+
+/// A whole number argument.
+fn count(what: &str, v: Option<&String>, default: usize) -> Result<usize, String> {
+    v.map_or(Ok(default), |v| {
+        v.parse()
+            .map_err(|_| format!("{what} must be a whole number, got '{v}'"))
+    })
+}
 
 const CHUNK: usize = 100 * 1024;
 
@@ -123,8 +154,41 @@ fn run(args: &[String]) -> Result<(), String> {
             );
             Ok(())
         }
+        [cmd, objects, out] if cmd == "static" => {
+            let objects = count("OBJECTS", Some(objects), 0)?;
+            // Each listener brings five objects (itself, two strings, a callback, an i32[]).
+            let (dumps, _) = rawheap_v3_hybrid::static_leak_series(1, objects / 5 + 1);
+            let d = &dumps[0];
+            std::fs::write(out, d.bytes()).map_err(|e| format!("{out}: {e}"))?;
+            eprintln!("{out}: version 3, {} objects", d.ids.len());
+            println!("{}", d.ids.len());
+            Ok(())
+        }
+        [cmd, dir, rest @ ..] if cmd == "static-series" && rest.len() <= 2 => {
+            let dumps = count("DUMPS", rest.first(), 3)?;
+            let per = count("PER_DUMP", rest.get(1), 40)?;
+            std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
+            let (series, _) = rawheap_v3_hybrid::static_leak_series(dumps, per);
+            for (k, d) in series.iter().enumerate() {
+                let path = std::path::Path::new(dir).join(format!("static-{k}.rawheap"));
+                std::fs::write(&path, d.bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+                eprintln!("{}: {} objects", path.display(), d.ids.len());
+            }
+            Ok(())
+        }
+        [cmd, dir, rest @ ..] if cmd == "hybrid-series" && rest.len() <= 2 => {
+            let pairs = count("PAIRS", rest.first(), 3)?;
+            let per = count("PER_DUMP", rest.get(1), 30)?;
+            std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
+            let (series, _, _) = rawheap_v3_hybrid::hybrid_leak_series(pairs, per, 2);
+            for p in &series {
+                let (d, s) = p.write(std::path::Path::new(dir));
+                eprintln!("{} + {}", d.display(), s.display());
+            }
+            Ok(())
+        }
         _ => Err(
-            "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT... | bench-inputs rawheap 1|2 SNAPSHOT OUT [sorted]".into(),
+            "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT... | bench-inputs rawheap 1|2 SNAPSHOT OUT [sorted] | bench-inputs static OBJECTS OUT | bench-inputs static-series DIR [DUMPS [PER_DUMP]] | bench-inputs hybrid-series DIR [PAIRS [PER_DUMP]]".into(),
         ),
     }
 }

@@ -8,7 +8,7 @@ data=tests/data
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 seeds="$work/seeds"
-mkdir -p "$seeds"/{htrace,heapsnapshot,cpuprofile,trace_event,selfprof,capture,rawheap,heapprofile}
+mkdir -p "$seeds"/{htrace,heapsnapshot,cpuprofile,trace_event,selfprof,capture,rawheap,rawheap_v3,heapprofile}
 
 inputs() { cargo run --quiet --example bench-inputs -- "$@"; }
 
@@ -52,6 +52,15 @@ for v in 1 2; do
 done
 inputs rawheap 2 "$seeds/heapsnapshot/synthetic-40.heapsnapshot" \
     "$seeds/rawheap/synthetic-40-v2-sorted.rawheap" sorted
+
+# Version-3 rawheaps (the static VM) by the test support's writer: an app's static heap
+# of about 40 objects, two dumps of one process (records in the writer's hashed order,
+# a class loaded between them), and the static half of a leak watcher's hybrid pair.
+inputs static 40 "$seeds/rawheap_v3/static-40.rawheap" >/dev/null
+inputs static-series "$work/v3-series" 2 3
+cp "$work"/v3-series/static-{0,1}.rawheap "$seeds/rawheap_v3/"
+inputs hybrid-series "$work/v3-pairs" 1 3
+cp "$work"/v3-pairs/jsleakwatcher-static_jsheap-*.rawheap "$seeds/rawheap_v3/static-half.rawheap"
 
 # Sampling heap profiles: a node --heap-prof run, an inspector-protocol recording and the
 # bundle's profile (each under 40 KB uncompressed).

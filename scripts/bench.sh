@@ -72,7 +72,9 @@
 #              (HEAD --head-snapshot 0 --no-retained; per object against per node), HEAD
 #              against itself with retained sizes (HEAD --head-snapshot 0), the pair with
 #              retained sizes (BASE HEAD), and with --series the ten; each row also as a
-#              multiple of the snapshot's time and peak memory
+#              multiple of the snapshot's time and peak memory. Next to parse only and
+#              HEAD against itself, a version-3 dump (the static VM) of another heap of
+#              about as many objects (bench-inputs static; at most a million), per object
 #   --big and --huge: read, arkdiff BASE HEAD [--no-retained] and the peers on that pair
 #   --series:  read, arkdiff heap-0 .. heap-9 (trend, suspects, owners, retained sizes)
 #              next to arkdiff heap-7 heap-8 heap-9 (a series of three: the same work but
@@ -211,7 +213,17 @@ rawheap1=$(rawheap "$head" 1)
 rawheap2=$(rawheap "$head" 2)
 base_rawheap1=$(rawheap "$base" 1)
 base_rawheap2=$(rawheap "$base" 2)
-warm=("$base" "$head" "$htrace" "$base_htrace" "$head_htrace" "$rawheap1" "$rawheap2" "$base_rawheap1" "$base_rawheap2")
+# The static VM's version-3 dump of an app heap of about as many objects as HEAD's
+# version-2 rawheap, at most a million (a different heap: the static VM's own objects,
+# strings with their contents, primitive fields as value nodes; the test support's writer
+# takes about 5 minutes for a million, more than linearly), made once.
+v3_objects=$(cat "$rawheap2.objects")
+((v3_objects > 1000000)) && v3_objects=1000000
+rawheap3=$dir/static-$v3_objects.rawheap
+if [[ ! -s $rawheap3 || ! -s $rawheap3.objects ]]; then
+  "$gen" static "$v3_objects" "$rawheap3" > "$rawheap3.objects" 2> "$rawheap3.log" || { cat "$rawheap3.log" >&2; exit 1; }
+fi
+warm=("$base" "$head" "$htrace" "$base_htrace" "$head_htrace" "$rawheap1" "$rawheap2" "$base_rawheap1" "$base_rawheap2" "$rawheap3")
 
 if $big; then
   if $synthetic; then
@@ -424,16 +436,18 @@ row read wc -l "$base" "$head"
 cmd_parse=("$arkdiff" "$head" --head-snapshot 0 --no-retained --top 0)
 cmd_parse_raw2=("$arkdiff" "$rawheap2" --head-snapshot 0 --no-retained --top 0)
 cmd_parse_raw1=("$arkdiff" "$rawheap1" --head-snapshot 0 --no-retained --top 0)
+cmd_parse_raw3=("$arkdiff" "$rawheap3" --head-snapshot 0 --no-retained --top 0)
 cmd_self=("$arkdiff" "$head" --head-snapshot 0 --top 0)
 cmd_self_raw2=("$arkdiff" "$rawheap2" --head-snapshot 0 --top 0)
 cmd_self_raw1=("$arkdiff" "$rawheap1" --head-snapshot 0 --top 0)
+cmd_self_raw3=("$arkdiff" "$rawheap3" --head-snapshot 0 --top 0)
 cmd_pair=("$arkdiff" "$base" "$head" --top 0)
 cmd_pair_raw2=("$arkdiff" "$base_rawheap2" "$rawheap2" --top 0)
 cmd_pair_raw1=("$arkdiff" "$base_rawheap1" "$rawheap1" --top 0)
-side_by_side "$runs" parse parse_raw2 parse_raw1
+side_by_side "$runs" parse parse_raw2 parse_raw1 parse_raw3
 row parse_graph "$reader" "$head"
 same_digest parse_graph "$head"
-side_by_side "$runs" self self_raw2 self_raw1
+side_by_side "$runs" self self_raw2 self_raw1 self_raw3
 side_by_side "$runs" pair pair_raw2 pair_raw1
 row pair_counts "$arkdiff" "$base" "$head" --no-retained --top 0
 row htrace "$arkdiff" "$htrace" --top 0
@@ -554,17 +568,19 @@ echo
 echo "### The same heaps as ArkTS rawheaps"
 echo
 head_nodes=$(node_count "$head")
-echo "Inputs: BASE and HEAD above, each also written as ArkTS .rawheap dumps by the test support's writer, laid out as the VM's writer lays them out (objects and each name's objects in marking order; version 2: synthetic addresses): HEAD as version 2 $(mb "$rawheap2") MB ($(cat "$rawheap2.objects") objects), as version 1 $(mb "$rawheap1") MB ($(cat "$rawheap1.objects") objects: version 1 adds the writer's hidden classes, layouts and property keys to the $head_nodes nodes). Each work's three commands ran one after the other, in turn, $runs time(s)."
+echo "Inputs: BASE and HEAD above, each also written as ArkTS .rawheap dumps by the test support's writer, laid out as the VM's writer lays them out (objects and each name's objects in marking order; version 2: synthetic addresses): HEAD as version 2 $(mb "$rawheap2") MB ($(cat "$rawheap2.objects") objects), as version 1 $(mb "$rawheap1") MB ($(cat "$rawheap1.objects") objects: version 1 adds the writer's hidden classes, layouts and property keys to the $head_nodes nodes). Version 3 (the static VM) is another heap of about as many objects (at most a million), $(mb "$rawheap3") MB ($(cat "$rawheap3.objects") objects: an app's listeners with strings, callbacks, i32 arrays and primitive fields, by the test support's version-3 writer): compare it per object. Each work's commands ran one after the other, in turn, $runs time(s)."
 echo
 echo "| work | input | wall s | CPU s | CPU/wall | peak RSS MB | time vs the snapshot | memory vs the snapshot | per node or object |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for v in "" 2 1; do
+for v in "" 2 1 3; do
   if [[ -z $v ]]; then input=".heapsnapshot" n=$head_nodes; else raw=rawheap$v; input="version-$v .rawheap" n=$(cat "${!raw}.objects"); fi
   raw_line "parse${v:+_raw$v}" "HEAD, parse only" "$input" parse " $(per "$n" "${secs[parse${v:+_raw$v}]}") |"
 done
-for v in "" 2 1; do
+for v in "" 2 1 3; do
   input=$(if [[ -z $v ]]; then echo .heapsnapshot; else echo "version-$v .rawheap"; fi)
-  raw_line "self${v:+_raw$v}" "HEAD against itself, with retained sizes" "$input" self " |"
+  per_object=" |"
+  if [[ -n $v ]]; then raw=rawheap$v; per_object=" $(per "$(cat "${!raw}.objects")" "${secs[self_raw$v]}") |"; fi
+  raw_line "self${v:+_raw$v}" "HEAD against itself, with retained sizes" "$input" self "$per_object"
 done
 for v in "" 2 1; do
   input=$(if [[ -z $v ]]; then echo .heapsnapshot; else echo "version-$v .rawheap"; fi)

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(htrace heapsnapshot cpuprofile trace_event selfprof capture rawheap heapprofile)
+targets=(htrace heapsnapshot cpuprofile trace_event selfprof capture rawheap rawheap_v3 heapprofile)
 seconds=10
 smoke=false
 chosen=()

@@ -73,6 +73,11 @@ Examples:
           --fail-on-leaklist 64KiB
       The objects the ArkTS leak watcher listed, with their retained sizes and paths
       from the GC roots; exit 1 when one retains more than 64 KiB.
+  arkdiff jsleakwatcher-7-7-100.rawheap jsleakwatcher-7-7-200.rawheap \\
+          --static-half jsleakwatcher-7-7-200.rawheap=static-200.rawheap
+      ArkTS hybrid pairs (ArkTS 1.0 and 1.2 in one app): each dynamic dump is read with
+      its static sibling as one heap; the leak watcher's are found by name, a renamed
+      one is given so.
   arkdiff before.heapsnapshot after.heapsnapshot --max-class-native-growth 1MiB
       ArkTS snapshots with native sizes: gate the native memory a class holds.
   arkdiff before.heapsnapshot after.heapsnapshot --max-site-growth 1000 --site '*/src/*'
@@ -200,6 +205,14 @@ pub struct Cli {
     /// `.jsleaklist` beside HEAD with the same base name, if there is one.
     #[arg(long, value_name = "FILE", help_heading = LEAKS)]
     pub leaklist: Option<PathBuf>,
+
+    /// Read the ArkTS dynamic rawheap DYNAMIC (one of the inputs) with STATIC, the static
+    /// VM's dump of the same moment, as one heap: a hybrid pair joined by its cross-VM
+    /// references (repeatable). Without it, the leak watcher's pairs are found by name:
+    /// `jsleakwatcher-static_jsheap-<pid>-<ms>.rawheap` beside
+    /// `jsleakwatcher-<pid>-<tid>-<ms>.rawheap`.
+    #[arg(long, value_name = "DYNAMIC=STATIC", help_heading = LEAKS)]
+    pub static_half: Vec<String>,
 
     /// A leak suspect's size must grow by at least SIZE over the series (default 64KiB).
     #[arg(long, value_name = "SIZE", help_heading = LEAKS)]
@@ -763,6 +776,18 @@ impl Cli {
             },
             leaklist: self.leaklist,
             leaklist_beside: true,
+            static_halves: self
+                .static_half
+                .iter()
+                .map(|pair| match pair.split_once('=') {
+                    Some((d, s)) if !d.is_empty() && !s.is_empty() => {
+                        Ok((PathBuf::from(d), PathBuf::from(s)))
+                    }
+                    _ => Err(Error::Usage(format!(
+                        "--static-half takes DYNAMIC=STATIC (the dynamic rawheap, one of the inputs, and its static half), got '{pair}'"
+                    ))),
+                })
+                .collect::<Result<_>>()?,
             points,
             exit_zero: self.exit_zero,
             quiet: self.quiet,

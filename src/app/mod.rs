@@ -92,6 +92,29 @@ fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capt
     opened.into_iter().collect()
 }
 
+/// Joins each `--static-half` with the dynamic rawheap input it names.
+fn pair_static_halves(config: &Config, captures: &mut [Capture]) -> Result<()> {
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a == b
+            || matches!(
+                (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+                (Ok(x), Ok(y)) if x == y
+            )
+    };
+    for (dynamic, stat) in &config.static_halves {
+        let Some(c) = captures.iter_mut().find(|c| same(&c.path, dynamic)) else {
+            return Err(Error::Usage(format!(
+                "--static-half {}={}: {} is not one of the inputs",
+                dynamic.display(),
+                stat.display(),
+                dynamic.display()
+            )));
+        };
+        c.pair_with(stat)?;
+    }
+    Ok(())
+}
+
 /// Compares the inputs of `config`, writes the reports and returns the gate's verdict.
 fn compare(config: &Config) -> Result<ExitStatus> {
     let bar = progress(config.quiet);
@@ -139,7 +162,8 @@ pub fn comparison(
         .into());
     }
     progress("reading inputs".into());
-    let captures = open_all(&config.inputs, &config.cpu.profile_pick)?;
+    let mut captures = open_all(&config.inputs, &config.cpu.profile_pick)?;
+    pair_static_halves(config, &mut captures)?;
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();

@@ -104,6 +104,8 @@ pub struct Config {
     /// Look for the leak list beside HEAD when none is named (the command line does; the
     /// MCP server reads only the files it is given).
     pub leaklist_beside: bool,
+    /// `--static-half`: (dynamic rawheap input, its static half) pairs read as one heap.
+    pub static_halves: Vec<(PathBuf, PathBuf)>,
     pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,

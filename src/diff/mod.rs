@@ -66,4 +66,33 @@ pub struct HeapResult {
     /// Where HEAD's objects were allocated, where HEAD was taken with allocation
     /// tracking.
     pub allocations: Option<allocations::Allocations>,
+    /// ArkTS hybrid pairs on both sides: each VM's totals.
+    pub vms: Option<VmTotals>,
+}
+
+/// Each VM's counted objects in two ArkTS hybrid heaps (base, head), and how many of each
+/// side's cross-VM references name an object one half lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VmTotals {
+    pub dynamic: (crate::model::heap::Totals, crate::model::heap::Totals),
+    pub stat: (crate::model::heap::Totals, crate::model::heap::Totals),
+    pub xrefs: (u64, u64),
+    pub unresolved: (u64, u64),
+}
+
+impl VmTotals {
+    /// Both snapshots' totals by VM, where both are hybrid heaps.
+    pub fn of(
+        base: &crate::model::heap::HeapSnapshot,
+        head: &crate::model::heap::HeapSnapshot,
+    ) -> Option<VmTotals> {
+        let ((bd, bs), (hd, hs)) = (base.vm_totals()?, head.vm_totals()?);
+        let (b, h) = (base.hybrid?, head.hybrid?);
+        Some(VmTotals {
+            dynamic: (bd, hd),
+            stat: (bs, hs),
+            xrefs: (b.xrefs, h.xrefs),
+            unresolved: (b.unresolved, h.unresolved),
+        })
+    }
 }

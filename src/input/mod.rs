@@ -485,6 +485,8 @@ pub struct Capture {
     pub heap_profile: Option<HeapProfile>,
     /// Problems met while opening, worded for the user (the path included).
     warnings: Vec<Warning>,
+    /// An ArkTS dynamic rawheap's static sibling (a hybrid pair), read with it as one heap.
+    static_half: Option<PathBuf>,
 }
 
 enum HeapKind {
@@ -515,13 +517,17 @@ impl Capture {
             cpu_profiles: 0,
             heap_profile: None,
             warnings: Vec::new(),
+            static_half: None,
         };
         let describe = capture.detected.describe();
         let fail = |msg: String| InputError::invalid(path, msg).in_format(&describe);
         let json = |e| InputError::new(path, Problem::Json(e)).in_format(&describe);
         match capture.detected.format {
             Format::HeapSnapshot => capture.heap = HeapKind::HeapSnapshot,
-            Format::Rawheap => capture.heap = HeapKind::Rawheap,
+            Format::Rawheap => {
+                capture.heap = HeapKind::Rawheap;
+                capture.static_half = rawheap::static_sibling(path);
+            }
             Format::Htrace => capture.open_htrace()?,
             Format::Baseline => {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
@@ -770,6 +776,27 @@ impl Capture {
         }
     }
 
+    /// Reads this ArkTS dynamic rawheap with the static VM's dump `path` as one heap (a
+    /// hybrid pair), in place of the sibling its name finds, if any.
+    pub fn pair_with(&mut self, path: &Path) -> Result<()> {
+        if !matches!(self.heap, HeapKind::Rawheap) {
+            return Err(InputError::invalid(
+                &self.path,
+                format!(
+                    "only a dynamic ArkTS rawheap has a static half to join; this is {}",
+                    self.detected.describe()
+                ),
+            ));
+        }
+        self.static_half = Some(path.to_owned());
+        Ok(())
+    }
+
+    /// The static half joined with this dynamic rawheap, if any.
+    pub fn static_half(&self) -> Option<&Path> {
+        self.static_half.as_deref()
+    }
+
     /// Problems met while opening, worded for the user.
     pub fn warnings(&self) -> Vec<Warning> {
         self.warnings.clone()
@@ -817,11 +844,21 @@ impl Capture {
                 })?
             }
             HeapKind::Rawheap => {
+                let half = self.static_half.as_ref().map(|p| {
+                    format!(
+                        "the dynamic half of the hybrid pair with {}",
+                        p.file_name().unwrap_or_default().to_string_lossy()
+                    )
+                });
                 let failed = |e| {
-                    InputError::new(&self.path, Problem::Rawheap(e))
-                        .in_format(self.detected.describe())
+                    let e = InputError::new(&self.path, Problem::Rawheap(e))
+                        .in_format(self.detected.describe());
+                    match &half {
+                        Some(half) => e.in_part(half.clone()),
+                        None => e,
+                    }
                 };
-                if self.detected.wrapping.is_empty() {
+                let snap = if self.detected.wrapping.is_empty() {
                     // Read in place: the parts it needs, each when it needs them.
                     with_threads(options, |options| {
                         // A second thread only where a core is free of the snapshots read.
@@ -832,6 +869,10 @@ impl Capture {
                     })?
                 } else {
                     rawheap::parse(&self.read_all()?, options).map_err(failed)?
+                };
+                match &self.static_half {
+                    Some(p) => self.join_static(snap, p, options)?,
+                    None => snap,
                 }
             }
             HeapKind::Htrace { file, index } => {
@@ -865,6 +906,32 @@ impl Capture {
             .map(|w| w.prefixed(format_args!("{path}: snapshot {i}")))
             .collect();
         Ok(snap)
+    }
+}
+
+impl Capture {
+    /// The dynamic heap `dynamic` joined with the static half at `path`; its errors name
+    /// that file and say which half it is.
+    fn join_static(
+        &self,
+        dynamic: HeapSnapshot,
+        path: &Path,
+        options: heapsnapshot::ParseOptions,
+    ) -> Result<HeapSnapshot> {
+        let half = format!(
+            "the static half of the hybrid pair with {}",
+            self.path.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let detected = detect(path).map_err(|e| e.in_part(half.clone()))?;
+        let mut bytes = Vec::new();
+        open_unwrapped(path, &detected.wrapping)?
+            .read_to_end(&mut bytes)
+            .map_err(|e| InputError::io(path, "cannot read", e).in_part(half.clone()))?;
+        rawheap::join(dynamic, &bytes, options).map_err(|e| {
+            InputError::new(path, Problem::Rawheap(e))
+                .in_format(detected.describe())
+                .in_part(half)
+        })
     }
 }
 

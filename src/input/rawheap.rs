@@ -16,13 +16,16 @@ mod graph;
 mod index;
 mod meta;
 mod nodes;
+mod pair;
 mod sections;
 mod strings;
 mod v1;
 mod v2;
+mod v3;
 
 pub use bytes::Twin;
 pub use frame::{sniff, trailer_fits};
+pub use pair::{join, static_sibling};
 
 use std::io::SeekFrom;
 
@@ -81,10 +84,15 @@ fn read<R: Twin>(
 ) -> Result<HeapSnapshot, RawheapError> {
     let len = file.seek(SeekFrom::End(0)).map_err(|e| io_error(0, &e))?;
     let len = usize::try_from(len).unwrap_or(usize::MAX);
+    // Version 3 has no trailer: its records are read whole, in two passes.
+    if v3::is_v3(&read_at(file, 0, len.min(24))?) {
+        let data = read_at(file, 0, len)?;
+        return v3::parse(&data, options, true).map(|s| s.snapshot);
+    }
     let frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
     match frame.version {
         Version::V1 => v1::parse(frame, file, options, in_step),
-        Version::V2 => v2::parse(frame, file, options),
+        Version::V2 | Version::V3 => v2::parse(frame, file, options),
     }
 }
 

@@ -227,6 +227,7 @@ pub fn config(p: &OpenParams) -> Result<Config> {
         },
         leaklist,
         leaklist_beside: false,
+        static_halves: Vec::new(),
         points: PointOptions::default(),
         exit_zero: false,
         quiet: true,

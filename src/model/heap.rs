@@ -48,6 +48,21 @@ pub struct HeapSnapshot {
     /// Where closures and objects' constructors are in the source (V8), when asked for and
     /// the snapshot has them.
     pub locations: Option<Box<Locations>>,
+    /// An ArkTS hybrid pair read as one heap: which nodes are the static VM's.
+    pub hybrid: Option<HybridSplit>,
+}
+
+/// The two VMs of an ArkTS hybrid heap: the dynamic VM's nodes come first, the static
+/// VM's are `static_from..static_to`, and the node after them (`StaticRoot`) holds the
+/// static roots.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HybridSplit {
+    pub static_from: u32,
+    pub static_to: u32,
+    /// How many cross-VM references the static half lists, and how many of them name an
+    /// object one half lacks.
+    pub xrefs: u64,
+    pub unresolved: u64,
 }
 
 /// Count and total self size of a set of nodes.
@@ -113,6 +128,27 @@ impl HeapSnapshot {
             total = total.saturating_add(native);
         }
         Some((per_class, total))
+    }
+
+    /// Count and self size of the counted nodes of each VM of a hybrid heap: (dynamic,
+    /// static); None for any other heap. The root nodes count with the dynamic VM.
+    pub fn vm_totals(&self) -> Option<(Totals, Totals)> {
+        let split = self.hybrid?;
+        let (mut dynamic, mut stat) = (Totals::default(), Totals::default());
+        for (n, size) in self.self_sizes.iter().enumerate() {
+            if size == 0 {
+                continue;
+            }
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            let t = if (split.static_from..split.static_to).contains(&n) {
+                &mut stat
+            } else {
+                &mut dynamic
+            };
+            t.count += 1;
+            t.size = t.size.saturating_add(size);
+        }
+        Some((dynamic, stat))
     }
 
     /// Count and self size per class, indexed by [`ClassId`].

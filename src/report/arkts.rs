@@ -3,7 +3,7 @@
 //! Markdown renderers.
 
 use super::{LeakListJson, TotalsJson, WatchedJson};
-use crate::units::{format_size, format_size_delta};
+use crate::units::{format_count, format_count_delta, format_size, format_size_delta};
 
 /// `native: 1.2 MiB -> 3.4 MiB (+2.2 MiB)`, where the snapshots have native sizes and
 /// some object holds native memory.
@@ -18,6 +18,41 @@ pub(super) fn native_line(t: &TotalsJson) -> Option<String> {
                 format_size_delta(n.delta())
             )
         })
+}
+
+/// `6,024 objects, 203.86 KiB -> 18,024 objects, 618.48 KiB (+12,000, +414.62 KiB)`.
+pub(super) fn totals_text(t: &TotalsJson) -> String {
+    format!(
+        "{} objects, {} -> {} objects, {} ({}, {})",
+        format_count(t.count.base),
+        format_size(t.size.base),
+        format_count(t.count.head),
+        format_size(t.size.head),
+        format_count_delta(t.count.delta()),
+        format_size_delta(t.size.delta()),
+    )
+}
+
+/// `dynamic VM: 6,024 objects, 203.86 KiB -> …; static VM: …` for hybrid heaps, with
+/// the cross-VM references and how many of them the halves disagree on.
+pub(super) fn vms_line(v: &super::VmsJson) -> String {
+    let vm = totals_text;
+    let disagree = if v.unresolved_base + v.unresolved_head > 0 {
+        format!(
+            " ({} and {} name an object the other half lacks)",
+            format_count(v.unresolved_base),
+            format_count(v.unresolved_head)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "dynamic VM: {}; static VM: {}; cross-VM references: {} -> {}{disagree}",
+        vm(&v.dynamic),
+        vm(&v.stat),
+        format_count(v.xrefs_base),
+        format_count(v.xrefs_head),
+    )
 }
 
 /// `leak list: FILE, 3 watched objects, 2 found in HEAD; snapshot hash matches`.

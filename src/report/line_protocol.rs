@@ -575,6 +575,7 @@ pub(super) mod fixture {
                 leaklist: None,
                 sites: None,
                 timeline: None,
+                vms: None,
             }),
             cpu: Some(CpuSection {
                 flame: None,

@@ -157,6 +157,45 @@ pub struct HeapSection {
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<alloc::TimelineJson>,
+    /// ArkTS hybrid pairs (dynamic and static VM read as one heap) on both sides: each
+    /// VM's totals; left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vms: Option<VmsJson>,
+}
+
+/// Each VM's totals of two ArkTS hybrid heaps.
+#[derive(Debug, Clone, Serialize)]
+pub struct VmsJson {
+    /// The dynamic VM (ArkTS 1.0 and JS), the root nodes included.
+    pub dynamic: TotalsJson,
+    /// The static VM (ArkTS 1.2).
+    #[serde(rename = "static")]
+    pub stat: TotalsJson,
+    /// The cross-VM references each side's static half lists, and how many of them name
+    /// an object one half lacks (the halves disagree).
+    pub xrefs_base: u64,
+    pub xrefs_head: u64,
+    pub unresolved_base: u64,
+    pub unresolved_head: u64,
+}
+
+impl VmsJson {
+    fn new(v: &crate::diff::VmTotals) -> VmsJson {
+        let totals =
+            |(b, h): (crate::model::heap::Totals, crate::model::heap::Totals)| TotalsJson {
+                count: Compared(Change::new(b.count, h.count)),
+                size: Compared(Change::new(b.size, h.size)),
+                native_size: None,
+            };
+        VmsJson {
+            dynamic: totals(v.dynamic),
+            stat: totals(v.stat),
+            xrefs_base: v.xrefs.0,
+            xrefs_head: v.xrefs.1,
+            unresolved_base: v.unresolved.0,
+            unresolved_head: v.unresolved.1,
+        }
+    }
 }
 
 /// The leak watcher's list (`.jsleaklist`) joined with HEAD.
@@ -1207,6 +1246,7 @@ impl HeapSection {
                     .as_ref()
                     .map(|t| alloc::TimelineJson::new(t, v.a, &v.scripts))
             }),
+            vms: r.vms.as_ref().map(VmsJson::new),
         }
     }
 }

@@ -110,15 +110,7 @@ fn heap_head(heap: &HeapSection, alone: bool) -> Vec<String> {
             format_size(t.size.head),
         )
     } else {
-        format!(
-            "heap: {} objects, {} -> {} objects, {} ({}, {})",
-            format_count(t.count.base),
-            format_size(t.size.base),
-            format_count(t.count.head),
-            format_size(t.size.head),
-            format_count_delta(t.count.delta()),
-            format_size_delta(t.size.delta()),
-        )
+        format!("heap: {}", arkts::totals_text(t))
     }];
     match &heap.id_check {
         Some(c) if heap.id_matching == IdMatching::Disjoint => lines.push(format!(
@@ -129,6 +121,7 @@ fn heap_head(heap: &HeapSection, alone: bool) -> Vec<String> {
         _ => {}
     }
     lines.extend(arkts::native_line(t));
+    lines.extend(heap.vms.as_ref().map(arkts::vms_line));
     lines
 }
 

@@ -26,6 +26,7 @@ mod leaks;
 mod mcp;
 mod parallel_parse;
 mod rawheap;
+mod rawheap_v3;
 mod rawheap_v3_writer;
 mod regressions;
 mod release;

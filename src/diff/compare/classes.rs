@@ -83,5 +83,6 @@ pub(super) fn compare(
         leaklist: None,
         kept: None,
         allocations: None,
+        vms: None,
     })
 }

@@ -74,6 +74,7 @@ pub(super) fn compare(
         .leaklist
         .map(|list| leaklist::join(list, selection.head.capture, &ends.head, &mut warnings))
         .transpose()?;
+    let vms = crate::diff::VmTotals::of(&ends.base().snap, &ends.head.snap);
     let distances = explainer.into_distances();
     let allocations = alloc::find(
         &ends,
@@ -102,6 +103,7 @@ pub(super) fn compare(
         leaklist,
         kept,
         allocations,
+        vms,
     })
 }
 

@@ -45,6 +45,8 @@ pub(super) enum Version {
     V1,
     /// One token per slot, 4-byte synthetic addresses.
     V2,
+    /// The static VM's records (`arkts-static.md`): no trailer, no metadata.
+    V3,
 }
 
 pub(super) fn read_version(data: &[u8]) -> Result<(Version, String), RawheapError> {
@@ -74,25 +76,14 @@ pub(super) fn read_version(data: &[u8]) -> Result<(Version, String), RawheapErro
         );
     };
     if v.0 == 3 {
-        let language = match data.get(20) {
-            Some(1) => "a static-VM dump (ArkTS 1.2)",
-            Some(2) => "a hybrid dump (static and dynamic VM)",
-            _ => "a static-VM dump",
-        };
-        return err(
-            "header",
-            0,
-            format!(
-                "this is a version {shown} rawheap, {language}: arkdiff reads the dynamic VM's versions 1.0.0 and 2.0.0 and does not read version 3 yet; translate it with rawheap_translator and compare the .heapsnapshot"
-            ),
-        );
+        return Ok((Version::V3, shown));
     }
     if v > (2, 0, 0) {
         return err(
             "header",
             0,
             format!(
-                "rawheap version {shown} is newer than the versions arkdiff reads (1.0.0 and 2.0.0)"
+                "rawheap version {shown} is newer than the versions arkdiff reads (1.0.0, 2.0.0 and 3.x)"
             ),
         );
     }

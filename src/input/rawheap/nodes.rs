@@ -163,11 +163,17 @@ pub(super) struct Graph {
 impl Nodes {
     /// No nodes yet; each type's fields with their names interned (the first strings).
     pub(super) fn new(meta: &Meta) -> (Nodes, Vec<Vec<FieldRef>>) {
-        let mut strings = Strings::default();
-        let fields = field_refs(meta, &mut strings);
-        let nodes = Nodes {
-            strings,
-            node_types: meta.node_types(),
+        let mut nodes = Nodes::empty();
+        let fields = field_refs(meta, &mut nodes.strings);
+        nodes.node_types = meta.node_types();
+        (nodes, fields)
+    }
+
+    /// No nodes and no strings yet, for a file without metadata (version 3).
+    pub(super) fn empty() -> Nodes {
+        Nodes {
+            strings: Strings::default(),
+            node_types: Vec::new(),
             display: Vec::new(),
             types: Vec::new(),
             names: Vec::new(),
@@ -178,8 +184,7 @@ impl Nodes {
             fresh: false,
             unbounded_reads: 0,
             missing_targets: 0,
-        };
-        (nodes, fields)
+        }
     }
 
     /// How many nodes there are.

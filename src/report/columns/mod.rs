@@ -528,6 +528,7 @@ mod tests {
             leaklist: None,
             sites: None,
             timeline: None,
+            vms: None,
         };
         page_reads_what_the_column_reads(heap::CLASSES, &heap, &class);
         page_reads_what_the_column_reads(heap::LEAKLIST, &list, &watched);

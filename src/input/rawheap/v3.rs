@@ -1,0 +1,1109 @@
+//! The version-3 read: the static ArkTS VM's dump (ArkTS 1.2, `arkts-static.md`). A
+//! 33-byte header, then tagged records to the end of the file; no index, no trailer, no
+//! metadata. The class records come after the objects that use them, so the read is two
+//! passes: every record is checked and its items listed ([`Records`]), then the nodes and
+//! edges are built in the translator's order (§7) into the node columns every version
+//! fills ([`Nodes`]), except where the translator is wrong (§9.2): there the intended
+//! graph (see `docs/inputs.md`).
+
+use std::collections::BTreeMap;
+
+use hashbrown::HashMap;
+
+use super::bytes::u32_at;
+use super::frame::{Version, read_version};
+use super::nodes::{Graph, Nodes, T_HANDLE, T_NATIVE, T_NUMBER, T_OBJECT, T_STRING, T_SYNTHETIC};
+use super::{ParseOptions, RawheapError, err};
+use crate::model::graph::EdgeKind;
+use crate::model::heap::HeapSnapshot;
+use crate::warning::{Warning, WarningCode};
+
+/// The header's size, and a record header's.
+pub(super) const HEADER: usize = 33;
+const RECORD_HEADER: usize = 17;
+/// The most a record's body may hold, and the most items it may count (§2.2).
+const MAX_BODY: usize = 256 << 20;
+const MAX_COUNT: u32 = 65_536;
+
+/// Node types of the translator's output that the static graph uses besides the shared
+/// ones.
+const T_ARRAY: u8 = 1;
+const T_CLOSURE: u8 = 5;
+const T_CLASS: u8 = 16;
+
+/// Where the translator's synthetic node ids start (§7.1).
+const SYNTHETIC_ID: u64 = 0x4000_0000;
+
+/// Record tags (§2.3).
+mod tag {
+    pub const STRING: u8 = 0x01;
+    pub const LOAD_CLASS: u8 = 0x02;
+    pub const CLASS_DUMP: u8 = 0x0B;
+    pub const ROOT: u8 = 0x10;
+    pub const INSTANCE: u8 = 0x14;
+    pub const ARRAY: u8 = 0x15;
+    pub const STRING_DUMP: u8 = 0x16;
+    pub const XREF: u8 = 0x30;
+    pub const SUMMARY: u8 = 0xFE;
+}
+
+/// Value types (§3.1).
+mod ty {
+    pub const UNKNOWN: u8 = 0x00;
+    pub const BOOLEAN: u8 = 0x01;
+    pub const CHAR: u8 = 0x02;
+    pub const FLOAT: u8 = 0x03;
+    pub const DOUBLE: u8 = 0x04;
+    pub const BYTE: u8 = 0x05;
+    pub const SHORT: u8 = 0x06;
+    pub const INT: u8 = 0x07;
+    pub const LONG: u8 = 0x08;
+    pub const OBJECT: u8 = 0x09;
+    pub const ARRAY: u8 = 0x0A;
+    pub const TAGGED: u8 = 0x0B;
+    pub const WEAK: u8 = 0x0C;
+}
+
+/// A value's payload bytes after its type byte; None for a type the format has not.
+fn payload(code: u8) -> Option<usize> {
+    match code {
+        ty::UNKNOWN => Some(0),
+        ty::BOOLEAN | ty::BYTE => Some(1),
+        ty::CHAR | ty::SHORT => Some(2),
+        ty::INT | ty::FLOAT | ty::OBJECT | ty::ARRAY | ty::WEAK => Some(4),
+        ty::DOUBLE | ty::LONG | ty::TAGGED => Some(8),
+        _ => None,
+    }
+}
+
+/// The section a record's problems are reported in: its tag's name.
+fn section(tag: u8) -> &'static str {
+    match tag {
+        tag::STRING => "STRING_IN_UTF8 record",
+        tag::LOAD_CLASS => "LOAD_CLASS record",
+        tag::CLASS_DUMP => "CLASS_DUMP record",
+        tag::ROOT => "ROOT record",
+        tag::INSTANCE => "INSTANCE_DUMP record",
+        tag::ARRAY => "ARRAY_DUMP record",
+        tag::STRING_DUMP => "STRING_DUMP record",
+        tag::XREF => "XREF_EDGE record",
+        tag::SUMMARY => "HEAP_SUMMARY record",
+        _ => "record",
+    }
+}
+
+/// Whether the header (at least its first 24 bytes) says version 3.
+pub(super) fn is_v3(head: &[u8]) -> bool {
+    matches!(read_version(head), Ok((Version::V3, _)))
+}
+
+/// An object item: its id, class id, size, and where its values (or content, or
+/// elements) start in the file, with their count.
+#[derive(Clone, Copy)]
+struct Item {
+    id: u32,
+    class: u32,
+    size: u32,
+    at: usize,
+    count: u32,
+    /// An array's element type.
+    elem: u8,
+}
+
+/// A field descriptor: its name's string id and declared type.
+#[derive(Clone, Copy)]
+struct Desc {
+    name: u32,
+}
+
+/// What the class records say of one class id.
+#[derive(Default)]
+struct Class {
+    /// `LOAD_CLASS`'s name (the last one, if several).
+    name: Option<u32>,
+    dumped: bool,
+    superclass: u32,
+    instance_size: u32,
+    statics: Vec<Desc>,
+    fields: Vec<Desc>,
+    /// Where each static value starts.
+    static_values: Vec<usize>,
+    methods: Vec<u32>,
+}
+
+/// Every record's items, in record order (§2.3, §4).
+#[derive(Default)]
+struct Records {
+    strings: HashMap<u32, (usize, usize)>,
+    roots: Vec<u32>,
+    instances: Vec<Item>,
+    arrays: Vec<Item>,
+    texts: Vec<Item>,
+    classes: BTreeMap<u32, Class>,
+    /// (dynamic id, static id, direction).
+    xrefs: Vec<(u32, u32, u8)>,
+}
+
+/// A cursor over one record's body, naming the record in its errors.
+struct Body<'a> {
+    data: &'a [u8],
+    at: usize,
+    end: usize,
+    /// The record's number (from 1), tag and where it starts.
+    record: (usize, u8, usize),
+}
+
+impl Body<'_> {
+    fn fail<T>(&self, at: usize, message: impl std::fmt::Display) -> Result<T, RawheapError> {
+        let (n, tag, start) = self.record;
+        err(
+            section(tag),
+            at,
+            format!("record {n} (tag {tag:#04x}, at byte {start}): {message}"),
+        )
+    }
+
+    /// `n` bytes of the body, or an error that item `item` runs past its end.
+    fn take(&mut self, n: usize, item: u32) -> Result<&[u8], RawheapError> {
+        if self.end - self.at < n {
+            let (end, at) = (self.end, self.at);
+            return self.fail(
+                at,
+                format!(
+                    "item {item} needs {n} bytes at byte {at}, but the record's body ends at byte {end}: the record's count or length is wrong"
+                ),
+            );
+        }
+        let at = self.at;
+        self.at += n;
+        Ok(&self.data[at..at + n])
+    }
+
+    fn u32(&mut self, item: u32) -> Result<u32, RawheapError> {
+        self.take(4, item).map(|b| u32_at(b, 0).unwrap_or(0))
+    }
+
+    fn u16(&mut self, item: u32) -> Result<u16, RawheapError> {
+        self.take(2, item).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn u8(&mut self, item: u32) -> Result<u8, RawheapError> {
+        self.take(1, item).map(|b| b[0])
+    }
+
+    /// A typed value (§3.1), stepped over; an unknown type is an error.
+    fn value(&mut self, item: u32) -> Result<(), RawheapError> {
+        let at = self.at;
+        let code = self.u8(item)?;
+        let Some(n) = payload(code) else {
+            return self.fail(
+                at,
+                format!(
+                    "item {item} has a value of type {code:#04x}; the format's types end at 0x0c"
+                ),
+            );
+        };
+        self.take(n, item).map(|_| ())
+    }
+
+    /// `n` field descriptors (§4.7).
+    fn descs(&mut self, n: u16, item: u32) -> Result<Vec<Desc>, RawheapError> {
+        (0..n)
+            .map(|_| {
+                let b = self.take(11, item)?;
+                Ok(Desc {
+                    name: u32_at(b, 0).unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Checks the header (§2.1).
+fn header(data: &[u8]) -> Result<(), RawheapError> {
+    if data.len() < HEADER {
+        return err(
+            "header",
+            data.len(),
+            format!(
+                "the file ends at byte {} inside the {HEADER}-byte header of a version-3 rawheap: it is cut short",
+                data.len()
+            ),
+        );
+    }
+    let field = |at: usize| u32_at(data, at).unwrap_or(0);
+    if field(8) != 4 {
+        return err(
+            "header",
+            8,
+            format!("the identifier size is {}, not 4", field(8)),
+        );
+    }
+    if !matches!(data[20], 1 | 2) {
+        return err(
+            "header",
+            20,
+            format!(
+                "the language is {}; a version-3 rawheap says 1 (static) or 2 (hybrid)",
+                data[20]
+            ),
+        );
+    }
+    if field(21) as usize != HEADER {
+        return err(
+            "header",
+            21,
+            format!("the header size is {}, not {HEADER}", field(21)),
+        );
+    }
+    if field(29) != 0 {
+        return err(
+            "header",
+            29,
+            format!(
+                "the feature flags are {:#x}; no flag is defined, so the records may not read as version 3.0.0's",
+                field(29)
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The first pass: every record checked (§2.2) and its items listed.
+#[allow(clippy::too_many_lines)]
+fn records(data: &[u8]) -> Result<Records, RawheapError> {
+    header(data)?;
+    let mut r = Records::default();
+    let mut at = HEADER;
+    let mut number = 0;
+    while at < data.len() {
+        number += 1;
+        let start = at;
+        if data.len() - at < RECORD_HEADER {
+            return err(
+                "record",
+                data.len(),
+                format!(
+                    "record {number} (at byte {start}): the file ends at byte {} inside the record's {RECORD_HEADER}-byte header: it is cut short",
+                    data.len()
+                ),
+            );
+        }
+        let tag = data[at];
+        let len = u32_at(data, at + 9).unwrap_or(0) as usize;
+        let count = u32_at(data, at + 13).unwrap_or(0);
+        let body_at = at + RECORD_HEADER;
+        let fail = |at: usize, message: String| {
+            err(
+                section(tag),
+                at,
+                format!("record {number} (tag {tag:#04x}, at byte {start}): {message}"),
+            )
+        };
+        if len > MAX_BODY {
+            return fail(
+                start + 9,
+                format!("the body's length is {len} bytes, over the format's limit of 256 MiB"),
+            );
+        }
+        if len > data.len() - body_at {
+            return fail(
+                start + 9,
+                format!(
+                    "the body's length is {len} bytes, but the file ends at byte {} after {} of them: it is cut short or the length is wrong",
+                    data.len(),
+                    data.len() - body_at
+                ),
+            );
+        }
+        if count as usize > len || count > MAX_COUNT {
+            return fail(
+                start + 13,
+                format!(
+                    "the record counts {count} items in a {len}-byte body; a record holds at most one item a byte and {MAX_COUNT} items"
+                ),
+            );
+        }
+        let mut b = Body {
+            data,
+            at: body_at,
+            end: body_at + len,
+            record: (number, tag, start),
+        };
+        let exact = read_items(&mut r, &mut b, tag, count)?;
+        if exact && b.at != b.end {
+            let (end, left) = (b.end, b.end - b.at);
+            return b.fail(
+                b.at,
+                format!(
+                    "its {count} items end at byte {}, {left} bytes before the body does (at byte {end}): the record's count or length is wrong",
+                    b.at
+                ),
+            );
+        }
+        at = body_at + len;
+    }
+    Ok(r)
+}
+
+/// Lists the `count` items of one record; whether its body must end with them (arrays,
+/// the summary and unknown tags may leave bytes over).
+#[allow(clippy::too_many_lines)]
+fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool, RawheapError> {
+    match tag {
+        tag::STRING => {
+            for i in 0..count {
+                let sid = b.u32(i)?;
+                let n = b.u32(i)? as usize;
+                let at = b.at;
+                b.take(n, i)?;
+                r.strings.insert(sid, (at, n));
+            }
+        }
+        tag::ROOT => {
+            for i in 0..count {
+                b.u8(i)?;
+                let id = b.u32(i)?;
+                r.roots.push(id);
+            }
+        }
+        tag::INSTANCE => {
+            for i in 0..count {
+                let id = b.u32(i)?;
+                let class = b.u32(i)?;
+                b.u32(i)?;
+                let size = b.u32(i)?;
+                let k = b.u16(i)?;
+                let at = b.at;
+                for _ in 0..k {
+                    b.value(i)?;
+                }
+                r.instances.push(Item {
+                    id,
+                    class,
+                    size,
+                    at,
+                    count: u32::from(k),
+                    elem: 0,
+                });
+            }
+        }
+        tag::STRING_DUMP => {
+            for i in 0..count {
+                let id = b.u32(i)?;
+                let class = b.u32(i)?;
+                let size = b.u32(i)?;
+                let n = b.u32(i)?;
+                let at = b.at;
+                b.take(n as usize, i)?;
+                r.texts.push(Item {
+                    id,
+                    class,
+                    size,
+                    at,
+                    count: n,
+                    elem: 0,
+                });
+            }
+        }
+        tag::ARRAY => {
+            for i in 0..count {
+                let item_at = b.at;
+                let id = b.u32(i)?;
+                let class = b.u32(i)?;
+                b.u32(i)?;
+                let size = b.u32(i)?;
+                let n = b.u32(i)?;
+                let elem_at = b.at;
+                let elem = b.u8(i)?;
+                let at = b.at;
+                let mut item = Item {
+                    id,
+                    class,
+                    size,
+                    at,
+                    count: n,
+                    elem,
+                };
+                match elem {
+                    ty::TAGGED => {
+                        for _ in 0..n {
+                            b.value(i)?;
+                        }
+                    }
+                    _ if n == 0 => {}
+                    ty::UNKNOWN => {
+                        // Elements of unknown width (§4.5, §9.2 defect 2): only the last
+                        // item of its record can have them, taking the rest of the body.
+                        if i + 1 != count {
+                            return b.fail(
+                                elem_at,
+                                format!(
+                                    "item {i} (array id {id}, at byte {item_at}) has {n} elements of unknown type (0x00) but is not the last item of its record: where the next item starts is unknown"
+                                ),
+                            );
+                        }
+                        b.at = b.end;
+                        item.count = 0;
+                    }
+                    _ => {
+                        let Some(width) = payload(elem).filter(|_| elem <= ty::WEAK) else {
+                            return b.fail(
+                                elem_at,
+                                format!(
+                                    "item {i} (array id {id}, at byte {item_at}) has element type {elem:#04x}; the format's types end at 0x0c"
+                                ),
+                            );
+                        };
+                        b.take(width * n as usize, i)?;
+                    }
+                }
+                r.arrays.push(item);
+            }
+            return Ok(false);
+        }
+        tag::LOAD_CLASS => {
+            for i in 0..count {
+                b.u32(i)?;
+                let id = b.u32(i)?;
+                b.u32(i)?;
+                let sid = b.u32(i)?;
+                b.take(5, i)?;
+                r.classes.entry(id).or_default().name = Some(sid);
+            }
+        }
+        tag::CLASS_DUMP => {
+            for i in 0..count {
+                let id = b.u32(i)?;
+                b.u32(i)?;
+                let superclass = b.u32(i)?;
+                b.u32(i)?;
+                let instance_size = b.u32(i)?;
+                let s = b.u16(i)?;
+                let statics = b.descs(s, i)?;
+                let f = b.u16(i)?;
+                let fields = b.descs(f, i)?;
+                let v = b.u16(i)?;
+                let mut values = Vec::with_capacity(usize::from(v));
+                for _ in 0..v {
+                    values.push(b.at);
+                    b.value(i)?;
+                }
+                let m = b.u16(i)?;
+                let methods = b.take(4 * usize::from(m), i)?;
+                let methods: Vec<u32> = methods
+                    .chunks_exact(4)
+                    .map(|w| u32_at(w, 0).unwrap_or(0))
+                    .collect();
+                // A second dump of one class adds to its lists (§4.7).
+                let c = r.classes.entry(id).or_default();
+                c.dumped = true;
+                c.superclass = superclass;
+                c.instance_size = instance_size;
+                c.statics.extend(statics);
+                c.fields.extend(fields);
+                c.static_values.extend(values);
+                c.methods.extend(methods);
+            }
+        }
+        tag::XREF => {
+            for i in 0..count {
+                let dynamic = b.u32(i)?;
+                let stat = b.u32(i)?;
+                let at = b.at;
+                let direction = b.u8(i)?;
+                if direction > 2 {
+                    return b.fail(
+                        at,
+                        format!(
+                            "item {i} (dynamic id {dynamic}, static id {stat}) has direction {direction}; the format's are 0, 1 and 2"
+                        ),
+                    );
+                }
+                r.xrefs.push((dynamic, stat, direction));
+            }
+        }
+        // The summary and tags the format does not define are skipped by their length.
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// What the static file holds besides its graph: the cross-VM references, for a pair.
+pub(super) struct Static {
+    pub(super) snapshot: HeapSnapshot,
+    /// (dynamic id, static node, direction) of each `XRef` record whose static id is a node.
+    pub(super) xrefs: Vec<(u32, Option<u32>, u8)>,
+    /// The static roots' nodes (duplicates kept), for a pair's `StaticRoot`.
+    pub(super) roots: Vec<u32>,
+}
+
+/// Reads a version-3 file, whole in memory, into a heap snapshot: as the translator reads
+/// a single file (§7) where `single`, else without the root framework (§8: a pair's
+/// static half, whose roots the pair's `StaticRoot` holds).
+pub(super) fn parse(
+    data: &[u8],
+    options: ParseOptions,
+    single: bool,
+) -> Result<Static, RawheapError> {
+    let records = records(data)?;
+    Ok(Build::new(data, &records, options).run(single))
+}
+
+/// One pending edge: source node, target node, kind, name (or index).
+#[derive(Clone, Copy)]
+struct Edge {
+    from: u32,
+    to: u32,
+    kind: EdgeKind,
+    name: u32,
+}
+
+/// The second pass: nodes and edges in the translator's order.
+struct Build<'a> {
+    data: &'a [u8],
+    r: &'a Records,
+    options: ParseOptions,
+    nodes: Nodes,
+    /// Objects' nodes by id, and classes' (the same id may name both where a class has no
+    /// mirror: §9.2 defect 5).
+    objects: HashMap<u32, u32>,
+    class_nodes: HashMap<u32, u32>,
+    edges: Vec<Edge>,
+    /// The next synthetic node's number k (id `0x40000000 + k`).
+    synthetic: u64,
+    /// Names of classes by id, interned.
+    class_names: HashMap<u32, u32>,
+    /// Pool strings by string id, interned.
+    sids: HashMap<u32, u32>,
+    /// Value nodes' types and names by value type and bits.
+    value_names: HashMap<(u8, u64), (u8, u32)>,
+    /// String ids no string record names.
+    unknown_sids: u64,
+    weak_arrays: u64,
+    names: Names,
+}
+
+/// Edge and node names every build uses.
+struct Names {
+    empty: u32,
+    hclass: u32,
+    superclass: u32,
+    value: u32,
+    object: u32,
+}
+
+impl<'a> Build<'a> {
+    fn new(data: &'a [u8], r: &'a Records, options: ParseOptions) -> Build<'a> {
+        let mut nodes = Nodes::empty();
+        let names = Names {
+            empty: nodes.strings.id(""),
+            hclass: nodes.strings.id("hclass"),
+            superclass: nodes.strings.id("superClass"),
+            value: nodes.strings.id("value"),
+            object: nodes.strings.id("Object"),
+        };
+        let objects = r.instances.len() + r.arrays.len() + r.texts.len();
+        nodes.reserve(objects + r.classes.len() + 2);
+        Build {
+            data,
+            r,
+            options,
+            nodes,
+            objects: HashMap::with_capacity(objects),
+            class_nodes: HashMap::with_capacity(r.classes.len()),
+            edges: Vec::new(),
+            synthetic: 0,
+            class_names: HashMap::new(),
+            sids: HashMap::new(),
+            value_names: HashMap::new(),
+            unknown_sids: 0,
+            weak_arrays: 0,
+            names,
+        }
+    }
+
+    /// A pool string, interned (up to its first NUL, as the translator prints names).
+    fn sid(&mut self, sid: u32) -> u32 {
+        if let Some(&name) = self.sids.get(&sid) {
+            return name;
+        }
+        let name = if let Some(&(at, n)) = self.r.strings.get(&sid) {
+            let b = &self.data[at..at + n];
+            let b = memchr::memchr(0, b).map_or(b, |nul| &b[..nul]);
+            match std::str::from_utf8(b) {
+                Ok(s) => self.nodes.strings.id(s),
+                Err(_) => self.nodes.strings.id(&String::from_utf8_lossy(b)),
+            }
+        } else {
+            self.unknown_sids += 1;
+            self.names.empty
+        };
+        self.sids.insert(sid, name);
+        name
+    }
+
+    /// A class's name: its `LOAD_CLASS` name, else string 0's (§7.1).
+    fn class_name(&mut self, id: u32) -> u32 {
+        if let Some(&n) = self.class_names.get(&id) {
+            return n;
+        }
+        let sid = self.r.classes.get(&id).map_or(0, |c| c.name.unwrap_or(0));
+        let n = self.sid(sid);
+        self.class_names.insert(id, n);
+        n
+    }
+
+    /// The node of an id a reference names: an object's, else a class's, else a new
+    /// native node (an object that was not dumped).
+    fn object(&mut self, id: u32) -> u32 {
+        if let Some(&n) = self.objects.get(&id).or_else(|| self.class_nodes.get(&id)) {
+            return n;
+        }
+        let n = self
+            .nodes
+            .push(T_NATIVE, self.names.empty, u64::from(id), 0, 0);
+        self.objects.insert(id, n);
+        n
+    }
+
+    /// The node of a class id: its class node, else as [`Build::object`].
+    fn class(&mut self, id: u32) -> u32 {
+        match self.class_nodes.get(&id) {
+            Some(&n) => n,
+            None => self.object(id),
+        }
+    }
+
+    /// A synthetic node (ids `0x40000000 + k`, never looked up by id).
+    fn synthetic(&mut self, ty: u8, name: u32) -> u32 {
+        let id = SYNTHETIC_ID + self.synthetic;
+        self.synthetic += 1;
+        self.nodes.push(ty, name, id, 0, 0)
+    }
+
+    fn edge(&mut self, from: u32, kind: EdgeKind, name: u32, to: u32) {
+        if kind.keeps(from, to) {
+            self.edges.push(Edge {
+                from,
+                to,
+                kind,
+                name,
+            });
+        }
+    }
+
+    /// The value at `at` as an edge of node `from` named `name` (§7.3): a reference to
+    /// its node, anything else to a new value node.
+    fn value(&mut self, from: u32, kind: EdgeKind, name: u32, at: usize) {
+        let code = self.data[at];
+        let width = payload(code).unwrap_or(0);
+        let word = self.data[at + 1..at + 1 + width]
+            .iter()
+            .rev()
+            .fold(0u64, |v, &x| v << 8 | u64::from(x));
+        match code {
+            // A weak reference keeps nothing alive: the graph has no edge for it. A value
+            // without a type (§9.2 defect 1) has nothing the graph could show.
+            ty::WEAK | ty::UNKNOWN => {}
+            ty::OBJECT | ty::ARRAY => {
+                if word != 0 {
+                    let to = self.object(u32::try_from(word).unwrap_or(0));
+                    self.edge(from, kind, name, to);
+                }
+            }
+            _ => {
+                let (node_ty, text) = self.value_name(code, word);
+                let to = self.synthetic(node_ty, text);
+                self.edge(from, kind, name, to);
+            }
+        }
+    }
+
+    /// A value node's type and interned name, of a value's type and bits: each distinct
+    /// value is named once (value nodes are many, their values few).
+    fn value_name(&mut self, code: u8, word: u64) -> (u8, u32) {
+        if let Some(&named) = self.value_names.get(&(code, word)) {
+            return named;
+        }
+        let (node_ty, text) = primitive_name(code, word);
+        let named = (node_ty, self.nodes.strings.id(&text));
+        self.value_names.insert((code, word), named);
+        named
+    }
+
+    /// Steps over the typed value at `at`; where the next starts.
+    fn next_value(&self, at: usize) -> usize {
+        at + 1 + payload(self.data[at]).unwrap_or(0)
+    }
+
+    fn run(mut self, single: bool) -> Static {
+        let r = self.r;
+        // 1. The root framework (a single file's).
+        if single {
+            let name = self.nodes.strings.id("SyntheticRoot");
+            self.nodes.push(T_SYNTHETIC, name, 1, 0, 0);
+            let name = self
+                .nodes
+                .strings
+                .id(&format!("StaticRoot[{}]", r.roots.len()));
+            self.nodes.push(T_HANDLE, name, 0, 1, 0);
+        }
+        // Which class ids are objects of their own too (no mirror: §6.3): an array's or
+        // a string's id, or an instance's whose class is itself but that is not the
+        // mirror of `std.core.Class` (the class the other mirrors are instances of).
+        let mirror_class = r
+            .instances
+            .iter()
+            .find(|i| i.class != i.id && r.classes.contains_key(&i.id))
+            .map(|i| i.class);
+        let own = |i: &Item| {
+            r.classes.contains_key(&i.id)
+                && i.class == i.id
+                && mirror_class.is_some_and(|m| m != i.id)
+        };
+        let mirrorless: hashbrown::HashSet<u32> = r
+            .arrays
+            .iter()
+            .chain(&r.texts)
+            .filter(|i| r.classes.contains_key(&i.id))
+            .chain(r.instances.iter().filter(|i| own(i)))
+            .map(|i| i.id)
+            .collect();
+        // 2. Class nodes, by ascending id.
+        for &id in r.classes.keys() {
+            let name = self.class_name(id);
+            let node_id = if mirrorless.contains(&id) { 0 } else { id };
+            let n = self.nodes.push(T_CLASS, name, u64::from(node_id), 0, 0);
+            self.class_nodes.insert(id, n);
+        }
+        // 3-5. Instances, arrays, strings, in record order.
+        for i in &r.instances {
+            if r.classes.contains_key(&i.id) && !mirrorless.contains(&i.id) {
+                let n = self.class_nodes[&i.id];
+                self.nodes.sizes[n as usize] = i.size;
+                continue;
+            }
+            let known = r.classes.get(&i.class);
+            let (name, size) = match known {
+                Some(c) => (
+                    self.class_name(i.class),
+                    if i.size == 0 { c.instance_size } else { i.size },
+                ),
+                None => (self.names.object, i.size),
+            };
+            let n = self.nodes.push(T_OBJECT, name, u64::from(i.id), size, 0);
+            self.objects.insert(i.id, n);
+        }
+        for a in &r.arrays {
+            let name = if r.classes.contains_key(&a.class) {
+                self.class_name(a.class)
+            } else {
+                self.names.empty
+            };
+            let n = self.nodes.push(T_ARRAY, name, u64::from(a.id), a.size, 0);
+            self.objects.insert(a.id, n);
+        }
+        for s in &r.texts {
+            let at = s.at;
+            let name = self
+                .nodes
+                .strings
+                .push_text(&self.data[at..at + s.count as usize]);
+            let n = self.nodes.push(T_STRING, name, u64::from(s.id), s.size, 0);
+            self.objects.insert(s.id, n);
+        }
+        // 6. Roots: one not dumped is a handle.
+        let roots: Vec<u32> = r
+            .roots
+            .iter()
+            .map(|&id| {
+                let n = self.object(id);
+                if self.nodes.types[n as usize] == T_NATIVE {
+                    self.nodes.types[n as usize] = T_HANDLE;
+                }
+                n
+            })
+            .collect();
+        if single {
+            let subroot = self.nodes.strings.id("-subroot-");
+            self.edge(0, EdgeKind::Shortcut, subroot, 1);
+            for (k, &n) in roots.iter().enumerate() {
+                self.edge(
+                    1,
+                    EdgeKind::Element,
+                    u32::try_from(k).unwrap_or(u32::MAX),
+                    n,
+                );
+            }
+        }
+        if self.options.graph {
+            self.class_edges();
+            self.instance_edges();
+            self.array_edges();
+            for s in &r.texts {
+                let n = self.objects[&s.id];
+                self.hclass(n, s.id, s.class);
+            }
+        }
+        let xrefs = r
+            .xrefs
+            .iter()
+            .map(|&(d, s, dir)| {
+                let node = self.objects.get(&s).or_else(|| self.class_nodes.get(&s));
+                (d, node.copied(), dir)
+            })
+            .collect();
+        let snapshot = self.finish();
+        Static {
+            snapshot,
+            xrefs,
+            roots,
+        }
+    }
+
+    /// Step a: each class's superclass, static values and methods.
+    fn class_edges(&mut self) {
+        let r = self.r;
+        for (&id, c) in &r.classes {
+            let n = self.class_nodes[&id];
+            if c.superclass != 0 && c.superclass != id {
+                let to = self.class(c.superclass);
+                self.edge(n, EdgeKind::Internal, self.names.superclass, to);
+            }
+            for (d, &at) in c.statics.iter().zip(&c.static_values) {
+                let name = self.sid(d.name);
+                self.value(n, EdgeKind::Property, name, at);
+            }
+            for &m in &c.methods {
+                let name = self.sid(m);
+                let to = self.synthetic(T_CLOSURE, name);
+                self.edge(n, EdgeKind::Property, name, to);
+            }
+        }
+    }
+
+    /// The hclass edge of an instance or string, unless its class is 0 or itself.
+    fn hclass(&mut self, n: u32, id: u32, class: u32) {
+        if class != 0 && class != id {
+            let to = self.class(class);
+            self.edge(n, EdgeKind::Property, self.names.hclass, to);
+        }
+    }
+
+    /// Step b: each instance's hclass and values (a mirror's on its class node).
+    fn instance_edges(&mut self) {
+        let r = self.r;
+        for i in &r.instances {
+            let n = self
+                .objects
+                .get(&i.id)
+                .copied()
+                .unwrap_or_else(|| self.class_nodes[&i.id]);
+            let mirror = self.nodes.types[n as usize] == T_CLASS;
+            self.hclass(n, i.id, i.class);
+            let mut at = i.at;
+            match r.classes.get(&i.class) {
+                Some(c) => {
+                    for d in c.fields.iter().take(i.count as usize) {
+                        let name = self.sid(d.name);
+                        if !(mirror && name == self.names.superclass) {
+                            self.value(n, EdgeKind::Property, name, at);
+                        }
+                        at = self.next_value(at);
+                    }
+                }
+                None => {
+                    // An unknown class: references only, unnamed (§7.2 b).
+                    for _ in 0..i.count {
+                        if matches!(self.data[at], ty::OBJECT | ty::ARRAY | ty::WEAK) {
+                            self.value(n, EdgeKind::Property, self.names.empty, at);
+                        }
+                        at = self.next_value(at);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Step c: each array's buffer node and its elements.
+    fn array_edges(&mut self) {
+        let r = self.r;
+        for a in &r.arrays {
+            // The array holds its elements itself: the translator's buffer node (§7.2 c)
+            // would put a node with a positional id between an array and what it holds,
+            // on every path and as the owner of what an array gains. Its synthetic id is
+            // kept unused, so that the later synthetic nodes have the translator's ids.
+            let buffer = self.objects[&a.id];
+            self.synthetic += 1;
+            match a.elem {
+                ty::OBJECT | ty::ARRAY | ty::WEAK => {
+                    // A weak reference array's elements are weak (§9.2 defect 4).
+                    if a.elem == ty::WEAK {
+                        self.weak_arrays += 1;
+                        continue;
+                    }
+                    for k in 0..a.count {
+                        let id = u32_at(self.data, a.at + 4 * k as usize).unwrap_or(0);
+                        if id != 0 {
+                            let to = self.object(id);
+                            self.edge(buffer, EdgeKind::Element, k, to);
+                        }
+                    }
+                }
+                ty::TAGGED => {
+                    let mut at = a.at;
+                    for k in 0..a.count {
+                        self.value(buffer, EdgeKind::Element, k, at);
+                        at = self.next_value(at);
+                    }
+                }
+                ty::UNKNOWN => {}
+                elem => {
+                    let wrapper = self.nodes.strings.id(wrapper_name(elem));
+                    let width = payload(elem).unwrap_or(0);
+                    let data = self.data;
+                    for k in 0..a.count {
+                        let w = self.synthetic(T_OBJECT, wrapper);
+                        self.edge(buffer, EdgeKind::Element, k, w);
+                        let at = a.at + k as usize * width;
+                        self.primitive(w, elem, &data[at..at + width]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A wrapper's `value` edge to a new value node: element `k` of a primitive array.
+    fn primitive(&mut self, wrapper: u32, elem: u8, bytes: &[u8]) {
+        let word = bytes.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x));
+        let (node_ty, name) = self.value_name(elem, word);
+        let to = self.synthetic(node_ty, name);
+        self.edge(wrapper, EdgeKind::Property, self.names.value, to);
+    }
+
+    /// The node columns and the edges, sorted by source (stably: each node's in the
+    /// order they were made), as the snapshot.
+    fn finish(self) -> HeapSnapshot {
+        let Build {
+            nodes,
+            edges,
+            options,
+            unknown_sids,
+            weak_arrays,
+            ..
+        } = self;
+        let n = nodes.len() as usize;
+        let graph = options.graph.then(|| {
+            let mut first_edge = vec![0u32; n + 1];
+            for e in &edges {
+                first_edge[e.from as usize + 1] += 1;
+            }
+            for i in 0..n {
+                first_edge[i + 1] += first_edge[i];
+            }
+            let mut fill = first_edge.clone();
+            let mut targets = vec![0u32; edges.len()];
+            let (mut kinds, mut names) = if options.labels {
+                (vec![EdgeKind::Property; edges.len()], vec![0; edges.len()])
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            for e in &edges {
+                let at = fill[e.from as usize] as usize;
+                fill[e.from as usize] += 1;
+                targets[at] = e.to;
+                if options.labels {
+                    kinds[at] = e.kind;
+                    names[at] = e.name;
+                }
+            }
+            Graph {
+                first_edge,
+                targets,
+                kinds,
+                names,
+            }
+        });
+        let mut snap = nodes.finish(graph, options);
+        if unknown_sids > 0 {
+            snap.warnings.push(Warning::new(
+                WarningCode::RawheapMissingObject,
+                format!("{unknown_sids} names are string ids no STRING_IN_UTF8 record gives; they are shown empty"),
+            ));
+        }
+        if weak_arrays > 0 {
+            snap.warnings.push(Warning::new(
+                WarningCode::RawheapMissingObject,
+                format!("{weak_arrays} arrays have weak elements (type 0x0c), which the writer never writes; their elements are taken as weak"),
+            ));
+        }
+        snap
+    }
+}
+
+/// A primitive value's node type and name (§7.3).
+fn primitive_name(code: u8, word: u64) -> (u8, String) {
+    #[allow(clippy::cast_possible_truncation)]
+    match code {
+        ty::BOOLEAN => (
+            T_NUMBER,
+            if word != 0 { "true" } else { "false" }.to_owned(),
+        ),
+        ty::CHAR => (T_STRING, char_name(word as u16)),
+        ty::BYTE => (T_NUMBER, (word as u8).cast_signed().to_string()),
+        ty::SHORT => (T_NUMBER, (word as u16).cast_signed().to_string()),
+        ty::INT => (T_NUMBER, (word as u32).cast_signed().to_string()),
+        ty::LONG => (T_NUMBER, word.cast_signed().to_string()),
+        ty::FLOAT => (T_NUMBER, fixed(f64::from(f32::from_bits(word as u32)))),
+        ty::DOUBLE => (T_NUMBER, fixed(f64::from_bits(word))),
+        _ => (T_SYNTHETIC, tagged_name(word)),
+    }
+}
+
+/// The wrapper class of a primitive array's elements (§7.2).
+fn wrapper_name(elem: u8) -> &'static str {
+    match elem {
+        ty::BOOLEAN => "std.core.Boolean",
+        ty::BYTE => "std.core.Byte",
+        ty::CHAR => "std.core.Char",
+        ty::SHORT => "std.core.Short",
+        ty::INT => "std.core.Int",
+        ty::LONG => "std.core.Long",
+        ty::FLOAT => "std.core.Float",
+        _ => "std.core.Double",
+    }
+}
+
+/// A UTF-16 code unit as a name: the character; a lone surrogate, which no text can
+/// hold, as `\uXXXX` (§7.3; the translator names NUL so too, §9.2 defect 6).
+fn char_name(unit: u16) -> String {
+    match char::from_u32(u32::from(unit)) {
+        Some(c) => c.to_string(),
+        None => format!("\\u{unit:04X}"),
+    }
+}
+
+/// C's `%f`: six decimals.
+fn fixed(v: f64) -> String {
+    if v.is_nan() {
+        "nan".to_owned()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.to_owned()
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+/// A tagged word the writer could not classify (§7.3).
+fn tagged_name(word: u64) -> String {
+    match word {
+        0x00 => "hole".to_owned(),
+        0x02 => "null".to_owned(),
+        0x06 => "false".to_owned(),
+        0x07 => "true".to_owned(),
+        0x0A => "undefined".to_owned(),
+        0x12 => "exception".to_owned(),
+        w => format!("0x{w:016X}"),
+    }
+}
