@@ -6,6 +6,7 @@ pub mod explain;
 pub mod flame;
 pub mod heap;
 pub mod heapprof;
+pub mod leaks;
 pub mod owners;
 pub mod runs;
 pub mod stats;

@@ -126,27 +126,34 @@ fn in_id_order(by_id: &ById) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
 /// Which nodes of `head` already existed in `base` (same id and class), in one merge of
 /// both snapshots' objects in id order. Nodes that are not counted are not marked.
 pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Vec<bool> {
+    existed_as(base, head, |name| name)
+}
+
+/// [`existed`], with classes compared as `canon` gives them (the leak analysis takes a DOM
+/// node that got detached, `<div>` then `Detached <div>`, for the same object).
+pub fn existed_as(
+    base: (&HeapSnapshot, &ById),
+    head: (&HeapSnapshot, &ById),
+    canon: impl Fn(&str) -> &str,
+) -> Vec<bool> {
     let (base, base_ids) = base;
     let (head, head_ids) = head;
-    let base_class: HashMap<&str, u32> = base
-        .class_names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), u32::try_from(i).unwrap_or(NONE)))
-        .collect();
-    let to_base: Vec<u32> = head
-        .class_names
-        .iter()
-        .map(|n| base_class.get(n.as_str()).copied().unwrap_or(NONE))
-        .collect();
+    // One number per canonical class name, over both snapshots.
+    let mut numbers: HashMap<String, u32> = HashMap::new();
+    let mut number = |name: &str| {
+        let next = u32::try_from(numbers.len()).unwrap_or(NONE);
+        *numbers.entry_ref(canon(name)).or_insert(next)
+    };
+    let base_class: Vec<u32> = base.class_names.iter().map(|n| number(n)).collect();
+    let head_class: Vec<u32> = head.class_names.iter().map(|n| number(n)).collect();
     let mut old = vec![false; head.node_count()];
     let mut b = in_id_order(base_ids).peekable();
     for (id, node) in in_id_order(head_ids) {
         while b.next_if(|&(bid, _)| bid < id).is_some() {}
-        let class = to_base[head.classes[node as usize] as usize];
+        let class = head_class[head.classes[node as usize] as usize];
         let mut same = false;
         while let Some((_, bn)) = b.next_if(|&(bid, _)| bid == id) {
-            same |= base.classes[bn as usize] == class;
+            same |= base_class[base.classes[bn as usize] as usize] == class;
         }
         old[node as usize] = same;
     }

@@ -27,3 +27,4 @@ mod runsets;
 mod schema;
 mod support_selftest;
 mod viewers;
+mod web_leaks;
