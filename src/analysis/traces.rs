@@ -26,7 +26,7 @@
 //! Two traces are the same when their edges have the same kinds and names and their nodes
 //! the same labels, with array indexes, numbered names and `@id`s in names ignored: every
 //! node gets the number of its normalized trace, so that objects held the same way share
-//! one. (Where a set of objects is clustered, [`crate::analysis::clusters`] decides where
+//! one. (Where a set of objects is clustered, the clusters module decides where
 //! a trace ends.)
 //!
 //! DOM nodes are recognized by name, as memlab does (`<div>`, `Text`, `HTML…Element`,

@@ -19,6 +19,7 @@ use crate::analysis::dominators::Dominators;
 use crate::analysis::holders::{EntryCounter, PreferredPaths};
 use crate::analysis::paths::Step;
 use crate::diff::heap::ById;
+use crate::diff::trend::step_bytes;
 use crate::model::change::delta;
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
@@ -427,8 +428,9 @@ impl Owner {
 }
 
 /// The owners among the candidates: `series[c]` holds candidate `c`'s measures, one per
-/// snapshot. An owner's entries or retained size grew in at least `required_intervals`
-/// intervals, overall, and by at least `floor_bytes` (what it gained).
+/// snapshot. An owner's entries grew, or its retained size grew by at least the step of
+/// [`crate::diff::trend::step_bytes`], in at least `required_intervals` intervals; it grew
+/// overall, and gained at least `floor_bytes`.
 pub fn owners(
     candidates: &[Candidate],
     series: &[Vec<Measure>],
@@ -452,11 +454,12 @@ pub fn owners(
             candidate: i,
         })
         .filter(|o| {
+            let step = step_bytes(floor_bytes, o.retained.len().saturating_sub(1));
             let grown = o
                 .entries
                 .windows(2)
                 .zip(o.retained.windows(2))
-                .filter(|(e, r)| e[1] > e[0] || r[1] > r[0])
+                .filter(|(e, r)| e[1] > e[0] || (r[1] > r[0] && r[1] - r[0] >= step))
                 .count();
             o.entries.len() >= 2
                 && grown >= required_intervals

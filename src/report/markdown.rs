@@ -234,7 +234,8 @@ impl Markdown {
             if trend.suspects.is_empty() {
                 writeln!(
                     out,
-                    "No leak suspect (no class grew in every interval by {} or more).",
+                    "No leak suspect (no class grew in every interval by {} or more, and by {} or more overall).",
+                    format_size(trend.step_bytes),
                     format_size(trend.floor_bytes)
                 )?;
             } else {

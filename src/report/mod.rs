@@ -237,6 +237,8 @@ pub struct TrendJson {
     pub floor_bytes: u64,
     /// In how many intervals a suspect's size had to grow.
     pub required_intervals: usize,
+    /// How much a suspect's size had to grow in an interval for it to count, bytes.
+    pub step_bytes: u64,
     pub suspects: Vec<SuspectJson>,
     /// Iterations of a repeated action per interval (`--iterations`, default 1).
     pub iterations: u32,
@@ -922,6 +924,7 @@ impl HeapSection {
                 .collect(),
             floor_bytes: t.trend.floor_bytes,
             required_intervals: t.trend.required_intervals,
+            step_bytes: t.trend.step_bytes,
             suspects: t
                 .trend
                 .suspects

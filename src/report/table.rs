@@ -292,10 +292,11 @@ impl TableRenderer {
         } else {
             "every interval".to_owned()
         };
+        let rule = format!("{rule} (by {} or more)", format_size(trend.step_bytes));
         if trend.suspects.is_empty() {
             writeln!(
                 out,
-                "No leak suspect: no class grows in {rule} by {} or more.",
+                "No leak suspect: no class grows in {rule} and by {} or more overall.",
                 format_size(trend.floor_bytes)
             )?;
             return self.owners(trend, out);
@@ -303,7 +304,7 @@ impl TableRenderer {
         let plural = if trend.suspects.len() == 1 { "" } else { "es" };
         writeln!(
             out,
-            "Leak suspects: {} class{plural} grow in {rule}, by {} or more:",
+            "Leak suspects: {} class{plural} grow in {rule}, by {} or more overall:",
             trend.suspects.len(),
             format_size(trend.floor_bytes)
         )?;
