@@ -199,7 +199,9 @@ pub fn clusters(
         let r = root[v as usize];
         let Some(trace) = (r != NONE).then(|| traces.trace_of(r)).flatten() else {
             out.untraced_count += 1;
-            out.untraced_size += snap.self_sizes.get(v as usize);
+            out.untraced_size = out
+                .untraced_size
+                .saturating_add(snap.self_sizes.get(v as usize));
             continue;
         };
         let next = u32::try_from(members.len()).unwrap_or(NONE);
@@ -243,8 +245,8 @@ pub fn clusters(
             let class = snap.classes[v as usize];
             let name = snap.class_name(class);
             cluster.count += 1;
-            cluster.self_size += self_size;
-            cluster.retained += retained;
+            cluster.self_size = cluster.self_size.saturating_add(self_size);
+            cluster.retained = cluster.retained.saturating_add(retained);
             if root[v as usize] == v {
                 cluster.roots += 1;
             }
@@ -259,8 +261,8 @@ pub fn clusters(
                 largest: v,
             });
             k.count += 1;
-            k.self_size += self_size;
-            k.retained += retained;
+            k.self_size = k.self_size.saturating_add(self_size);
+            k.retained = k.retained.saturating_add(retained);
             if dom.retained[v as usize] > dom.retained[k.largest as usize] {
                 k.largest = v;
             }

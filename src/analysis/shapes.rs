@@ -360,7 +360,7 @@ pub fn duplicated_strings(
             example: v,
         });
         d.count += 1;
-        d.size += snap.self_sizes.get(v as usize);
+        d.size = d.size.saturating_add(snap.self_sizes.get(v as usize));
     }
     let mut found = rank(groups.into_values().collect(), top);
     for d in &mut found {
@@ -444,7 +444,7 @@ pub fn duplicated_objects(
                 example: v,
             });
         d.count += 1;
-        d.size += snap.self_sizes.get(v as usize);
+        d.size = d.size.saturating_add(snap.self_sizes.get(v as usize));
     }
     let mut found = rank(groups.into_values().collect(), top);
     for d in &mut found {

@@ -153,9 +153,10 @@ fn is_window(class: &str) -> bool {
 }
 
 /// Whether a class is a detached DOM node's where a trace ends: `Detached <div>`, not
-/// `Detached InternalNode`.
+/// `Detached InternalNode`, nor the embedder objects Node.js calls detached (`Detached
+/// Node / BindingData`), which are no DOM.
 pub fn is_detached_dom(class: &str) -> bool {
-    class.starts_with("Detached ") && class != "Detached InternalNode"
+    class.starts_with("Detached ") && class != "Detached InternalNode" && is_dom_name(class)
 }
 
 /// The edge-name string indexes the walk looks at.
@@ -589,6 +590,9 @@ mod tests {
         }
         assert!(is_detached_dom("Detached <div>"));
         assert!(!is_detached_dom("Detached InternalNode"));
+        assert!(is_detached_dom("Detached Text"));
+        assert!(is_detached_dom("Detached HTMLDivElement"));
+        assert!(!is_detached_dom("Detached Node / BindingData"));
         assert!(!is_detached_dom("<div>"));
     }
 

@@ -13,10 +13,12 @@ use crate::analysis::holders::PreferredPaths;
 use crate::analysis::leaklist::{self, LeakListResult};
 use crate::analysis::paths::Step;
 use crate::diff::explain::{Analysed, ClassDetail, Explainer};
+use crate::diff::heap::ById;
 use crate::diff::heap::{self, IdMatching};
+use crate::diff::leaks::{LeakOptions, leak_clusters, leaked_after_action, new_objects};
 use crate::diff::owners::{Frontier, Measure, existed, frontier, measure, measure_kept, owners};
 use crate::diff::trend::{OwnerGrowth, SuspectFloor, trend};
-use crate::diff::{HeapResult, SeriesPoint, TrendResult};
+use crate::diff::{HeapResult, LeakTraces, SeriesPoint, TrendResult};
 use crate::gate::Metric;
 use crate::input::Capture;
 use crate::input::heapsnapshot::ParseOptions;
@@ -50,6 +52,9 @@ pub struct Selection<'a> {
     pub same_process: bool,
     /// The leak watcher's list to join with HEAD, if any.
     pub leaklist: Option<&'a LeakList>,
+    /// memlab's one-action protocol: the target between BASE (the baseline) and HEAD (the
+    /// final snapshot); there is no trend then.
+    pub target: Option<Pick<'a>>,
 }
 
 impl<'a> Selection<'a> {
@@ -143,6 +148,22 @@ pub fn compare_heaps(
             captures.len() > 2,
         )
     };
+    let (middle, trend_wanted, target) = if config.heap.one_action {
+        if middle.len() != 1 {
+            return Err(Error::Usage(format!(
+                "--one-action needs three heap snapshots, BASELINE TARGET FINAL (three inputs, or one holding three); got {}",
+                middle.len() + 2
+            )));
+        }
+        if !config.heap.graph {
+            return Err(Error::Usage(
+                "--one-action clusters the leaked objects by their paths, so it needs the object graph: leave out --no-retained".into(),
+            ));
+        }
+        (Vec::new(), false, middle.first().copied())
+    } else {
+        (middle, trend_wanted, None)
+    };
     let mut warnings = Vec::new();
     if !trend_wanted && config.thresholds.rule(Metric::SuspectSize).is_set() {
         if config.flag_thresholds.suspects {
@@ -187,6 +208,7 @@ pub fn compare_heaps(
         trend: trend_wanted,
         same_process: one_file,
         leaklist,
+        target,
     };
     let progress = |message| bar.set_message(message);
     let mut result = if class_level {
@@ -250,6 +272,7 @@ pub fn compare(
         trend: trend_wanted,
         same_process,
         leaklist,
+        target,
     } = *selection;
     progress(if options.graph {
         "parsing heap snapshots and computing dominators".into()
@@ -259,7 +282,10 @@ pub fn compare(
     let same_snapshot = std::ptr::eq(base.capture, head.capture) && base.index == head.index;
     // Only HEAD's graph is needed after the dominators, and only for retainer paths: for
     // the suspects of a trend or the classes to explain.
-    let paths = trend_wanted || !options.explain.is_empty() || leaklist.is_some();
+    // Leak traces need HEAD's graph with its labels and string texts (that tell the
+    // inspection's own objects) and its dominator tree.
+    let leaks_wanted = options.graph && !same_snapshot;
+    let paths = trend_wanted || !options.explain.is_empty() || leaklist.is_some() || leaks_wanted;
     // Leak owners need both ends' dominator trees, and edge names for entry counts.
     let owners_wanted = trend_wanted && options.graph;
     // (pick, keep its graph for paths, is BASE)
@@ -272,6 +298,7 @@ pub fn compare(
         p.load(ParseOptions {
             graph: options.graph,
             labels: options.graph && (keep || owners_wanted),
+            texts: leaks_wanted && !is_base,
             ..ParseOptions::default()
         })
         .map(|snap| {
@@ -279,8 +306,11 @@ pub fn compare(
                 Analysed::measured(snap)
             } else {
                 // HEAD's dominator tree gives the listed objects' retained sizes.
-                let a =
-                    Analysed::keeping(snap, keep, owners_wanted || (keep && leaklist.is_some()));
+                let a = Analysed::keeping(
+                    snap,
+                    keep,
+                    owners_wanted || leaks_wanted || (keep && leaklist.is_some()),
+                );
                 // A snapshot compared with itself needs no objects in id order.
                 if same_snapshot { a } else { a.sorted() }
             }
@@ -340,6 +370,13 @@ pub fn compare(
         )
         });
     }
+
+    let leaks = if leaks_wanted && diff.id_matching == IdMatching::SameProcess {
+        progress("clustering leak traces".into());
+        leak_traces(base_ref, &head_a, target)?
+    } else {
+        None
+    };
 
     // The leak frontier of HEAD, and what its candidates were in BASE; BASE's graph is
     // let go of then, so that at most two graphs are held while the series is read.
@@ -435,6 +472,12 @@ pub fn compare(
         progress("finding retainer paths".into());
     }
     let explainer = Explainer::new(base_ref, &head_a, &diff, wants_paths || stage.is_some());
+    // A class's instance shown is the representative of its largest leak cluster, where
+    // it is in one: the object whose path explains the growth.
+    let detail = |name: &str| match leaks.as_ref().and_then(|l| l.clusters.representative(name)) {
+        Some((_, k)) => explainer.detail_of(name, k.largest),
+        None => explainer.detail(name),
+    };
     let trend = trend.map(|(mut trend, points, series, measures)| {
         let mut owners = match (&stage, measures) {
             (Some(stage), Some(by_snapshot)) => {
@@ -501,7 +544,7 @@ pub fn compare(
                     explainer
                         .detail_held(&s.name, &|n| stage.frontier.owner_of(n) == Some(candidate))
                 }
-                _ => explainer.detail(&s.name),
+                _ => detail(&s.name),
             })
             .collect();
         TrendResult {
@@ -515,11 +558,7 @@ pub fn compare(
             iterations: options.iterations,
         }
     });
-    let details: Vec<ClassDetail> = options
-        .explain
-        .iter()
-        .map(|name| explainer.detail(name))
-        .collect();
+    let details: Vec<ClassDetail> = options.explain.iter().map(|name| detail(name)).collect();
     for (name, d) in options.explain.iter().zip(&details) {
         if let Some(why) = &d.no_path {
             warnings.push(Warning::new(
@@ -537,7 +576,37 @@ pub fn compare(
         indexes: (base.index, head.index),
         retained,
         leaklist: leaklist.transpose()?,
+        leaks,
     })
+}
+
+/// The leaked objects of HEAD clustered by their leak traces: those new since BASE, or
+/// with memlab's one-action protocol those `target` has and BASE (the baseline) does not.
+fn leak_traces(
+    base: &Analysed,
+    head: &Analysed,
+    target: Option<Pick<'_>>,
+) -> Result<Option<LeakTraces>> {
+    let (Some(g), Some(dom)) = (head.snap.graph.as_ref(), head.dominators.as_ref()) else {
+        return Ok(None);
+    };
+    let base_side = (&base.snap, base.by_id());
+    let head_side = (&head.snap, head.by_id());
+    let (basis, leaked) = match target {
+        Some(t) => {
+            let t = t.load(ParseOptions::default())?;
+            let ids = ById::new(&t);
+            (
+                "one-action",
+                leaked_after_action(base_side, (&t, &ids), head_side),
+            )
+        }
+        None => ("pair", new_objects(base_side, head_side)),
+    };
+    Ok(Some(LeakTraces {
+        basis,
+        clusters: leak_clusters(&head.snap, g, dom, &leaked, &LeakOptions::default()),
+    }))
 }
 
 /// Reads a snapshot between BASE and HEAD for the trend and the leak owners: its class
@@ -683,6 +752,7 @@ pub fn compare_class_level(
         indexes: (selection.base.index, selection.head.index),
         retained: false,
         leaklist: None,
+        leaks: None,
     })
 }
 

@@ -156,4 +156,6 @@ pub struct HeapOptions {
     pub leaklist: Option<PathBuf>,
     /// How many iterations of a repeated action each interval of a series covers.
     pub iterations: u32,
+    /// `--one-action`: the three snapshots are memlab's baseline, target and final.
+    pub one_action: bool,
 }

@@ -210,6 +210,45 @@ impl<'a> Explainer<'a> {
         }
     }
 
+    /// [`Explainer::detail`], showing the instance `node` of HEAD (the representative of
+    /// the class's largest leak cluster) where it is reachable.
+    pub fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
+        let Some(path) = self.explain_node(node) else {
+            return self.detail(name);
+        };
+        ClassDetail {
+            name: name.to_owned(),
+            retained: self
+                .retained
+                .as_ref()
+                .map(|r| r.get(name).copied().unwrap_or_default()),
+            no_path: None,
+            path: Some(path),
+        }
+    }
+
+    fn explain_node(&self, node: u32) -> Option<Explanation> {
+        let snap = &self.head.snap;
+        let graph = snap.graph.as_ref()?;
+        let distances = self.distances.as_ref()?;
+        if !distances.is_reached(node) {
+            return None;
+        }
+        let id = snap.ids.get(node as usize);
+        let class = snap.class_name(snap.classes[node as usize]);
+        let steps = distances.path(snap, graph, node)?;
+        Some(Explanation {
+            id,
+            new: self
+                .base_objects
+                .as_ref()
+                .is_some_and(|b| !b.contains(id, class)),
+            distance: distances.distance[node as usize],
+            steps,
+            root_group: distances.root_group(snap, graph, node),
+        })
+    }
+
     fn explain(&self, name: &str, held: &dyn Fn(usize) -> bool) -> Option<Explanation> {
         let snap = &self.head.snap;
         let graph = snap.graph.as_ref()?;

@@ -124,7 +124,8 @@ pub struct LeakClass {
     pub retained: u64,
     /// The id of its object with the largest retained size.
     pub largest_id: u64,
-    largest: u32,
+    /// That object's node in the snapshot.
+    pub largest: u32,
 }
 
 /// Leaked objects held the same way.
@@ -225,16 +226,17 @@ pub fn leak_clusters(
     };
     let is_leaked = |v: u32| leaked.get(v as usize).copied().unwrap_or(false);
     let is_ignored = |v: u32| ignored.get(v as usize).copied().unwrap_or(false);
-    let (mut leaked_count, mut leaked_size, mut ignored_count, mut ignored_size) = (0, 0, 0, 0);
+    let (mut leaked_count, mut leaked_size, mut ignored_count, mut ignored_size) =
+        (0, 0u64, 0, 0u64);
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in (0..snap.node_count() as u32).filter(|&v| snap.is_counted(v as usize) && is_leaked(v))
     {
         let size = snap.self_sizes.get(v as usize);
         leaked_count += 1;
-        leaked_size += size;
+        leaked_size = leaked_size.saturating_add(size);
         if is_ignored(v) {
             ignored_count += 1;
-            ignored_size += size;
+            ignored_size = ignored_size.saturating_add(size);
         }
     }
     let found: Clusters =

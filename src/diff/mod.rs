@@ -56,4 +56,14 @@ pub struct HeapResult {
     pub retained: bool,
     /// The leak watcher's list joined with HEAD, when one was given or found.
     pub leaklist: Option<crate::analysis::leaklist::LeakListResult>,
+    /// The leaked objects of HEAD clustered by their leak traces, where HEAD's graph was
+    /// read and its ids match BASE's (see [`leaks`]).
+    pub leaks: Option<LeakTraces>,
+}
+
+/// What leaked, and how the leaked objects were told.
+pub struct LeakTraces {
+    /// `pair` (new in HEAD) or `one-action` (memlab's baseline, target, final).
+    pub basis: &'static str,
+    pub clusters: leaks::LeakClusters,
 }

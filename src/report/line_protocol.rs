@@ -507,6 +507,7 @@ pub(super) mod fixture {
                 trend: None,
                 explain: Vec::new(),
                 leaklist: None,
+                leak_traces: None,
             }),
             cpu: Some(CpuSection {
                 flame: None,

@@ -7,6 +7,7 @@ pub mod flamegraph_json;
 pub mod github;
 pub mod html;
 pub mod json;
+pub mod leaks;
 pub mod line_protocol;
 pub mod markdown;
 pub mod runs_text;
@@ -136,6 +137,9 @@ pub struct HeapSection {
     /// ArkTS: the leak watcher's list joined with HEAD; left out without a list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaklist: Option<LeakListJson>,
+    /// The leaked objects clustered by their leak traces; null where HEAD's graph was not
+    /// read or the ids do not tell which objects are new.
+    pub leak_traces: Option<leaks::LeakTracesJson>,
 }
 
 /// The leak watcher's list (`.jsleaklist`) joined with HEAD.
@@ -997,6 +1001,7 @@ impl HeapSection {
                 })
                 .collect(),
             leaklist: r.leaklist.as_ref().map(LeakListJson::from_result),
+            leak_traces: r.leaks.as_ref().map(leaks::LeakTracesJson::from_result),
         }
     }
 }

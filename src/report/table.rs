@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
+use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
 use super::{
     ClassJson, CpuSection, FunctionJson, HeapSection, PathJson, Render, Report, Side, arkts,
 };
@@ -46,6 +47,48 @@ fn new_table(width: Option<u16>, header: Vec<&str>) -> Table {
         }
     }
     table
+}
+
+/// The narrowest a name is shortened to, whatever the terminal's width.
+const MIN_NAME_WIDTH: usize = 24;
+
+/// Shortens the first cell of each row (a class or function name) with an ellipsis in
+/// the middle so that the table fits `width` columns, where there is a width (a
+/// terminal); the JSON and Markdown reports keep the full names.
+fn fit_names(rows: &mut [Vec<String>], header: &[&str], width: Option<u16>) {
+    let Some(width) = width else {
+        return;
+    };
+    let chars = |t: &str| t.chars().count();
+    let mut widths: Vec<usize> = header.iter().map(|h| chars(h)).collect();
+    for row in rows.iter() {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(chars(cell));
+        }
+    }
+    // Each column has a space either side and a border after it, and one border before.
+    let others: usize = widths.iter().skip(1).map(|w| w + 3).sum();
+    let budget = usize::from(width)
+        .saturating_sub(others + 4 + 1)
+        .max(MIN_NAME_WIDTH);
+    for row in rows.iter_mut() {
+        if let Some(name) = row.first_mut()
+            && chars(name) > budget
+        {
+            *name = shortened(name, budget);
+        }
+    }
+}
+
+/// `text` in `max` characters, its middle left out for an ellipsis.
+fn shortened(text: &str, max: usize) -> String {
+    let keep = max.saturating_sub(1);
+    let head = keep * 2 / 3;
+    let tail = keep - head;
+    let count = text.chars().count();
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// `+177.2%`, `new`, or `-` for a base of zero and no change.
@@ -308,30 +351,37 @@ impl TableRenderer {
             trend.suspects.len(),
             format_size(trend.floor_bytes)
         )?;
-        let mut table = new_table(
-            self.width,
-            vec![
-                "Suspect",
-                "Size per snapshot",
-                "Δ Size",
-                "Avg/interval",
-                "Δ Count",
-                "Δ Retained",
-            ],
-        );
+        let header = vec![
+            "Suspect",
+            "Size per snapshot",
+            "Δ Size",
+            "Avg/interval",
+            "Δ Count",
+            "Δ Retained",
+        ];
+        let mut rows: Vec<Vec<String>> = trend
+            .suspects
+            .iter()
+            .take(self.top)
+            .map(|s| {
+                let intervals = i64::try_from(s.size_steps.len().max(1)).unwrap_or(1);
+                vec![
+                    s.name.clone(),
+                    series(&s.sizes, format_size),
+                    format_size_delta(s.size_growth),
+                    format_size_delta(s.size_growth / intervals),
+                    format_count_delta(s.count_growth),
+                    opt_size_delta(s.retained_delta),
+                ]
+            })
+            .collect();
+        fit_names(&mut rows, &header, self.width);
+        let mut table = new_table(self.width, header);
         if let Some(c) = table.column_mut(1) {
             c.set_cell_alignment(CellAlignment::Left);
         }
-        for s in trend.suspects.iter().take(self.top) {
-            let intervals = i64::try_from(s.size_steps.len().max(1)).unwrap_or(1);
-            table.add_row(vec![
-                s.name.clone(),
-                series(&s.sizes, format_size),
-                format_size_delta(s.size_growth),
-                format_size_delta(s.size_growth / intervals),
-                format_count_delta(s.count_growth),
-                opt_size_delta(s.retained_delta),
-            ]);
+        for row in rows {
+            table.add_row(row);
         }
         if self.top > 0 {
             writeln!(out, "{table}")?;
@@ -468,6 +518,32 @@ pub(super) fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) 
 }
 
 impl TableRenderer {
+    /// The largest leak clusters, each with its classes, shapes and trace.
+    fn leak_traces(&self, leaks: &LeakTracesJson, out: &mut dyn Write) -> io::Result<()> {
+        if leaks.clusters.is_empty() {
+            return Ok(());
+        }
+        writeln!(out)?;
+        writeln!(out, "{}:", leaks.heading())?;
+        let shown = leaks.shown(self.top);
+        for &(rank, c) in &shown {
+            writeln!(out)?;
+            writeln!(out, "{rank}. {}", c.summary())?;
+            for shape in &c.shapes {
+                writeln!(out, "   {}", shape.text())?;
+            }
+            write_steps(&c.trace, out)?;
+        }
+        let hidden = leaks.cluster_count.saturating_sub(shown.len());
+        if hidden > 0 {
+            writeln!(
+                out,
+                "… {hidden} more clusters (the JSON report has the first {JSON_CLUSTERS} and those with a shape)"
+            )?;
+        }
+        Ok(())
+    }
+
     /// The leak watcher's list: one row per watched object, then each one's path.
     fn leaklist(&self, list: &super::LeakListJson, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
@@ -533,10 +609,19 @@ impl Render for TableRenderer {
             } else {
                 let mut columns = CLASS_COLUMNS.to_vec();
                 columns.extend_from_slice(arkts::native_columns(heap));
+                let mut rows: Vec<Vec<String>> = heap
+                    .classes
+                    .iter()
+                    .take(self.top)
+                    .map(|c| {
+                        let mut row = class_row(c);
+                        row.extend(arkts::native_cells(heap, c));
+                        row
+                    })
+                    .collect();
+                fit_names(&mut rows, &columns, self.width);
                 let mut table = new_table(self.width, columns);
-                for c in heap.classes.iter().take(self.top) {
-                    let mut row = class_row(c);
-                    row.extend(arkts::native_cells(heap, c));
+                for row in rows {
                     table.add_row(row);
                 }
                 if self.top > 0 {
@@ -551,6 +636,9 @@ impl Render for TableRenderer {
             for e in &heap.explain {
                 writeln!(out)?;
                 write_path(out, &e.name, &e.path)?;
+            }
+            if let Some(leaks) = &heap.leak_traces {
+                self.leak_traces(leaks, out)?;
             }
             if let Some(list) = &heap.leaklist {
                 self.leaklist(list, out)?;
@@ -590,5 +678,49 @@ impl Render for TableRenderer {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_shortened_to_fit_a_terminal() {
+        let long = format!(
+            "blink::HeapVectorBacking<{}RegisteredEventListener>",
+            "x".repeat(800)
+        );
+        let header = ["Class", "Count", "Size"];
+        let mut rows = vec![
+            vec![long.clone(), "1".to_owned(), "16 B".to_owned()],
+            vec![
+                "Object".to_owned(),
+                "12,345".to_owned(),
+                "192.89 KiB".to_owned(),
+            ],
+        ];
+        fit_names(&mut rows, &header, Some(80));
+        let name = &rows[0][0];
+        assert!(name.starts_with("blink::HeapVectorBacking<"), "{name}");
+        assert!(name.ends_with("EventListener>"), "{name}");
+        assert!(name.chars().count() < 80, "{name}");
+        assert!(name.contains('…'));
+        assert_eq!(rows[1][0], "Object");
+        let mut table = new_table(Some(80), header.to_vec());
+        for row in rows {
+            table.add_row(row);
+        }
+        for line in table.to_string().lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        // Without a terminal (a file, a pipe), the name stays whole.
+        let mut rows = vec![vec![long.clone(), "1".to_owned(), "16 B".to_owned()]];
+        fit_names(&mut rows, &header, None);
+        assert_eq!(rows[0][0], long);
+        // A narrow terminal still shows a readable part of the name.
+        let mut rows = vec![vec![long, "1".to_owned(), "16 B".to_owned()]];
+        fit_names(&mut rows, &header, Some(20));
+        assert_eq!(rows[0][0].chars().count(), MIN_NAME_WIDTH);
     }
 }

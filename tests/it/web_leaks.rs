@@ -356,3 +356,231 @@ fn the_inspections_own_objects_are_left_out() {
     assert!(marked.iter().all(|&v| kept.cluster_of(v).is_none()));
     assert!(marked.iter().any(|&v| all.cluster_of(v).is_some()));
 }
+
+/// An edge of a JSON report's trace step, as [`memlab_edge`] gives memlab's.
+fn json_edge(step: &Value) -> (String, Option<String>) {
+    let kind = step["edge_type"].as_str().unwrap().to_owned();
+    let label = step["edge"].as_str().unwrap();
+    let name = match kind.as_str() {
+        "element" | "hidden" => None,
+        "property" => Some(label.trim_start_matches('.').to_owned()),
+        _ => {
+            let name = label.rsplit_once(" (").unwrap().0;
+            name.parse::<u64>().is_err().then(|| name.to_owned())
+        }
+    };
+    (kind, name)
+}
+
+#[test]
+fn the_default_report_shows_every_leak_trace_memlab_reports() {
+    assert_eq!(default_report_has(&expected()), 7, "memlab's clusters");
+}
+
+/// Checks that every cluster of memlab's runs (`expected`, as memlab-expected.mjs writes
+/// them) is one of arkdiff's default report with the same holder and count, and that the
+/// table shows it; how many there were.
+fn default_report_has(expected: &Value) -> usize {
+    use support::cli::{arkdiff_in, json, stdout};
+    let dir = data("web/leaks");
+    let mut checked = 0;
+    for run in expected["runs"].as_array().unwrap() {
+        let name = run["name"].as_str().unwrap();
+        let files: Vec<String> = ["baseline", "target", "final"]
+            .iter()
+            .map(|k| format!("{}.heapsnapshot.gz", run[k].as_str().unwrap()))
+            .collect();
+        let mut args: Vec<&str> = files.iter().map(String::as_str).collect();
+        args.push("--one-action");
+        let table = stdout(&arkdiff_in(&dir, &args));
+        args.extend(["--format", "json"]);
+        let report = json(&arkdiff_in(&dir, &args));
+        let leaks = &report["heap"]["leak_traces"];
+        assert_eq!(leaks["basis"], "one-action");
+        let clusters = leaks["clusters"].as_array().unwrap();
+        for theirs in run["clusters"].as_array().unwrap() {
+            let steps = theirs["steps"].as_array().unwrap();
+            let count = theirs["count"].as_u64().unwrap();
+            let what = format!("{name}: memlab's cluster of {count}");
+            // Ours is memlab's trace, or its beginning, from the first node ours has (the
+            // longest such: a container that leaked is a cluster of its own).
+            let ours = clusters
+                .iter()
+                .filter(|c| {
+                    let mine = c["trace_steps"].as_array().unwrap();
+                    let Some(start) = steps.iter().position(|s| s["id"] == mine[0]["id"]) else {
+                        return false;
+                    };
+                    steps.len() - start >= mine.len()
+                        && mine.iter().enumerate().skip(1).all(|(j, m)| {
+                            let t = &steps[start + j];
+                            json_edge(m) == memlab_edge(t)
+                                && (j + 1 == mine.len() || m["id"] == t["id"])
+                        })
+                })
+                .max_by_key(|c| c["trace_steps"].as_array().unwrap().len())
+                .unwrap_or_else(|| panic!("{what}: no cluster with its trace"));
+            let shape = |kind: &str, key: &str| {
+                ours["shapes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|s| s["shape"] == kind)
+                    .map_or(0, |s| s[key].as_u64().unwrap())
+            };
+            let detached = steps
+                .iter()
+                .any(|s| s["node"].as_str().unwrap().starts_with("Detached "));
+            let n = if detached {
+                ours["detached_dom"].as_u64().unwrap()
+            } else if name.starts_with("oversized-") {
+                shape("oversized", "objects")
+            } else {
+                shape("tagged", "objects")
+            };
+            assert_eq!(n, count, "{what}: {ours}");
+            // It has a leak shape, so the default table shows it, with its rank.
+            let rank = ours["rank"].as_u64().unwrap();
+            assert!(
+                table.contains(&format!("\n{rank}. ")),
+                "{what}: cluster {rank} is not in the table:\n{table}"
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+/// memlab itself, run now on the captures (`tests/browser/memlab-expected.mjs`): what it
+/// reports is in arkdiff's default report. memlab comes from npm
+/// (`PUPPETEER_SKIP_DOWNLOAD=1 npm install memlab@2.0.5`); `ARKDIFF_MEMLAB` names its
+/// `bin/memlab`, else `memlab` on the PATH is used. Skipped with a message where there is
+/// none, unless `ARKDIFF_MEMLAB_TESTS=require` (set by `.ci/run`).
+#[test]
+fn memlab_run_now_finds_what_the_default_report_shows() {
+    let memlab = std::env::var_os("ARKDIFF_MEMLAB")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join("memlab"))
+                    .find(|p| p.is_file())
+            })
+        });
+    let node_works = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let why = match (&memlab, node_works) {
+        (Some(m), true) if m.is_file() => None,
+        (Some(m), true) => Some(format!("ARKDIFF_MEMLAB={} is no file", m.display())),
+        (None, _) => Some(
+            "memlab is not installed (PUPPETEER_SKIP_DOWNLOAD=1 npm install memlab@2.0.5, then ARKDIFF_MEMLAB=…/node_modules/.bin/memlab)".to_owned(),
+        ),
+        (_, false) => Some("node is not on PATH".to_owned()),
+    };
+    if let Some(why) = why {
+        assert!(
+            std::env::var("ARKDIFF_MEMLAB_TESTS").as_deref() != Ok("require"),
+            "ARKDIFF_MEMLAB_TESTS=require, but {why}"
+        );
+        eprintln!("SKIPPED memlab_run_now_finds_what_the_default_report_shows: {why}");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("memlab.json");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/memlab-expected.mjs");
+    let run = std::process::Command::new("node")
+        .arg(script)
+        .arg("--memlab")
+        .arg(memlab.unwrap())
+        .arg("--captures")
+        .arg(data("web/leaks"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "memlab-expected.mjs: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let found: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    // The same clusters as the recorded run (the snapshots are the same).
+    let counts = |v: &Value| -> Vec<Vec<u64>> {
+        v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["clusters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["count"].as_u64().unwrap())
+                    .collect()
+            })
+            .collect()
+    };
+    assert_eq!(counts(&found), counts(&expected()));
+    assert_eq!(default_report_has(&found), 7, "memlab's clusters");
+}
+
+#[test]
+fn one_action_needs_three_snapshots() {
+    use support::cli::{arkdiff_in, stderr};
+    let out = arkdiff_in(
+        &data("web/leaks"),
+        &[
+            "web-00.heapsnapshot.gz",
+            "web-02.heapsnapshot.gz",
+            "--one-action",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--one-action needs three heap snapshots"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn explain_shows_the_representative_of_the_largest_cluster() {
+    use support::cli::{arkdiff_in, json};
+    let out = arkdiff_in(
+        &data("web/leaks"),
+        &[
+            "web-06.heapsnapshot.gz",
+            "web-07.heapsnapshot.gz",
+            "web-08.heapsnapshot.gz",
+            "--one-action",
+            "--explain",
+            "(array)",
+            "--format",
+            "json",
+        ],
+    );
+    let report = json(&out);
+    let path = &report["heap"]["explain"][0];
+    // The 8 MiB store a listener keeps, not the nearest new (array) (a table in the
+    // driver's selector cache).
+    let edges: Vec<&str> = path["retainer_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["edge"].as_str())
+        .collect();
+    assert!(edges.contains(&"bigArray (context variable)"), "{edges:?}");
+    assert!(!edges.contains(&".selectorCache"), "{edges:?}");
+    let leaks = &report["heap"]["leak_traces"]["clusters"][0];
+    let array = leaks["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["class"] == "(array)")
+        .unwrap();
+    assert_eq!(path["instance_id"], array["largest_id"]);
+    assert!(leaks["retained"].as_u64().unwrap() >= 8 << 20);
+}
