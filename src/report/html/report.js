@@ -369,11 +369,11 @@
         id: "leak-table",
         noun: "clusters",
         rows,
-        text: (c) => c.class_text + " " + c.shape_text + " " + c.trace.join(" "),
+        text: (c) => c.class_text + " " + c.shape_text,
         limit: 100,
         columns: [
           { key: "rank", label: "#", num: 1, value: (c) => c.rank, show: (c) => String(c.rank) },
-          { key: "class_text", label: "Classes", value: (c) => c.class_text, show: (c) => h("span", { class: "name" }, c.class_text) },
+          { key: "name", label: "Classes", value: (c) => c.class_text, show: (c) => h("span", { class: "name" }, c.class_text) },
           { key: "shape_text", label: "Shape", value: (c) => c.shape_text, show: (c) => c.shape_text },
           { key: "count", label: "Objects", num: 1, value: (c) => c.count, show: (c) => count(c.count) },
           { key: "retained", label: "Retained", num: 1, value: (c) => c.retained, show: (c) => size(c.retained) },
