@@ -198,7 +198,19 @@ impl<'a> Explainer<'a> {
     /// [`Explainer::detail`], where the instance shown is one `held` accepts (one its leak
     /// owner holds) when there is such a new one.
     pub fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
-        let path = self.explain(name, held);
+        self.detail_with(name, self.explain(name, held))
+    }
+
+    /// [`Explainer::detail`], showing the instance `node` of HEAD (the representative of
+    /// the class's largest leak cluster) where it is reachable.
+    pub fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
+        match self.explain_node(node) {
+            Some(path) => self.detail_with(name, Some(path)),
+            None => self.detail(name),
+        }
+    }
+
+    fn detail_with(&self, name: &str, path: Option<Explanation>) -> ClassDetail {
         ClassDetail {
             name: name.to_owned(),
             retained: self
@@ -207,23 +219,6 @@ impl<'a> Explainer<'a> {
                 .map(|r| r.get(name).copied().unwrap_or_default()),
             no_path: path.is_none().then(|| self.why_no_path(name)),
             path,
-        }
-    }
-
-    /// [`Explainer::detail`], showing the instance `node` of HEAD (the representative of
-    /// the class's largest leak cluster) where it is reachable.
-    pub fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
-        let Some(path) = self.explain_node(node) else {
-            return self.detail(name);
-        };
-        ClassDetail {
-            name: name.to_owned(),
-            retained: self
-                .retained
-                .as_ref()
-                .map(|r| r.get(name).copied().unwrap_or_default()),
-            no_path: None,
-            path: Some(path),
         }
     }
 

@@ -254,13 +254,15 @@ mod tests {
 
     #[test]
     fn one_step_then_a_plateau_is_no_trend() {
+        let suspects = |sizes: [u64; 5]| {
+            let series: Vec<Aggregate> = sizes
+                .iter()
+                .map(|&s| aggregate(&[("Object", s), ("Base", 400 * K)]))
+                .collect();
+            trend(&series, SuspectFloor::default())
+        };
         // The plateau series of the web captures: +193 KiB once, then a few bytes.
-        let sizes = [1_528, 199_084, 199_124, 199_144, 199_164];
-        let series: Vec<Aggregate> = sizes
-            .iter()
-            .map(|&s| aggregate(&[("Object", s), ("Base", 400 * K)]))
-            .collect();
-        let t = trend(&series, SuspectFloor::default());
+        let t = suspects([1_528, 199_084, 199_124, 199_144, 199_164]);
         assert_eq!(
             t.step_bytes,
             4 * K,
@@ -268,19 +270,11 @@ mod tests {
         );
         assert!(t.suspects.is_empty(), "{:?}", t.suspects);
         // The same total in four steps of at least the step is a trend.
-        let steady = [1_528, 51_000, 100_000, 150_000, 199_164];
-        let series: Vec<Aggregate> = steady
-            .iter()
-            .map(|&s| aggregate(&[("Object", s), ("Base", 400 * K)]))
-            .collect();
-        assert_eq!(trend(&series, SuspectFloor::default()).suspects.len(), 1);
+        let steady = suspects([1_528, 51_000, 100_000, 150_000, 199_164]);
+        assert_eq!(steady.suspects.len(), 1);
         // From five snapshots on, one interval below the step is allowed.
-        let one_small = [1_528, 60_000, 60_100, 130_000, 199_164];
-        let series: Vec<Aggregate> = one_small
-            .iter()
-            .map(|&s| aggregate(&[("Object", s), ("Base", 400 * K)]))
-            .collect();
-        assert_eq!(trend(&series, SuspectFloor::default()).suspects.len(), 1);
+        let one_small = suspects([1_528, 60_000, 60_100, 130_000, 199_164]);
+        assert_eq!(one_small.suspects.len(), 1);
         assert_eq!(step_bytes(10, 0), 3);
     }
 

@@ -76,9 +76,12 @@ fn memlab_edge(step: &Value) -> (String, Option<String>) {
 }
 
 fn our_edge(step: &arkdiff::analysis::paths::Step) -> (String, Option<String>) {
-    let kind = step.edge_kind.unwrap().to_owned();
-    let label = step.edge.as_deref().unwrap();
-    let name = match kind.as_str() {
+    edge_of(step.edge_kind.unwrap(), step.edge.as_deref().unwrap())
+}
+
+/// An edge of arkdiff's as [`memlab_edge`] gives memlab's, from its kind and label.
+fn edge_of(kind: &str, label: &str) -> (String, Option<String>) {
+    let name = match kind {
         "element" | "hidden" => None,
         "property" => Some(label.trim_start_matches('.').to_owned()),
         _ => {
@@ -86,7 +89,7 @@ fn our_edge(step: &arkdiff::analysis::paths::Step) -> (String, Option<String>) {
             name.parse::<u64>().is_err().then(|| name.to_owned())
         }
     };
-    (kind, name)
+    (kind.to_owned(), name)
 }
 
 #[test]
@@ -359,17 +362,10 @@ fn the_inspections_own_objects_are_left_out() {
 
 /// An edge of a JSON report's trace step, as [`memlab_edge`] gives memlab's.
 fn json_edge(step: &Value) -> (String, Option<String>) {
-    let kind = step["edge_type"].as_str().unwrap().to_owned();
-    let label = step["edge"].as_str().unwrap();
-    let name = match kind.as_str() {
-        "element" | "hidden" => None,
-        "property" => Some(label.trim_start_matches('.').to_owned()),
-        _ => {
-            let name = label.rsplit_once(" (").unwrap().0;
-            name.parse::<u64>().is_err().then(|| name.to_owned())
-        }
-    };
-    (kind, name)
+    edge_of(
+        step["edge_type"].as_str().unwrap(),
+        step["edge"].as_str().unwrap(),
+    )
 }
 
 #[test]
