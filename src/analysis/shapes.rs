@@ -654,7 +654,7 @@ pub fn inspection_objects(snap: &HeapSnapshot, g: &HeapGraph, dom: &Dominators) 
                     let name = labels.strings.get(labels.edge_names[e]);
                     labels.edge_kinds[e] == EdgeKind::Internal
                         && matches!(name, Some("script" | "shared"))
-                        && seed[g.edge_targets[e] as usize]
+                        && seed.get(g.edge_targets[e] as usize) == Some(&true)
                 });
                 seed[v as usize] = refers;
             }
@@ -677,6 +677,10 @@ pub fn inspection_objects(snap: &HeapSnapshot, g: &HeapGraph, dom: &Dominators) 
 /// The seeds and every node the dominator tree has below one.
 fn below(dom: &Dominators, mut marked: Vec<bool>) -> Vec<bool> {
     let n = marked.len();
+    if n <= ROOT as usize {
+        // No graph (a damaged or empty snapshot): nothing is below anything.
+        return marked;
+    }
     // Resolve each node's mark from its dominator's, parents first, without recursion.
     let mut done = vec![false; n];
     done[ROOT as usize] = true;

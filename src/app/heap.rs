@@ -590,6 +590,11 @@ fn leak_traces(
     let (Some(g), Some(dom)) = (head.snap.graph.as_ref(), head.dominators.as_ref()) else {
         return Ok(None);
     };
+    // A graph read only in part (a damaged capture) has no traces to speak of.
+    let nodes = head.snap.node_count();
+    if nodes == 0 || g.node_count() != nodes || dom.idom.len() != nodes {
+        return Ok(None);
+    }
     let base_side = (&base.snap, base.by_id());
     let head_side = (&head.snap, head.by_id());
     let (basis, leaked) = match target {
