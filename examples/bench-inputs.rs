@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release --example bench-inputs -- snapshot NODES OUT.heapsnapshot
 //! cargo run --release --example bench-inputs -- htrace OUT.htrace SNAPSHOT... [PROFILE.cpuprofile]
-//! cargo run --release --example bench-inputs -- rawheap 1|2 SNAPSHOT OUT.rawheap
+//! cargo run --release --example bench-inputs -- rawheap 1|2 SNAPSHOT OUT.rawheap [sorted]
 //! ```
 //!
 //! Snapshots of more nodes are the same heap with more objects (same ids), like later
@@ -14,7 +14,9 @@
 //! `HeapProfiler.addHeapSnapshotChunk` messages of 100 KB (or `HTRACE_CHUNK` bytes), one
 //! second apart; a `.cpuprofile` input becomes the capture's `Profiler.stop` message. A
 //! rawheap is the snapshot converted by the test support's writer (ArkTS `.rawheap`,
-//! version 1 or 2; see `tests/it/support/rawheap.rs`).
+//! version 1 or 2; see `tests/it/support/rawheap.rs`), laid out as the VM's writer lays
+//! it out (objects in marking order, each name's objects in marking order, version-2
+//! synthetic addresses), or with `sorted` in the snapshot's order at ascending addresses.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -81,11 +83,16 @@ fn run(args: &[String]) -> Result<(), String> {
             eprintln!("{out}: {} snapshots", snapshots.len());
             Ok(())
         }
-        [cmd, version, snapshot, out] if cmd == "rawheap" => {
+        [cmd, version, snapshot, out, layout @ ..] if cmd == "rawheap" => {
             let version: u8 = match version.as_str() {
                 "1" => 1,
                 "2" => 2,
                 _ => return Err(format!("the rawheap version is 1 or 2, got '{version}'")),
+            };
+            let sorted = match layout {
+                [] => false,
+                [l] if l == "sorted" => true,
+                [l, ..] => return Err(format!("the layout is 'sorted' or nothing, got '{l}'")),
             };
             let text = std::fs::read(snapshot).map_err(|e| format!("{snapshot}: {e}"))?;
             let v8 = rawheap::V8::parse(&text);
@@ -94,7 +101,8 @@ fn run(args: &[String]) -> Result<(), String> {
             // references, a hash in every third id), for the fuzzer's seeds.
             let parts = std::env::var_os("RAWHEAP_PARTS").is_some();
             let hash = |i: usize| if parts && i.is_multiple_of(3) { 0x5EED_0000 + i as u32 } else { 0 };
-            let mut heap = rawheap::from_v8(&v8, version, &hash);
+            let mut heap = rawheap::from_v8_sorted(&v8, version, &hash);
+            drop(v8);
             if parts {
                 let roots = heap.roots.clone();
                 let first = roots.iter().take(1).copied().collect();
@@ -103,13 +111,20 @@ fn run(args: &[String]) -> Result<(), String> {
                 heap.groups = Some([first, rest, Vec::new(), roots.iter().take(1).copied().collect()]);
                 heap.refs = Some(Some(roots.iter().map(|&r| (r | 0x7000_0000_0000, r)).collect()));
             }
+            // As the VM's writer lays it out, unless asked for the sorted layout.
+            if !sorted {
+                heap = heap.into_device_layout();
+            }
             let objects = heap.objects.len();
             std::fs::write(out, heap.build()).map_err(|e| format!("{out}: {e}"))?;
-            eprintln!("{out}: version {version}, {objects} objects");
+            eprintln!(
+                "{out}: version {version}, {objects} objects{}",
+                if sorted { ", sorted" } else { "" }
+            );
             Ok(())
         }
         _ => Err(
-            "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT... | bench-inputs rawheap 1|2 SNAPSHOT OUT".into(),
+            "usage: bench-inputs snapshot NODES OUT | bench-inputs htrace OUT SNAPSHOT... | bench-inputs rawheap 1|2 SNAPSHOT OUT [sorted]".into(),
         ),
     }
 }

@@ -5,12 +5,17 @@
 //! is.
 //!
 //! ```text
-//! cargo run --release --example parse-snapshot -- FILE [--no-graph]
+//! cargo run --release --example parse-snapshot -- FILE [--no-graph] [--allocations] [--locations]
 //! ```
 //!
+//! `--allocations` also reads the allocation trace and timeline samples, `--locations` the
+//! source locations (what allocation sites and source positions need), for timing what
+//! they cost.
+//!
 //! Prints the reading time and rate, then a digest of what was read (every node's class
-//! name, id and self size, every stored edge's target): the same with
-//! `ARKDIFF_SEQUENTIAL=1`, which reads on one thread, or the threaded reader drifted.
+//! name, id and self size, every stored edge's target, each node's allocation trace id):
+//! the same with `ARKDIFF_SEQUENTIAL=1`, which reads on one thread, or the threaded
+//! reader drifted.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
@@ -24,18 +29,10 @@ use arkdiff::model::heap::HeapSnapshot;
 
 /// Reads the file's (first) snapshot the way arkdiff does: threads where there are cores
 /// (none with `ARKDIFF_SEQUENTIAL=1`), read again on one thread after any problem.
-fn read(path: &str, graph: bool) -> Result<HeapSnapshot, String> {
+fn read(path: &str, options: ParseOptions) -> Result<HeapSnapshot, String> {
     let capture =
         Capture::open(Path::new(path), &ProfilePick::default()).map_err(|e| e.to_string())?;
-    capture
-        .load(
-            0,
-            ParseOptions {
-                graph,
-                ..ParseOptions::default()
-            },
-        )
-        .map_err(|e| e.to_string())
+    capture.load(0, options).map_err(|e| e.to_string())
 }
 
 fn digest(snap: &HeapSnapshot) -> u64 {
@@ -49,22 +46,38 @@ fn digest(snap: &HeapSnapshot) -> u64 {
         g.first_edge.hash(&mut h);
         g.edge_targets.hash(&mut h);
     }
+    if let Some(a) = &snap.allocations {
+        a.node_traces.hash(&mut h);
+    }
     h.finish()
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (path, graph) = match args.as_slice() {
-        [path] => (path, true),
-        [path, flag] if flag == "--no-graph" => (path, false),
-        _ => {
-            eprintln!("usage: parse-snapshot FILE.heapsnapshot [--no-graph]");
-            return ExitCode::from(2);
+    let mut options = ParseOptions {
+        graph: true,
+        ..ParseOptions::default()
+    };
+    let mut path = None;
+    for arg in &args {
+        match arg.as_str() {
+            "--no-graph" => options.graph = false,
+            "--allocations" => options.allocations = true,
+            "--locations" => options.locations = true,
+            _ if path.is_none() && !arg.starts_with("--") => path = Some(arg),
+            _ => path = None,
         }
+    }
+    let Some(path) = path.filter(|_| args.iter().filter(|a| !a.starts_with("--")).count() == 1)
+    else {
+        eprintln!(
+            "usage: parse-snapshot FILE.heapsnapshot [--no-graph] [--allocations] [--locations]"
+        );
+        return ExitCode::from(2);
     };
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let start = Instant::now();
-    let snap = match read(path, graph) {
+    let snap = match read(path, options) {
         Ok(snap) => snap,
         Err(e) => {
             eprintln!("parse-snapshot: {e}");
@@ -79,6 +92,18 @@ fn main() -> ExitCode {
         snap.node_count(),
         snap.graph.as_ref().map_or(0, |g| g.edge_targets.len()),
     );
+    if let Some(a) = &snap.allocations {
+        println!(
+            "allocation trace: {} functions, {} trace nodes, {} nodes with a trace, {} samples",
+            a.functions.len(),
+            a.tree.len(),
+            a.node_traces.iter().filter(|&&t| t != 0).count(),
+            a.samples.len()
+        );
+    }
+    if let Some(l) = &snap.locations {
+        println!("locations: {}", l.len());
+    }
     println!("digest {:016x}", digest(&snap));
     ExitCode::SUCCESS
 }

@@ -43,12 +43,15 @@ process.stdin.on("end", () => {
 });' >"$seeds/trace_event/chrome-profile-events.json"
 
 # Rawheaps: the synthetic 40-node snapshot as version 1 and 2, plain and with every
-# optional part (header strings, root groups, global references, hashes in the ids).
+# optional part (header strings, root groups, global references, hashes in the ids), laid
+# out as the VM's writer lays them out; and version 2 laid out sorted.
 for v in 1 2; do
     inputs rawheap "$v" "$seeds/heapsnapshot/synthetic-40.heapsnapshot" "$seeds/rawheap/synthetic-40-v$v.rawheap"
     RAWHEAP_PARTS=1 inputs rawheap "$v" "$seeds/heapsnapshot/synthetic-40.heapsnapshot" \
         "$seeds/rawheap/synthetic-40-v$v-parts.rawheap"
 done
+inputs rawheap 2 "$seeds/heapsnapshot/synthetic-40.heapsnapshot" \
+    "$seeds/rawheap/synthetic-40-v2-sorted.rawheap" sorted
 
 # Sampling heap profiles: a node --heap-prof run, an inspector-protocol recording and the
 # bundle's profile (each under 40 KB uncompressed).

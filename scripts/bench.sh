@@ -44,9 +44,12 @@
 #            of --nodes N, the big pair of 22.5 M and 25 M nodes (1.4 + 1.5 GB), the
 #            series of 91% .. 100% of N
 #   and:     cargo run --release --example bench-inputs -- htrace pair.htrace heap-0 heap-1
-#            cargo run --release --example bench-inputs -- rawheap 1|2 heap-1 heap-1-vN.rawheap
-#            (HEAD as ArkTS .rawheap dumps of versions 1 and 2, by the test support's
-#            writer: tests/it/support/rawheap.rs)
+#            cargo run --release --example bench-inputs -- rawheap 1|2 heap-K heap-K-vN.rawheap
+#            (BASE and HEAD, and with --series the ten, as ArkTS .rawheap dumps of
+#            versions 1 and 2, by the test support's writer, tests/it/support/rawheap.rs,
+#            laid out as the VM's writer lays them out: objects and each name's objects in
+#            marking order, version 2's synthetic addresses; about 1 and 0.5 minutes a
+#            300 MB snapshot, and 1.7 GB of memory)
 #
 # Rows, each timed with /usr/bin/time -f "%e %M %U %S" (wall seconds, peak RSS, user and
 # system CPU seconds) after the files were read once (warm page cache):
@@ -63,8 +66,13 @@
 #              of the capture, trend, paths; also as a multiple of the plain pair's time)
 #              arkdiff BASE.htrace HEAD.htrace            (each snapshot in a capture of its
 #              own: the plain pair's diff, so the multiple is what the container costs)
-#   rawheap:   arkdiff HEAD-vN.rawheap --head-snapshot 0 --no-retained   (versions 1 and 2,
-#              parse only, per object against the parse row's per node)
+#   rawheap:   the same heap as a .heapsnapshot and as .rawheap dumps of versions 2 and 1,
+#              side by side (one run of each in turn, K times, so that a change in the
+#              machine's load falls on all three alike; the median of each): parse only
+#              (HEAD --head-snapshot 0 --no-retained; per object against per node), HEAD
+#              against itself with retained sizes (HEAD --head-snapshot 0), the pair with
+#              retained sizes (BASE HEAD), and with --series the ten; each row also as a
+#              multiple of the snapshot's time and peak memory
 #   --big and --huge: read, arkdiff BASE HEAD [--no-retained] and the peers on that pair
 #   --series:  read, arkdiff heap-0 .. heap-9 (trend, suspects, owners, retained sizes)
 #              next to arkdiff heap-7 heap-8 heap-9 (a series of three: the same work but
@@ -186,16 +194,24 @@ base_htrace=$dir/$(basename "$base" .heapsnapshot).htrace
 head_htrace=$dir/$(basename "$head" .heapsnapshot).htrace
 [[ -s $base_htrace ]] || "$gen" htrace "$base_htrace" "$base"
 [[ -s $head_htrace ]] || "$gen" htrace "$head_htrace" "$head"
-for v in 1 2; do
-  raw=$dir/$(basename "$head" .heapsnapshot)-v$v.rawheap
-  if [[ ! -s $raw || ! -s $raw.objects ]]; then
-    "$gen" rawheap "$v" "$head" "$raw" 2> "$raw.log" || { cat "$raw.log" >&2; exit 1; }
+# rawheap SNAPSHOT V: SNAPSHOT as a version-V .rawheap laid out as the VM's writer lays it
+# out, made once (one made by an older script, laid out sorted, is made again), with its
+# object count in .objects; prints its path.
+rawheap() {
+  local raw=${1%.heapsnapshot}-v$2.rawheap
+  if [[ ! -s $raw || ! -s $raw.objects || ! -e $raw.device ]]; then
+    "$gen" rawheap "$2" "$1" "$raw" 2> "$raw.log" || { cat "$raw.log" >&2; exit 1; }
     sed -n 's/.*, \([0-9]*\) objects$/\1/p' "$raw.log" > "$raw.objects"
+    : > "$raw.device"
   fi
-done
-rawheap1=$dir/$(basename "$head" .heapsnapshot)-v1.rawheap
-rawheap2=$dir/$(basename "$head" .heapsnapshot)-v2.rawheap
-warm=("$base" "$head" "$htrace" "$base_htrace" "$head_htrace" "$rawheap1" "$rawheap2")
+  echo "$raw"
+}
+echo "the rawheaps (made once)..." >&2
+rawheap1=$(rawheap "$head" 1)
+rawheap2=$(rawheap "$head" 2)
+base_rawheap1=$(rawheap "$base" 1)
+base_rawheap2=$(rawheap "$base" 2)
+warm=("$base" "$head" "$htrace" "$base_htrace" "$head_htrace" "$rawheap1" "$rawheap2" "$base_rawheap1" "$base_rawheap2")
 
 if $big; then
   if $synthetic; then
@@ -222,6 +238,11 @@ if $series; then
     workload "$dir/series" 320000 3000 10 8000
     for k in {0..9}; do snaps+=("$dir/series/heap-$k.heapsnapshot"); done
   fi
+  raw_snaps1=() raw_snaps2=()
+  for s in "${snaps[@]}"; do
+    raw_snaps1+=("$(rawheap "$s" 1)")
+    raw_snaps2+=("$(rawheap "$s" 2)")
+  done
 fi
 
 mb() { echo $(($(stat -c %s "$1") / 1000000)); }
@@ -295,8 +316,46 @@ timed() {
       break
     fi
   done
+  median "$name" "$k"
+}
+
+# median NAME K: the median of NAME's K runs (by wall time) into secs/rss/cpu[NAME].
+median() {
+  local name=$1 k=$2
   read -r "secs[$name]" "rss[$name]" "cpu[$name]" < <(sort -n "$work/$name.runs" | awk -v k="$k" 'NR == int((k + 1) / 2) { print $1, $2, $3 + $4 }')
   echo "  $name: ${secs[$name]} s, $((rss[$name] / 1024)) MB, CPU/wall $(ratio "${cpu[$name]}" "${secs[$name]}")${fail[$name]:+, FAILED: ${fail[$name]}}" >&2
+}
+
+# run_cmd NAME: one run of the command in the array cmd_NAME, timed into NAME's runs; a
+# failure stops the script.
+run_cmd() {
+  local -n c=cmd_$1
+  local status=0
+  /usr/bin/time -f "%e %M %U %S" -o "$work/$1.time" "${c[@]}" > "$work/$1.out" 2> "$work/$1.err" || status=$?
+  ((status == 0)) || { cat "$work/$1.err" >&2; die "'$1' failed"; }
+  tail -n 1 "$work/$1.time" >> "$work/$1.runs"
+}
+
+# check_cmd NAME: the report of arkdiff command cmd_NAME equals the reference path's.
+check_cmd() {
+  local -n c=cmd_$1
+  [[ ${c[0]} != "$arkdiff" ]] || same_as_reference "$1" "${c[@]:1}"
+}
+
+# side_by_side K NAME...: the commands cmd_NAME, one run of each in turn, K times (a change
+# in the machine's load falls on them alike); the median of each, as timed keeps it; each
+# arkdiff row's report checked against the reference path's.
+side_by_side() {
+  local k=$1 i name
+  shift
+  for name in "$@"; do : > "$work/$name.runs"; done
+  for ((i = 0; i < k; i++)); do
+    for name in "$@"; do run_cmd "$name"; done
+  done
+  for name in "$@"; do
+    median "$name" "$k"
+    check_cmd "$name"
+  done
 }
 
 # same_as_reference NAME ARKDIFF_ARGS...: the JSON report of the arkdiff command equals the
@@ -361,16 +420,25 @@ echo "measuring ($runs run(s) each, median; peers: ${peer_note:-DevTools and mem
 cat "${warm[@]}" > /dev/null # warm the page cache
 row read_head wc -l "$head"
 row read wc -l "$base" "$head"
-row parse "$arkdiff" "$head" --head-snapshot 0 --no-retained --top 0
+# The same heap as a snapshot and as rawheaps of versions 2 and 1, side by side.
+cmd_parse=("$arkdiff" "$head" --head-snapshot 0 --no-retained --top 0)
+cmd_parse_raw2=("$arkdiff" "$rawheap2" --head-snapshot 0 --no-retained --top 0)
+cmd_parse_raw1=("$arkdiff" "$rawheap1" --head-snapshot 0 --no-retained --top 0)
+cmd_self=("$arkdiff" "$head" --head-snapshot 0 --top 0)
+cmd_self_raw2=("$arkdiff" "$rawheap2" --head-snapshot 0 --top 0)
+cmd_self_raw1=("$arkdiff" "$rawheap1" --head-snapshot 0 --top 0)
+cmd_pair=("$arkdiff" "$base" "$head" --top 0)
+cmd_pair_raw2=("$arkdiff" "$base_rawheap2" "$rawheap2" --top 0)
+cmd_pair_raw1=("$arkdiff" "$base_rawheap1" "$rawheap1" --top 0)
+side_by_side "$runs" parse parse_raw2 parse_raw1
 row parse_graph "$reader" "$head"
 same_digest parse_graph "$head"
-row pair "$arkdiff" "$base" "$head" --top 0
+side_by_side "$runs" self self_raw2 self_raw1
+side_by_side "$runs" pair pair_raw2 pair_raw1
 row pair_counts "$arkdiff" "$base" "$head" --no-retained --top 0
 row htrace "$arkdiff" "$htrace" --top 0
 row htrace_counts "$arkdiff" "$htrace" --no-retained --top 0
 row htrace_pair "$arkdiff" "$base_htrace" "$head_htrace" --top 0
-row rawheap1 "$arkdiff" "$rawheap1" --head-snapshot 0 --no-retained --top 0
-row rawheap2 "$arkdiff" "$rawheap2" --head-snapshot 0 --no-retained --top 0
 run_peers "" "$runs" "$base" "$head"
 
 # pair_rows SECTION BASE HEAD K: a section's pair: the read, arkdiff with and without
@@ -397,7 +465,11 @@ fi
 if $series; then
   cat "${snaps[@]}" > /dev/null
   row read_series wc -l "${snaps[@]}"
-  row series "$arkdiff" "${snaps[@]}" --top 0
+  cmd_series=("$arkdiff" "${snaps[@]}" --top 0)
+  cmd_series_raw2=("$arkdiff" "${raw_snaps2[@]}" --top 0)
+  cmd_series_raw1=("$arkdiff" "${raw_snaps1[@]}" --top 0)
+  cat "${raw_snaps1[@]}" "${raw_snaps2[@]}" > /dev/null
+  side_by_side "$runs" series series_raw2 series_raw1
   row series_three "$arkdiff" "${snaps[7]}" "${snaps[8]}" "${snaps[9]}" --top 0
   row series_pair "$arkdiff" "${snaps[8]}" "${snaps[9]}" --top 0
 fi
@@ -470,14 +542,40 @@ line pair_counts "arkdiff BASE HEAD --no-retained" read ""
 line htrace "arkdiff pair.htrace ($(ratio2 "${secs[htrace]}" "${secs[pair]}")x the pair's time; both snapshots streamed from the capture; trend, retained sizes, retainer paths)" read ""
 line htrace_counts "arkdiff pair.htrace --no-retained ($(ratio2 "${secs[htrace_counts]}" "${secs[pair_counts]}")x the pair's)" read ""
 line htrace_pair "arkdiff BASE.htrace HEAD.htrace (each in a capture of its own: the plain pair's diff; $(ratio2 "${secs[htrace_pair]}" "${secs[pair]}")x its time)" read ""
-# Per object: the rawheap's objects (the writer's own objects included) against HEAD's nodes.
-head_nodes=$(node_count "$head")
-for v in 1 2; do
-  raw=rawheap$v
-  objects=$(cat "${!raw}.objects")
-  line "$raw" "arkdiff HEAD as a version-$v .rawheap ($(mb "${!raw}") MB, $objects objects), parse only: $(per "$objects" "${secs[$raw]}") per object, against $(per "$head_nodes" "${secs[parse]}") per node for HEAD" "" ""
-done
 peer_lines ""
+
+# raw_table: the same heaps as a snapshot and as rawheaps, each rawheap row as a multiple of
+# the snapshot's time and peak memory.
+raw_line() {
+  local name=$1 work=$2 input=$3 snap=$4 per=${5:-}
+  echo "| $work | $input | ${secs[$name]} | ${cpu[$name]} | $(ratio "${cpu[$name]}" "${secs[$name]}") | $((rss[$name] / 1024)) | $(ratio2 "${secs[$name]}" "${secs[$snap]}")x | $(ratio2 "${rss[$name]}" "${rss[$snap]}")x |$per"
+}
+echo
+echo "### The same heaps as ArkTS rawheaps"
+echo
+head_nodes=$(node_count "$head")
+echo "Inputs: BASE and HEAD above, each also written as ArkTS .rawheap dumps by the test support's writer, laid out as the VM's writer lays them out (objects and each name's objects in marking order; version 2: synthetic addresses): HEAD as version 2 $(mb "$rawheap2") MB ($(cat "$rawheap2.objects") objects), as version 1 $(mb "$rawheap1") MB ($(cat "$rawheap1.objects") objects: version 1 adds the writer's hidden classes, layouts and property keys to the $head_nodes nodes). Each work's three commands ran one after the other, in turn, $runs time(s)."
+echo
+echo "| work | input | wall s | CPU s | CPU/wall | peak RSS MB | time vs the snapshot | memory vs the snapshot | per node or object |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for v in "" 2 1; do
+  if [[ -z $v ]]; then input=".heapsnapshot" n=$head_nodes; else raw=rawheap$v; input="version-$v .rawheap" n=$(cat "${!raw}.objects"); fi
+  raw_line "parse${v:+_raw$v}" "HEAD, parse only" "$input" parse " $(per "$n" "${secs[parse${v:+_raw$v}]}") |"
+done
+for v in "" 2 1; do
+  input=$(if [[ -z $v ]]; then echo .heapsnapshot; else echo "version-$v .rawheap"; fi)
+  raw_line "self${v:+_raw$v}" "HEAD against itself, with retained sizes" "$input" self " |"
+done
+for v in "" 2 1; do
+  input=$(if [[ -z $v ]]; then echo .heapsnapshot; else echo "version-$v .rawheap"; fi)
+  raw_line "pair${v:+_raw$v}" "BASE HEAD, with retained sizes" "$input" pair " |"
+done
+if $series; then
+  for v in "" 2 1; do
+    input=$(if [[ -z $v ]]; then echo .heapsnapshot; else echo "version-$v .rawheap"; fi)
+    raw_line "series${v:+_raw$v}" "the series of ten (trend, suspects, owners, retained sizes)" "$input" series " |"
+  done
+fi
 
 if $big; then
   echo

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Drive headless Chromium over the DevTools protocol to capture CPU profiles of a page.
-// Used by capture-browser.sh; needs only Node.js 20 and Chromium, no npm packages.
+// Drive headless Chromium over the DevTools protocol to capture CPU profiles and heap
+// snapshots of a page. Used by capture-browser.sh and tests/data/gen/dom.sh; needs only
+// Node.js 20 and Chromium, no npm packages.
 //
 // Usage:
 //   node capture-browser-cdp.js trace    URL OUT RUNS
@@ -10,6 +11,11 @@
 //   node capture-browser-cdp.js selfprof URL OUT
 //       The string returned by window.runProfiled() (JS Self-Profiling API), written as-is.
 //       The page must be served with `Document-Policy: js-profiling`.
+//   node capture-browser-cdp.js heap URL OUT-PREFIX EXPRESSION
+//       Two heap snapshots of the page at URL (HeapProfiler.takeHeapSnapshot, each after
+//       HeapProfiler.collectGarbage): OUT-PREFIX-0.heapsnapshot once the page has loaded,
+//       and OUT-PREFIX-1.heapsnapshot after evaluating EXPRESSION in it. Chromium also gets
+//       --disable-gpu and --disable-quic here.
 //
 // Every capture uses a fresh browser with a fresh profile directory. Chromium is started
 // with --remote-debugging-pipe: the protocol runs over file descriptors 3 (to the browser)
@@ -43,13 +49,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function usage() {
   process.stderr.write(
     'usage: capture-browser-cdp.js trace URL OUT RUNS\n' +
-      '       capture-browser-cdp.js selfprof URL OUT\n',
+      '       capture-browser-cdp.js selfprof URL OUT\n' +
+      '       capture-browser-cdp.js heap URL OUT-PREFIX EXPRESSION\n',
   );
   process.exit(2);
 }
 
 class Browser {
-  constructor() {
+  constructor(extraArgs = []) {
     this.profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'capture-browser-'));
     const args = [
       '--headless',
@@ -62,6 +69,7 @@ class Browser {
       '--disable-component-update',
       '--disable-sync',
       '--disable-dev-shm-usage',
+      ...extraArgs,
       'about:blank',
     ];
     // Chromium refuses to start its sandbox as root.
@@ -237,6 +245,40 @@ async function captureSelfProfile(url, out) {
   }
 }
 
+// Writes the page's heap snapshot to `out`, from the chunks Chromium streams.
+async function takeHeapSnapshot(browser, session, out) {
+  await browser.send('HeapProfiler.collectGarbage', {}, session);
+  const fd = fs.openSync(out, 'w');
+  const listener = (message) => {
+    if (message.method === 'HeapProfiler.addHeapSnapshotChunk' && message.sessionId === session) {
+      fs.writeSync(fd, message.params.chunk);
+    }
+  };
+  browser.listeners.push(listener);
+  try {
+    await browser.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false }, session);
+  } finally {
+    browser.listeners = browser.listeners.filter((l) => l !== listener);
+    fs.closeSync(fd);
+  }
+}
+
+async function captureHeapSnapshots(url, prefix, expression) {
+  const browser = new Browser(['--disable-gpu', '--disable-quic']);
+  try {
+    const session = await browser.attachToPage();
+    await browser.send('HeapProfiler.enable', {}, session);
+    await browser.navigate(session, url);
+    await sleep(SETTLE_MS);
+    await takeHeapSnapshot(browser, session, `${prefix}-0.heapsnapshot`);
+    await browser.evaluate(session, expression);
+    await sleep(SETTLE_MS);
+    await takeHeapSnapshot(browser, session, `${prefix}-1.heapsnapshot`);
+  } finally {
+    await browser.close();
+  }
+}
+
 async function main() {
   const [mode, url, out, runsText, ...rest] = process.argv.slice(2);
   if (!url || !out || rest.length) usage();
@@ -244,6 +286,9 @@ async function main() {
     const runs = Number(runsText);
     if (!Number.isInteger(runs) || runs < 1) usage();
     await captureTrace(url, out, runs);
+  } else if (mode === 'heap') {
+    if (runsText === undefined) usage();
+    await captureHeapSnapshots(url, out, runsText);
   } else if (mode === 'selfprof') {
     if (runsText !== undefined) usage();
     await captureSelfProfile(url, out);

@@ -78,6 +78,12 @@ warning_codes! {
     /// The edges are missing or inconsistent, so the snapshot has no object graph:
     /// no retained sizes or retainer paths for it.
     SnapshotNoGraph => "snapshot-no-graph",
+    /// The allocation trace, timeline samples or source locations cannot be used as they
+    /// are: they are left out (the message says which and why).
+    SnapshotAllocationData => "snapshot-allocation-data",
+    /// The edges are missing or inconsistent, so the DOM state of native nodes is not
+    /// passed on: only the nodes marked detached themselves are named `Detached …`.
+    SnapshotDomState => "snapshot-dom-state",
     /// Rawheap: object fields that lie past the end of the object memory were left out.
     RawheapPastMemory => "rawheap-past-memory",
     /// Rawheap: references to addresses that no object of the file has were left out.
@@ -157,6 +163,9 @@ warning_codes! {
     FreshIds => "fresh-ids",
     /// A class given to `--explain` has no retainer path to show.
     ExplainNoPath => "explain-no-path",
+    /// HEAD carries an allocation trace, but its objects cannot be matched with BASE's,
+    /// so no allocation sites are shown.
+    SitesUnmatched => "sites-unmatched",
 
     // Thresholds and options.
     /// A threshold of the thresholds file cannot be checked with these inputs.
@@ -179,6 +188,9 @@ warning_codes! {
     // Run sets (directories of repeated runs).
     /// Too few runs per side for a change to be significant at the chosen α.
     TooFewRuns => "too-few-runs",
+    /// BASE's and HEAD's runs name different runtimes, CPU models or CPU throttling, or
+    /// were sampled at different intervals: a difference may be the environment's.
+    RunsNotComparable => "runs-not-comparable",
 }
 
 impl fmt::Display for WarningCode {

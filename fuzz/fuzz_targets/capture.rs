@@ -6,8 +6,7 @@
 
 use std::io::Write;
 
-use arkdiff::app::heap::{Pick, Selection, compare};
-use arkdiff::app::options::HeapOptions;
+use arkdiff::diff::compare::{HeapOptions, Pick, Selection, compare};
 use arkdiff::diff::trend::SuspectFloor;
 use arkdiff::input::Capture;
 use arkdiff::input::trace_event::ProfilePick;
@@ -35,7 +34,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         let _ = profile.functions();
     }
     let n = capture.snapshot_count();
-    if n == 0 || capture.aggregate().is_some() {
+    if n == 0 {
         return;
     }
     let pick = |index| Pick {
@@ -49,13 +48,15 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         trend: n > 1,
         same_process: true,
         leaklist: None,
+        target: None,
     };
     let options = HeapOptions {
         graph: true,
         explain: vec!["Object".into()],
         floor: SuspectFloor::default(),
-        leaklist: None,
         iterations: 1,
+        keep_head: false,
+        one_action: false,
     };
     let _ = compare(&selection, &options, &|_| {});
 });

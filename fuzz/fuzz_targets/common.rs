@@ -5,6 +5,9 @@
 
 use arkdiff::analysis::dominators::dominators;
 use arkdiff::analysis::paths::Distances;
+use arkdiff::analysis::positions::Positions;
+use arkdiff::analysis::sites::sites;
+use arkdiff::analysis::timeline::timeline;
 use arkdiff::diff::heap::{ById, diff_by_id};
 use arkdiff::diff::trend::{SuspectFloor, trend};
 use arkdiff::model::aggregate::Aggregate;
@@ -17,6 +20,8 @@ pub const FULL: ParseOptions = ParseOptions {
     labels: true,
     text_bytes: None,
     threads: 0,
+    allocations: true,
+    locations: true,
 };
 
 /// Parses a heap snapshot with its graph and labels, and analyses it.
@@ -26,9 +31,18 @@ pub fn heap(text: &[u8]) {
     }
 }
 
-/// Per-class diff (against itself), trend, dominators, retained sizes, and a retainer
-/// path to one node of each class.
+/// Per-class diff (against itself), trend, dominators, retained sizes, a retainer path to
+/// one node of each class, allocation sites, the timeline and source positions.
 pub fn analyse(snap: &HeapSnapshot) {
+    let all: Vec<u32> = (0..snap.node_count() as u32).collect();
+    let _ = sites(snap, &all);
+    for buckets in [1, 4] {
+        let _ = timeline(snap, buckets);
+    }
+    let positions = Positions::new(snap);
+    for node in all.iter().take(256) {
+        let _ = positions.of(snap, *node);
+    }
     let by_id = ById::new(snap);
     let _ = diff_by_id((snap, &by_id), (snap, &by_id), false, None);
     let a = Aggregate::of(snap);

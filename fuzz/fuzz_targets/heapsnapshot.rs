@@ -29,6 +29,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         assert_eq!(t.classes, s.classes);
         assert_eq!(t.class_names, s.class_names);
         assert_eq!(t.edge_counts, s.edge_counts);
+        assert_eq!(t.allocations, s.allocations);
+        assert_eq!(t.locations, s.locations);
     }
     if let Ok(snap) = sequential {
         common::analyse(&snap);

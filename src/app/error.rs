@@ -41,4 +41,13 @@ impl From<InputError> for Error {
     }
 }
 
+impl From<crate::diff::compare::Error> for Error {
+    fn from(e: crate::diff::compare::Error) -> Error {
+        match e {
+            crate::diff::compare::Error::Input(e) => Error::Input(e),
+            crate::diff::compare::Error::Internal(message) => Error::Internal(message),
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, Error>;

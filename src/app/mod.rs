@@ -4,8 +4,11 @@
 //! planning and no output of their own.
 
 mod arkts;
+mod conclude;
 pub mod error;
+pub mod given;
 pub mod heap;
+pub mod history;
 pub mod options;
 pub mod output;
 pub mod runs;
@@ -16,14 +19,15 @@ use std::io::IsTerminal;
 
 use crate::diff::cpu::CpuDiff;
 use crate::diff::flame::Flame;
-use crate::gate::{self, Metric, Status};
+use crate::gate::Metric;
 use crate::input::trace_event::ProfilePick;
 use crate::input::{Capture, CpuData};
-use crate::report::{
-    self, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side, Tool,
-};
+use crate::report::GateSection;
 use crate::warning::{Warning, WarningCode};
+pub use conclude::{Comparison, CpuCompared};
+use conclude::{Scope, conclude, side};
 use error::{Error, Result};
+use given::Unchecked;
 use options::Config;
 use summarize::Summarize;
 
@@ -34,6 +38,8 @@ pub enum Request {
     Compare(Box<Config>),
     /// Write a capture's totals as a baseline.
     Summarize(Summarize),
+    /// Add runs to a history directory, and prune it.
+    History(history::History),
 }
 
 /// Carries out a request. Errors are returned, not printed: the caller reports them.
@@ -41,6 +47,7 @@ pub fn run(request: &Request) -> Result<ExitStatus> {
     match request {
         Request::Compare(config) => compare(config),
         Request::Summarize(s) => summarize::run(s).map(|()| ExitStatus::Success),
+        Request::History(h) => history::run(h).map(|()| ExitStatus::Success),
     }
 }
 
@@ -87,138 +94,233 @@ fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capt
 
 /// Compares the inputs of `config`, writes the reports and returns the gate's verdict.
 fn compare(config: &Config) -> Result<ExitStatus> {
-    if runs::wanted(config) {
-        return runs::compare(config);
-    }
     let bar = progress(config.quiet);
-    bar.set_message("reading inputs");
-    let opened = open_all(&config.inputs, &config.cpu.profile_pick);
-    let captures = match opened {
-        Ok(c) => c,
-        Err(e) => {
-            bar.finish_and_clear();
-            return Err(e);
+    let compared = comparison(config, &|message| bar.set_message(message));
+    // On an error the spinner is cleared before the warnings are printed.
+    bar.finish_and_clear();
+    match compared {
+        Ok(c) => conclude(config, &c),
+        Err(stopped) => {
+            print_warnings(config, &stopped.warnings);
+            Err(stopped.error)
         }
-    };
+    }
+}
+
+/// Why a comparison stopped, and the warnings met before, to print with the error.
+#[derive(Debug)]
+pub struct Stopped {
+    pub error: Error,
+    pub warnings: Vec<Warning>,
+}
+
+impl From<Error> for Stopped {
+    fn from(error: Error) -> Stopped {
+        Stopped {
+            error,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Opens the inputs of `config` and compares them: everything the report is made of,
+/// before the gate and the outputs. `progress` is told what is being done, in words.
+pub fn comparison(
+    config: &Config,
+    progress: &dyn Fn(String),
+) -> std::result::Result<Comparison, Stopped> {
+    if runs::wanted(config) {
+        return runs::comparison(config, progress);
+    }
+    if config.cpu.ignore_positions {
+        return Err(Error::Usage(
+            "--ignore-positions is for run sets: give a directory of runs on one side at least (a directory of one file will do)".into(),
+        )
+        .into());
+    }
+    progress("reading inputs".into());
+    let captures = open_all(&config.inputs, &config.cpu.profile_pick)?;
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
-    let one_file = captures.len() == 1;
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
-
-    let leaklist = match arkts::find(config, last) {
-        Ok(l) => l,
-        Err(e) => {
-            bar.finish_and_clear();
-            return Err(e);
-        }
-    };
-    let picked_snapshots = config.picks_snapshots();
-    let compare_heap = first.snapshot_count() > 0
-        && last.snapshot_count() > 0
-        && (!one_file || first.snapshot_count() >= 2 || picked_snapshots || leaklist.is_some());
-    let compare_cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
-    let checked = if compare_heap || compare_cpu {
-        check_inputs(config, &captures, compare_heap, compare_cpu, &mut warnings)
+    let leaklist = arkts::find(config, last)?;
+    let (compare_heap, compare_cpu) = what_to_compare(config, &captures, leaklist.is_some());
+    // One snapshot on its own is a report where it holds a timeline recording: it is
+    // read to find out.
+    let recording = !compare_heap && !compare_cpu && may_be_recording(&captures);
+    let checked = if compare_heap || compare_cpu || recording {
+        check_inputs(
+            config,
+            &captures,
+            compare_heap || recording,
+            compare_cpu,
+            &mut warnings,
+        )
     } else {
-        Err(nothing_to_compare(first, last, one_file))
+        Err(nothing_to_compare(first, last, captures.len() == 1))
     };
-    if let Err(e) = checked {
-        bar.finish_and_clear();
+    if let Err(error) = checked {
         // Which profile of a trace was picked means nothing when none is compared.
         if !compare_cpu {
             warnings.retain(|w| w.code != WarningCode::TraceProfiles);
         }
-        print_warnings(config, &distinct(warnings));
-        return Err(e);
+        return Err(Stopped {
+            error,
+            warnings: distinct(warnings),
+        });
     }
 
-    let heap = compare_heap
-        .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), &bar))
-        .transpose();
-    bar.finish_and_clear();
-    let mut heap = heap?;
+    let mut heap = (compare_heap || recording)
+        .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), progress))
+        .transpose()?;
+    if recording && !heap.as_ref().is_some_and(heap::has_recording) {
+        return Err(Stopped {
+            error: nothing_to_compare(first, last, true),
+            warnings: distinct(warnings),
+        });
+    }
     if let Some(h) = &mut heap {
         warnings.append(&mut h.warnings);
     }
-    if let Err(e) = arkts::check_thresholds(config, heap.as_ref(), &mut warnings) {
-        print_warnings(config, &distinct(warnings));
-        return Err(e);
+    let thresholds = if recording {
+        heap::check_recording_thresholds(config, &mut warnings)
+    } else {
+        Ok(())
     }
-    // The profiles' sampled spans, idle included, as read (for the line protocol).
-    let (cpu, flame, spans): (Option<CpuDiff>, Option<Flame>, Option<(u64, u64)>) =
-        match (&first.cpu, &last.cpu) {
-            (Some(b), Some(h)) if compare_cpu => {
-                let strip = config.cpu.strip_url_query;
-                let ((base_times, base_profile), (head_times, head_profile)) =
-                    (b.read(strip), h.read(strip));
-                let d = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
-                // The merged call trees need stacks, which a baseline does not keep.
-                let flame = base_profile
-                    .zip(head_profile)
-                    .map(|(b, h)| crate::diff::flame::flame(&b, &h, d.scale));
-                let span = |t: &crate::model::cpu::ProfileTimes| t.duration_us + t.idle_us;
-                (Some(d), flame, Some((span(&base_times), span(&head_times))))
+    .and_then(|()| arkts::check_thresholds(config, heap.as_ref(), &mut warnings))
+    .and_then(|()| heap::check_site_threshold(config, heap.as_ref(), &mut warnings));
+    if let Err(error) = thresholds {
+        return Err(Stopped {
+            error,
+            warnings: distinct(warnings),
+        });
+    }
+    let cpu = if compare_cpu {
+        compare_profiles(config, first, last, &mut warnings)
+    } else {
+        None
+    };
+    let indexes = heap.as_ref().map(|h| h.indexes);
+    let spans = cpu.as_ref().map(|c| c.spans_us);
+    let sides = [
+        side(first, indexes.map(|i| i.0), spans.map(|s| s.0)),
+        side(last, indexes.map(|i| i.1), spans.map(|s| s.1)),
+    ];
+    let scope = Scope::Captures {
+        compare_heap,
+        compare_cpu,
+        trend: heap.as_ref().is_some_and(|h| h.trend.is_some()),
+        holdings: holdings(&captures),
+    };
+    let last_index = captures.len() - 1;
+    Ok(Comparison {
+        sides,
+        warnings,
+        heap,
+        cpu: cpu.map(|c| CpuCompared {
+            diff: c.diff,
+            flame: c.flame,
+            base: vec![0],
+            head: vec![last_index],
+        }),
+        captures,
+        scope,
+    })
+}
+
+impl Comparison {
+    /// The gate again, under other thresholds (`config` is the comparison's own, its
+    /// thresholds and where they were given replaced): the verdict, and the warnings
+    /// about thresholds the inputs cannot check (one given by a flag is refused, as when
+    /// the comparison was made).
+    pub fn gate(&self, config: &Config) -> Result<(GateSection, Vec<Warning>)> {
+        let mut notes = Vec::new();
+        match &self.scope {
+            Scope::Runs => {
+                notes.extend(runs::refuse_options(config)?);
+                if let Some(c) = &self.cpu {
+                    notes.extend(runs::too_few_runs(&c.diff, &config.thresholds)?);
+                }
             }
-            _ => (None, None, None),
-        };
-    if let Some(c) = &cpu
-        && config.cpu.normalize
-        && c.scale.is_none()
-    {
+            Scope::Captures {
+                compare_heap,
+                compare_cpu,
+                trend,
+                holdings,
+            } => {
+                notes.extend(cpu_threshold_notes(config, *compare_cpu));
+                notes.extend(unchecked_kinds(
+                    config,
+                    holdings,
+                    *compare_heap,
+                    *compare_cpu,
+                )?);
+                if *compare_heap {
+                    notes.extend(heap::unchecked_trend(config, *trend)?);
+                }
+                arkts::check_thresholds(config, self.heap.as_ref(), &mut notes)?;
+            }
+        }
+        let verdict = self.verdict(&config.thresholds);
+        Ok((
+            GateSection::from_verdict(
+                &verdict,
+                config.given.file().map(|p| p.display().to_string()),
+            ),
+            distinct(notes),
+        ))
+    }
+}
+
+/// Whether the heap and the CPU are compared: the heap where both ends hold snapshots
+/// (inside one input: where it holds two, or snapshots are picked, or a leak list is
+/// joined with it); the CPU where both of two inputs or more hold a profile.
+fn what_to_compare(config: &Config, captures: &[Capture], leaklist: bool) -> (bool, bool) {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    let one_file = captures.len() == 1;
+    let heap = first.snapshot_count() > 0
+        && last.snapshot_count() > 0
+        && (!one_file || first.snapshot_count() >= 2 || config.picks_snapshots() || leaklist);
+    let cpu = !one_file && first.cpu.is_some() && last.cpu.is_some();
+    (heap, cpu)
+}
+
+/// Two CPU profiles compared: the per-function diff, the flame graph, and each profile's
+/// sampled span, idle included, as read (for the line protocol).
+struct ProfilesCompared {
+    diff: CpuDiff,
+    flame: Option<Flame>,
+    spans_us: (u64, u64),
+}
+
+/// Compares the CPU profiles of the first and the last capture (None where one has
+/// none); warns when `--normalize` has nothing to scale by.
+fn compare_profiles(
+    config: &Config,
+    first: &Capture,
+    last: &Capture,
+    warnings: &mut Vec<Warning>,
+) -> Option<ProfilesCompared> {
+    let (b, h) = (first.cpu.as_ref()?, last.cpu.as_ref()?);
+    let strip = config.cpu.strip_url_query;
+    let ((base_times, base_profile), (head_times, head_profile)) = (b.read(strip), h.read(strip));
+    let diff = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
+    // The merged call trees need stacks, which a baseline does not keep.
+    let flame = base_profile
+        .zip(head_profile)
+        .map(|(b, h)| crate::diff::flame::flame(&b, &h, diff.scale));
+    if config.cpu.normalize && diff.scale.is_none() {
         warnings.push(Warning::new(
             WarningCode::NormalizeNothing,
             "--normalize: BASE has no non-idle CPU time, so nothing was scaled",
         ));
     }
-
-    let mut verdict = gate::evaluate(
-        heap.as_ref().map(|h| &h.diff),
-        heap.as_ref()
-            .and_then(|h| h.trend.as_ref())
-            .map(|t| &t.trend),
-        cpu.as_ref(),
-        &config.thresholds,
-    );
-    if let Some(list) = heap.as_ref().and_then(|h| h.leaklist.as_ref()) {
-        gate::leaklist::evaluate(list, &config.thresholds, &mut verdict);
-    }
-    let (base_index, head_index) = match &heap {
-        Some(h) => (Some(h.indexes.0), Some(h.indexes.1)),
-        None => (None, None),
-    };
-    let report = Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: Tool {
-            name: "arkdiff",
-            version: env!("CARGO_PKG_VERSION"),
-        },
-        base: side(first, base_index, spans.map(|s| s.0)),
-        head: side(last, head_index, spans.map(|s| s.1)),
-        warnings: distinct(warnings),
-        heap: heap.as_ref().map(HeapSection::from_result),
-        cpu: cpu
-            .as_ref()
-            .map(|c| CpuSection::from_diff(c, flame.as_ref())),
-        gate: GateSection::from_verdict(
-            &verdict,
-            config.config_path.as_ref().map(|p| p.display().to_string()),
-        ),
-    };
-    print_warnings(config, &report.warnings);
-    let sources = report::trace_event::Sources {
-        profiles: [
-            cpu_profile(first, compare_cpu),
-            cpu_profile(last, compare_cpu),
-        ],
-        series: heap
-            .as_ref()
-            .and_then(|h| h.trend.as_ref())
-            .map(|t| t.series.as_slice()),
-    };
-    output::write_reports(config, &report, &sources)?;
-    Ok(match verdict.status {
-        Status::Fail if !config.exit_zero => ExitStatus::Failure,
-        _ => ExitStatus::Success,
+    let span = |t: &crate::model::cpu::ProfileTimes| t.duration_us + t.idle_us;
+    Some(ProfilesCompared {
+        spans_us: (span(&base_times), span(&head_times)),
+        diff,
+        flame,
     })
 }
 
@@ -249,42 +351,8 @@ fn check_inputs(
     compare_cpu: bool,
     warnings: &mut Vec<Warning>,
 ) -> Result<()> {
-    let first = &captures[0];
-    let last = &captures[captures.len() - 1];
-    let one_file = captures.len() == 1;
-    if !one_file {
-        let lacks_cpu = |c: &Capture| {
-            if c.cpu_unreadable {
-                (
-                    WarningCode::CpuUnreadable,
-                    format!("the CPU profile of {} is unreadable", c.path.display()),
-                )
-            } else {
-                (
-                    WarningCode::CpuMissing,
-                    format!("{} holds no CPU profile", c.path.display()),
-                )
-            }
-        };
-        // The side that lacks what the other side has, if one does.
-        let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
-            (true, false) => Some(last),
-            (false, true) => Some(first),
-            _ => None,
-        };
-        warnings.extend(lacking(|c| c.cpu.is_some()).map(|c| {
-            let (code, lacks) = lacks_cpu(c);
-            Warning::new(code, format!("{lacks}, so CPU time is not compared"))
-        }));
-        warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
-            Warning::new(
-                WarningCode::HeapMissing,
-                format!(
-                    "{} holds no heap snapshot, so the heap is not compared",
-                    c.path.display()
-                ),
-            )
-        }));
+    if captures.len() > 1 {
+        warnings.extend(one_side_only(captures));
     }
     if compare_cpu && captures.len() > 2 {
         warnings.push(Warning::new(
@@ -296,67 +364,16 @@ fn check_inputs(
         ));
     }
     flame_graph_inputs(config, captures, compare_cpu)?;
-    let t = &config.thresholds;
-    if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
-        warnings.push(Warning::new(
-            WarningCode::NormalizeCpuTime,
-            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
-        ));
-    }
-    let holdings = if one_file {
-        format!("{} holds {}", first.path.display(), first.contents())
-    } else {
-        format!(
-            "{} holds {}, {} holds {}",
-            first.path.display(),
-            first.contents(),
-            last.path.display(),
-            last.contents()
-        )
-    };
-    let picked_snapshots = config.picks_snapshots();
-    let flags = config.flag_thresholds;
-    if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
-        warnings.push(Warning::new(
-            WarningCode::GcThresholdIgnored,
-            "the GC threshold checks nothing: the ignore list matches (garbage collector)",
-        ));
-    }
-    if let Some(file) = &config.config_path {
-        for (kind, in_file, have, what) in [
-            (
-                "heap",
-                t.has_heap() && !flags.heap,
-                compare_heap,
-                "heap snapshots",
-            ),
-            (
-                "CPU",
-                t.has_cpu() && !flags.cpu,
-                compare_cpu,
-                "CPU profiles on both sides",
-            ),
-        ] {
-            if in_file && !have {
-                warnings.push(Warning::new(
-                    WarningCode::ThresholdUnchecked,
-                    format!(
-                        "the {kind} thresholds of {} are not checked: the inputs carry no {what} to compare",
-                        file.display()
-                    ),
-                ));
-            }
-        }
-    }
+    warnings.extend(cpu_threshold_notes(config, compare_cpu));
+    warnings.extend(unchecked_kinds(
+        config,
+        &holdings(captures),
+        compare_heap,
+        compare_cpu,
+    )?);
     for (wanted, have, what, asked) in [
         (
-            flags.heap,
-            compare_heap,
-            "heap snapshots",
-            "heap thresholds are",
-        ),
-        (
-            picked_snapshots,
+            config.picks_snapshots(),
             compare_heap,
             "heap snapshots",
             "--base-snapshot/--head-snapshot is",
@@ -368,12 +385,6 @@ fn check_inputs(
             "--explain is",
         ),
         (
-            flags.cpu,
-            compare_cpu,
-            "CPU profiles on both sides",
-            "CPU thresholds are",
-        ),
-        (
             wants_flame_graph(config),
             compare_cpu,
             "CPU profiles on both sides",
@@ -382,18 +393,131 @@ fn check_inputs(
     ] {
         if wanted && !have {
             return Err(Error::Usage(format!(
-                "{asked} given, but the inputs carry no {what} to compare ({holdings})"
+                "{asked} given, but the inputs carry no {what} to compare ({})",
+                holdings(captures)
             )));
         }
     }
     Ok(())
 }
 
-/// A capture's CPU profile with its samples, when the CPU was compared.
-fn cpu_profile(capture: &Capture, compared: bool) -> Option<&crate::model::cpu::Profile> {
-    match capture.cpu.as_ref().map(|c| &c.data) {
-        Some(CpuData::Profile(p)) if compared => Some(p),
+/// What the thresholds say that cannot be as meant: a CPU time limit with `--normalize`
+/// (the normalized totals are equal), a GC limit whose function the ignore list matches.
+fn cpu_threshold_notes(config: &Config, compare_cpu: bool) -> Vec<Warning> {
+    let t = &config.thresholds;
+    let mut notes = Vec::new();
+    if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
+        notes.push(Warning::new(
+            WarningCode::NormalizeCpuTime,
+            "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
+        ));
+    }
+    if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
+        notes.push(Warning::new(
+            WarningCode::GcThresholdIgnored,
+            "the GC threshold checks nothing: the ignore list matches (garbage collector)",
+        ));
+    }
+    notes
+}
+
+/// The heap or CPU thresholds given where the inputs carry no such data to compare: a
+/// flag's is refused, the file's warned about (see [`given`]). `holdings` is what the
+/// inputs hold, in words.
+fn unchecked_kinds(
+    config: &Config,
+    holdings: &str,
+    compare_heap: bool,
+    compare_cpu: bool,
+) -> Result<Vec<Warning>> {
+    let mut notes = Vec::new();
+    for (have, kind, metrics, what) in [
+        (
+            compare_heap,
+            "heap",
+            given::heap_metrics(),
+            "heap snapshots",
+        ),
+        (
+            compare_cpu,
+            "CPU",
+            given::cpu_metrics(),
+            "CPU profiles on both sides",
+        ),
+    ] {
+        if !have {
+            let why = format!("the inputs carry no {what} to compare");
+            let refusal = |_: &str| format!("{kind} thresholds are given, but {why} ({holdings})");
+            notes.extend(config.given.unchecked(
+                &metrics,
+                &Unchecked {
+                    what: &format!("{kind} thresholds"),
+                    why: &why,
+                    refusal: &refusal,
+                },
+            )?);
+        }
+    }
+    Ok(notes)
+}
+
+/// The warnings about data that only one end of the inputs holds: a CPU profile, or heap
+/// snapshots.
+fn one_side_only(captures: &[Capture]) -> Vec<Warning> {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    // The side that lacks what the other side has, if one does.
+    let lacking = |has: fn(&Capture) -> bool| match (has(first), has(last)) {
+        (true, false) => Some(last),
+        (false, true) => Some(first),
         _ => None,
+    };
+    let mut warnings = Vec::new();
+    warnings.extend(lacking(|c| c.cpu.is_some()).map(|c| {
+        if c.cpu_unreadable {
+            Warning::new(
+                WarningCode::CpuUnreadable,
+                format!(
+                    "the CPU profile of {} is unreadable, so CPU time is not compared",
+                    c.path.display()
+                ),
+            )
+        } else {
+            Warning::new(
+                WarningCode::CpuMissing,
+                format!(
+                    "{} holds no CPU profile, so CPU time is not compared",
+                    c.path.display()
+                ),
+            )
+        }
+    }));
+    warnings.extend(lacking(|c| c.snapshot_count() > 0).map(|c| {
+        Warning::new(
+            WarningCode::HeapMissing,
+            format!(
+                "{} holds no heap snapshot, so the heap is not compared",
+                c.path.display()
+            ),
+        )
+    }));
+    warnings
+}
+
+/// What the inputs hold, for messages: `a holds a CPU profile, b holds a heap snapshot`.
+fn holdings(captures: &[Capture]) -> String {
+    let first = &captures[0];
+    let last = &captures[captures.len() - 1];
+    if captures.len() == 1 {
+        format!("{} holds {}", first.path.display(), first.contents())
+    } else {
+        format!(
+            "{} holds {}, {} holds {}",
+            first.path.display(),
+            first.contents(),
+            last.path.display(),
+            last.contents()
+        )
     }
 }
 
@@ -427,6 +551,19 @@ fn flame_graph_inputs(config: &Config, captures: &[Capture], compare_cpu: bool) 
     Ok(())
 }
 
+/// Whether the inputs are one snapshot on its own that may hold a timeline recording: a
+/// heap snapshot or htrace holding one (it has one where it has samples).
+fn may_be_recording(captures: &[Capture]) -> bool {
+    let [only] = captures else {
+        return false;
+    };
+    only.snapshot_count() == 1
+        && matches!(
+            only.detected.format,
+            crate::input::Format::HeapSnapshot | crate::input::Format::Htrace
+        )
+}
+
 /// The error for inputs that share no kind of data.
 fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error {
     if one_file {
@@ -437,8 +574,14 @@ fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error 
                 first.cpu_profiles
             )
         } else {
+            // A TIMELINE recording is a report on its own where its snapshot has samples.
+            let timeline = if first.heap_mode() == Some(crate::input::htrace::HeapMode::Timeline) {
+                " (a TIMELINE recording, but its snapshot holds no samples)"
+            } else {
+                ""
+            };
             format!(
-                "{}, so there is nothing to compare inside it",
+                "{}{timeline}, so there is nothing to compare inside it",
                 first.contents().replacen("a ", "a single ", 1)
             )
         };
@@ -459,40 +602,4 @@ fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error 
         last.detected.describe(),
         last.contents()
     ))
-}
-
-/// One side of the report: `snapshot` is the compared heap snapshot, `profile_span_us`
-/// the compared CPU profile's sampled span (None when CPU times are not compared).
-fn side(capture: &Capture, snapshot: Option<usize>, profile_span_us: Option<u64>) -> Side {
-    let info = snapshot
-        .map(|i| capture.snapshot_info(i))
-        .unwrap_or_default();
-    let cpu = profile_span_us.is_some();
-    let profile = profile_span_us
-        .zip(capture.cpu.as_ref())
-        .map(|(span_us, c)| ProfileOrigin {
-            format: capture.detected.format.name(),
-            source: c.source.clone(),
-            span_us,
-        });
-    let origin = Origin {
-        wall_time_ns: info
-            .start_wall_ns
-            .or_else(|| profile.as_ref().and_then(|p| p.source.wall_time_ns)),
-        profile,
-    };
-    Side {
-        path: capture.path.display().to_string(),
-        format: capture.detected.describe(),
-        snapshot_index: snapshot,
-        snapshot_count: capture.snapshot_count(),
-        start_time_ns: info.start_time_ns,
-        end_time_ns: info.end_time_ns,
-        profile: if cpu {
-            capture.cpu.as_ref().and_then(|c| c.label.clone())
-        } else {
-            None
-        },
-        origin,
-    }
 }

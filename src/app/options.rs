@@ -3,7 +3,11 @@
 
 use std::path::PathBuf;
 
-use crate::diff::trend::SuspectFloor;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use super::error::{Error, Result};
+use super::given::ThresholdsGiven;
+pub use crate::diff::compare::HeapOptions;
 use crate::gate::Thresholds;
 use crate::input::trace_event::ProfilePick;
 
@@ -84,17 +88,22 @@ pub struct Config {
     pub inputs: Vec<PathBuf>,
     /// The reports to write, at most one of them to stdout.
     pub outputs: Vec<OutputTarget>,
-    /// The thresholds file read, if any.
-    pub config_path: Option<PathBuf>,
-    /// Whether heap and CPU thresholds were given on the command line (a file's
-    /// thresholds for data the inputs lack are a warning; a flag's are an error).
-    pub flag_thresholds: FlagThresholds,
+    /// The thresholds file read, if any, and where each threshold was given: a file's
+    /// threshold for data the inputs lack is a warning, a flag's an error.
+    pub given: ThresholdsGiven,
     pub base_snapshot: Option<i64>,
     pub head_snapshot: Option<i64>,
     pub top: usize,
     pub thresholds: Thresholds,
     pub cpu: CpuOptions,
     pub heap: HeapOptions,
+    /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
+    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one
+    /// and `leaklist_beside` says to look for it.
+    pub leaklist: Option<PathBuf>,
+    /// Look for the leak list beside HEAD when none is named (the command line does; the
+    /// MCP server reads only the files it is given).
+    pub leaklist_beside: bool,
     pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,
@@ -107,20 +116,6 @@ impl Config {
     }
 }
 
-/// Which kinds of threshold the command line sets.
-#[allow(clippy::struct_excessive_bools)] // one per kind of data, as the flags are
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FlagThresholds {
-    pub heap: bool,
-    pub cpu: bool,
-    /// `--fail-on-suspects`.
-    pub suspects: bool,
-    /// `--fail-on-leaklist`.
-    pub leaklist: bool,
-    /// `--max-native-growth` or `--max-class-native-growth`.
-    pub native: bool,
-}
-
 /// How CPU profiles are picked and compared.
 #[derive(Debug, Clone, Default)]
 pub struct CpuOptions {
@@ -128,6 +123,8 @@ pub struct CpuOptions {
     pub normalize: bool,
     /// Match script URLs without their query string and fragment.
     pub strip_url_query: bool,
+    /// Run sets: match functions by name and script, not line and column.
+    pub ignore_positions: bool,
     /// Which profile of a Trace Event file.
     pub profile_pick: ProfilePick,
 }
@@ -142,20 +139,33 @@ pub struct PointOptions {
     pub timestamp_ns: Option<u64>,
 }
 
-/// What the heap analyses are asked to do.
-#[derive(Debug, Clone, Default)]
-pub struct HeapOptions {
-    /// Read the edges: retained sizes and retainer paths.
-    pub graph: bool,
-    /// Classes whose retainer path is wanted whether or not they are suspects.
-    pub explain: Vec<String>,
-    /// The noise floor of leak suspects.
-    pub floor: SuspectFloor,
-    /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
-    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
-    pub leaklist: Option<PathBuf>,
-    /// How many iterations of a repeated action each interval of a series covers.
-    pub iterations: u32,
-    /// `--one-action`: the three snapshots are memlab's baseline, target and final.
-    pub one_action: bool,
+/// Which CPU profile of a Chrome trace to use: `--profile PID:ID` (`profile`) or `--pid`.
+pub fn profile_pick(profile: Option<&str>, pid: Option<u64>) -> Result<ProfilePick> {
+    let profile = profile
+        .map(|p| {
+            p.split_once(':')
+                .and_then(|(pid, id)| Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned())))
+                .filter(|(_, id)| !id.is_empty())
+                .ok_or_else(|| {
+                    Error::Usage(format!("--profile '{p}': expected PID:ID, e.g. 17026:0x2"))
+                })
+        })
+        .transpose()?;
+    Ok(ProfilePick { profile, pid })
+}
+
+/// Globs as one set, None for none; `flag` names them in errors.
+pub fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = Glob::new(p).map_err(|e| Error::Usage(format!("{flag} '{p}': {e}")))?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map(Some)
+        .map_err(|e| Error::Usage(format!("{flag}: {e}")))
 }

@@ -5,13 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
+use super::conclude::{Comparison, CpuCompared, Scope, side};
 use super::error::{Error, Result};
+use super::given::{self, Unchecked};
 use super::options::Config;
-use super::{ExitStatus, cpu_profile, distinct, open_all, output, print_warnings, progress, side};
-use crate::gate::{self, Metric, Status};
+use super::{Stopped, open_all};
+use crate::diff::cpu::CpuDiff;
+use crate::gate::{self, Thresholds};
 use crate::input::Capture;
-use crate::model::cpu::{FrameKind, Profile, ProfileTimes};
-use crate::report::{self, CpuSection, GateSection, Report, Tool};
+use crate::model::cpu::{Profile, ProfileTimes};
 use crate::warning::{Warning, WarningCode};
 
 /// Whether any input is a directory of runs.
@@ -28,7 +30,7 @@ struct RunSide {
 }
 
 /// The files of `dir` that may be captures (not hidden, not directories), by name.
-fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::input(dir, format!("cannot list the directory: {e}")))?;
     let mut files = Vec::new();
@@ -108,85 +110,145 @@ fn check_kinds(side: &RunSide) -> Result<()> {
     Ok(())
 }
 
-/// A run whose sampled time is less than this share in functions the first run of its
-/// directory also has (or the other way round) is of another program.
-const SAME_PROGRAM_SHARE: f64 = 0.5;
-
-/// The share of `t`'s functions' self time spent in functions `other` has too.
-fn share_in_common(t: &ProfileTimes, other: &ProfileTimes) -> f64 {
-    let (mut all, mut common) = (0_u64, 0_u64);
-    for (frame, time) in t
-        .functions
-        .iter()
-        .filter(|(f, _)| f.kind() == FrameKind::Function)
-    {
-        all += time.self_us;
-        if other.functions.contains_key(frame) {
-            common += time.self_us;
-        }
-    }
-    #[allow(clippy::cast_precision_loss)]
-    if all == 0 {
-        1.0
-    } else {
-        common as f64 / all as f64
-    }
-}
-
-/// Checks that the runs of a directory are of one program: each spends most of its
-/// sampled time in functions that the first run has too, and the other way round (two
-/// programs on one runtime share its start-up functions, so sharing some is not enough).
+/// Checks that the runs of a directory are of one program (see
+/// [`crate::diff::runs::other_program`]).
 fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
-    let Some(first) = times.first() else {
+    let Some((i, share)) = crate::diff::runs::other_program(times) else {
         return Ok(());
     };
-    for (c, t) in side.captures.iter().zip(times).skip(1) {
-        let share = share_in_common(t, first).min(share_in_common(first, t));
-        if share < SAME_PROGRAM_SHARE {
-            let what = if share == 0.0 {
-                "have no function in common".to_owned()
-            } else {
-                format!(
-                    "share functions for only {:.0}% of their sampled time",
-                    share * 100.0
-                )
-            };
-            return Err(Error::input(
-                &side.path,
-                format!(
-                    "the runs are of different programs: {} and {} {what}",
-                    names([side.captures[0].path.as_path()].into_iter()),
-                    names([c.path.as_path()].into_iter()),
-                ),
-            ));
-        }
-    }
-    Ok(())
+    let what = if share == 0.0 {
+        "have no function in common".to_owned()
+    } else {
+        format!(
+            "share functions for only {:.0}% of their sampled time",
+            share * 100.0
+        )
+    };
+    Err(Error::input(
+        &side.path,
+        format!(
+            "the runs are of different programs: {} and {} {what}",
+            names([side.captures[0].path.as_path()].into_iter()),
+            names([side.captures[i].path.as_path()].into_iter()),
+        ),
+    ))
 }
 
 /// Compares BASE's runs with HEAD's; the inputs are two, one of them at least a
 /// directory.
-pub fn compare(config: &Config) -> Result<ExitStatus> {
+pub fn comparison(
+    config: &Config,
+    progress: &dyn Fn(String),
+) -> std::result::Result<Comparison, Stopped> {
+    let heap_unchecked = refuse_options(config)?;
+    progress("reading runs".into());
+    let sides = read_sides(config)?;
+    let mut warnings: Vec<Warning> = sides
+        .iter()
+        .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
+        .collect();
+    let strip = config.cpu.strip_url_query;
+    let times: Vec<Vec<ProfileTimes>> = sides
+        .iter()
+        .map(|s| {
+            s.captures
+                .iter()
+                .filter_map(|c| c.cpu.as_ref().map(|cpu| cpu.times(strip)))
+                .map(|t| {
+                    if config.cpu.ignore_positions {
+                        t.without_positions()
+                    } else {
+                        t
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for (side, t) in sides.iter().zip(&times) {
+        check_program(side, t)?;
+    }
+    let mut diff = crate::diff::runs::diff(&times[0], &times[1], config.thresholds.alpha);
+    let environments = environments(&sides, &times);
+    let differences = environments.differences();
+    if !differences.is_empty() {
+        warnings.push(Warning::new(
+            WarningCode::RunsNotComparable,
+            format!(
+                "BASE's and HEAD's runs are not alike, so a change may be the environment's: {}",
+                differences.join("; ")
+            ),
+        ));
+    }
+    if let Some(set) = diff.runs.as_mut() {
+        set.environments = Some(environments);
+    }
+    let flame = flame(config, &sides);
+    warnings.extend(too_few_runs(&diff, &config.thresholds)?);
+    warnings.extend(heap_unchecked);
+    let report_side = |s: &RunSide, times: &[ProfileTimes]| {
+        let mut out = side(
+            &s.captures[0],
+            None,
+            Some(crate::diff::runs::median_span_us(times)),
+        );
+        if s.is_dir {
+            out.path = s.path.display().to_string();
+        }
+        out
+    };
+    let report_sides = [
+        report_side(&sides[0], &times[0]),
+        report_side(&sides[1], &times[1]),
+    ];
+    let base_runs = sides[0].captures.len();
+    let head_runs = sides[1].captures.len();
+    Ok(Comparison {
+        captures: sides.into_iter().flat_map(|s| s.captures).collect(),
+        sides: report_sides,
+        warnings,
+        heap: None,
+        cpu: Some(CpuCompared {
+            diff,
+            flame,
+            base: (0..base_runs).collect(),
+            head: (base_runs..base_runs + head_runs).collect(),
+        }),
+        scope: Scope::Runs,
+    })
+}
+
+/// Refuses what run sets cannot do: other than two inputs, options for heap snapshots
+/// or `--normalize`, and heap thresholds given by a flag. Returns the warning about the
+/// thresholds file's heap thresholds, if it sets any.
+pub(super) fn refuse_options(config: &Config) -> Result<Option<Warning>> {
     if config.inputs.len() != 2 {
         return Err(Error::Usage(format!(
             "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
             config.inputs.len()
         )));
     }
+    let only_cpu = "a directory of runs is compared by its CPU profiles only";
     for (asked, what) in [
         (config.cpu.normalize, "--normalize"),
         (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
         (!config.heap.explain.is_empty(), "--explain"),
-        (config.flag_thresholds.heap, "heap thresholds"),
     ] {
         if asked {
-            return Err(Error::Usage(format!(
-                "{what} given, but a directory of runs is compared by its CPU profiles only"
-            )));
+            return Err(Error::Usage(format!("{what} given, but {only_cpu}")));
         }
     }
-    let bar = progress(config.quiet);
-    bar.set_message("reading runs");
+    config.given.unchecked(
+        &given::heap_metrics(),
+        &Unchecked {
+            what: "heap thresholds",
+            why: "run sets carry CPU profiles only",
+            refusal: &|_| format!("heap thresholds given, but {only_cpu}"),
+        },
+    )
+}
+
+/// Opens the runs of both sides, each side's of one kind.
+fn read_sides(config: &Config) -> Result<Vec<RunSide>> {
     let mut sides = Vec::with_capacity(2);
     for input in &config.inputs {
         let is_dir = input.is_dir();
@@ -204,112 +266,37 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
         check_kinds(&side)?;
         sides.push(side);
     }
-    bar.finish_and_clear();
-    let mut warnings: Vec<Warning> = sides
-        .iter()
-        .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
-        .collect();
-    let strip = config.cpu.strip_url_query;
-    let times: Vec<Vec<ProfileTimes>> = sides
-        .iter()
-        .map(|s| {
-            s.captures
-                .iter()
-                .filter_map(|c| c.cpu.as_ref().map(|cpu| cpu.times(strip)))
-                .collect()
-        })
-        .collect();
-    for (side, t) in sides.iter().zip(&times) {
-        check_program(side, t)?;
-    }
-    let t = &config.thresholds;
-    let diff = crate::diff::runs::diff(&times[0], &times[1], t.alpha);
-    let flame = flame(config, &sides);
+    Ok(sides)
+}
+
+/// The warning that no change can be significant with so few runs, where that is so.
+pub(super) fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
     let set = diff
         .runs
         .as_ref()
         .ok_or_else(|| Error::Internal("a run set without runs".into()))?;
-    let family = if t.rule(Metric::FunctionSelf).is_set() {
-        gate::runs::family(&diff, t)
-    } else {
-        0
-    };
-    if let Some((smallest, level, needed)) = gate::runs::too_few_runs(set, family, t.alpha) {
-        let over = if family > 1 {
-            format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
-        } else {
-            String::new()
-        };
-        warnings.push(Warning::new(
-            WarningCode::TooFewRuns,
-            format!(
-                "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed",
-                set.base_runs, set.head_runs
-            ),
-        ));
-    }
-    if let Some(file) = &config.config_path
-        && t.has_heap()
-        && !config.flag_thresholds.heap
-    {
-        warnings.push(Warning::new(
-            WarningCode::ThresholdUnchecked,
-            format!(
-                "the heap thresholds of {} are not checked: run sets carry CPU profiles only",
-                file.display()
-            ),
-        ));
-    }
-    let verdict = gate::evaluate(None, None, Some(&diff), t);
-    let span = |times: &[ProfileTimes]| {
-        let spans: Vec<f64> = times
+    Ok(gate::runs::too_few_runs(set, t.alpha)
+        .map(|message| Warning::new(WarningCode::TooFewRuns, message)))
+}
+
+/// Where each side's runs ran, as far as their captures say.
+fn environments(
+    sides: &[RunSide],
+    times: &[Vec<ProfileTimes>],
+) -> crate::diff::stats::Environments {
+    let side = |s: &RunSide, t: &[ProfileTimes]| {
+        let runs: Vec<_> = s
+            .captures
             .iter()
-            .map(|t| {
-                #[allow(clippy::cast_precision_loss)]
-                let s = (t.duration_us + t.idle_us) as f64;
-                s
-            })
+            .filter_map(|c| c.cpu.as_ref().map(|cpu| &cpu.source))
+            .zip(t)
             .collect();
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let m = crate::diff::stats::median(&spans).round() as u64;
-        m
+        crate::diff::stats::SideEnvironment::of(&runs)
     };
-    let report_side = |s: &RunSide, times: &[ProfileTimes]| {
-        let mut out = side(&s.captures[0], None, Some(span(times)));
-        if s.is_dir {
-            out.path = s.path.display().to_string();
-        }
-        out
-    };
-    let report = Report {
-        schema_version: report::SCHEMA_VERSION,
-        tool: Tool {
-            name: "arkdiff",
-            version: env!("CARGO_PKG_VERSION"),
-        },
-        base: report_side(&sides[0], &times[0]),
-        head: report_side(&sides[1], &times[1]),
-        warnings: distinct(warnings),
-        heap: None,
-        cpu: Some(CpuSection::from_diff(&diff, flame.as_ref())),
-        gate: GateSection::from_verdict(
-            &verdict,
-            config.config_path.as_ref().map(|p| p.display().to_string()),
-        ),
-    };
-    print_warnings(config, &report.warnings);
-    let sources = report::trace_event::Sources {
-        profiles: [
-            cpu_profile(&sides[0].captures[0], true),
-            cpu_profile(&sides[1].captures[0], true),
-        ],
-        series: None,
-    };
-    output::write_reports(config, &report, &sources)?;
-    Ok(match verdict.status {
-        Status::Fail if !config.exit_zero => ExitStatus::Failure,
-        _ => ExitStatus::Success,
-    })
+    crate::diff::stats::Environments {
+        base: side(&sides[0], &times[0]),
+        head: side(&sides[1], &times[1]),
+    }
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).

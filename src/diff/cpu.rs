@@ -1,4 +1,4 @@
-//! Per-function CPU time, BASE against HEAD (semantics.md §4).
+//! Per-function CPU time, BASE against HEAD (docs/semantics.md, “CPU profiles”).
 
 use crate::model::change::Change;
 use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};

@@ -1,4 +1,4 @@
-//! The per-class heap diff of two snapshots (semantics.md §2).
+//! The per-class heap diff of two snapshots (docs/semantics.md, “Heap snapshots”).
 
 use std::cmp::{Ordering, Reverse};
 
@@ -126,17 +126,26 @@ pub struct HeapDiff {
     pub unchanged: Vec<(String, Totals)>,
 }
 
-/// The counted nodes of one snapshot in id order. V8 ids fit 32 bits, so an id and its
-/// node usually pack into one `u64` (8 bytes a node, sorted as plain integers); wider ids
-/// take 16.
-pub enum ById {
+/// The counted nodes of one snapshot: those with an id that names an object in id order,
+/// and the others (see [`match_id`]) in node order.
+pub struct ById {
+    keys: Keys,
+    /// The counted nodes whose id names no single object, in node order: they are matched
+    /// by class alone (see [`matched_by_class`]).
+    loose: Vec<u32>,
+}
+
+/// V8 ids fit 32 bits, so an id and its node usually pack into one `u64` (8 bytes a node,
+/// sorted as plain integers); wider ids take 16.
+enum Keys {
     Packed(Vec<u64>),
     Wide(Vec<(u64, u32)>),
 }
 
 /// The id objects are matched by: the low 32 bits (an ArkTS leak-watcher dump keeps the
 /// object's hash in the high 32), None for ids that name no single object (ArkTS gives
-/// id 0 to every virtual, primitive and bare node; 1 is the synthetic root).
+/// id 0 to every virtual, primitive and bare node, Julia to its root; 1 is the synthetic
+/// root).
 #[inline]
 pub fn match_id(id: u64) -> Option<u64> {
     let id = id & 0xFFFF_FFFF;
@@ -145,35 +154,41 @@ pub fn match_id(id: u64) -> Option<u64> {
 
 impl ById {
     pub fn new(snap: &HeapSnapshot) -> ById {
-        let counted = || {
-            (0..snap.node_count())
-                .filter(|&n| snap.is_counted(n) && match_id(snap.ids.get(n)).is_some())
+        let counted = |named: bool| {
+            (0..snap.node_count()).filter(move |&n| {
+                snap.is_counted(n) && match_id(snap.ids.get(n)).is_some() == named
+            })
         };
         #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-        if snap.ids.is_narrow() || counted().all(|n| u32::try_from(snap.ids.get(n)).is_ok()) {
-            let mut keys: Vec<u64> = counted()
+        let keys = if snap.ids.is_narrow()
+            || counted(true).all(|n| u32::try_from(snap.ids.get(n)).is_ok())
+        {
+            let mut keys: Vec<u64> = counted(true)
                 .map(|n| snap.ids.get(n) << 32 | n as u64)
                 .collect();
             if !keys.is_sorted() {
                 keys.sort_unstable();
             }
-            ById::Packed(keys)
+            Keys::Packed(keys)
         } else {
             // Wide ids are ArkTS ids with a hash: matched by their low 32 bits.
-            let mut pairs: Vec<(u64, u32)> = counted()
+            let mut pairs: Vec<(u64, u32)> = counted(true)
                 .map(|n| (snap.ids.get(n) & 0xFFFF_FFFF, n as u32))
                 .collect();
             if !pairs.is_sorted() {
                 pairs.sort_unstable();
             }
-            ById::Wide(pairs)
-        }
+            Keys::Wide(pairs)
+        };
+        #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+        let loose = counted(false).map(|n| n as u32).collect();
+        ById { keys, loose }
     }
 
     fn len(&self) -> usize {
-        match self {
-            ById::Packed(v) => v.len(),
-            ById::Wide(v) => v.len(),
+        match &self.keys {
+            Keys::Packed(v) => v.len(),
+            Keys::Wide(v) => v.len(),
         }
     }
 
@@ -181,19 +196,97 @@ impl ById {
     #[inline]
     #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
     fn get(&self, i: usize) -> (u64, u32) {
-        match self {
-            ById::Packed(v) => (v[i] >> 32, v[i] as u32),
-            ById::Wide(v) => v[i],
+        match &self.keys {
+            Keys::Packed(v) => (v[i] >> 32, v[i] as u32),
+            Keys::Wide(v) => v[i],
         }
+    }
+
+    /// The counted nodes with an id that names an object, as (id, node), in id order.
+    pub fn in_id_order(&self) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
+        match &self.keys {
+            #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
+            Keys::Packed(keys) => Box::new(keys.iter().map(|&k| (k >> 32, k as u32))),
+            Keys::Wide(pairs) => Box::new(pairs.iter().copied()),
+        }
+    }
+
+    /// The nodes whose id matches `id` as objects are matched ([`match_id`]: ArkTS ids
+    /// by their low 32 bits; none for ids 0 and 1).
+    pub fn nodes_matching(&self, id: u64) -> impl Iterator<Item = u32> + '_ {
+        let id = match_id(id);
+        let start = id.map_or(self.len(), |id| self.lower_bound(id));
+        (start..self.len())
+            .map(|i| self.get(i))
+            .take_while(move |&(i, _)| Some(i) == id)
+            .map(|(_, node)| node)
     }
 
     /// The first position whose id is not below `id`.
     fn lower_bound(&self, id: u64) -> usize {
-        match self {
-            ById::Packed(v) => v.partition_point(|&k| k >> 32 < id),
-            ById::Wide(v) => v.partition_point(|&(i, _)| i < id),
+        match &self.keys {
+            Keys::Packed(v) => v.partition_point(|&k| k >> 32 < id),
+            Keys::Wide(v) => v.partition_point(|&(i, _)| i < id),
         }
     }
+}
+
+/// Which counted nodes of one side whose id names no object (`loose`, in node order, each
+/// with its class below `classes`) are the same as one of the other side's: of each class,
+/// as many as the other side has (`other`, loose nodes per class), the first in node order.
+/// The rest are new (in HEAD) or deleted (in BASE).
+pub fn matched_by_class(
+    loose: &[u32],
+    class_of: impl Fn(u32) -> usize,
+    other: &[u64],
+) -> impl Iterator<Item = (u32, bool)> {
+    let mut seen = vec![0u64; other.len()];
+    loose.iter().map(move |&n| {
+        let c = class_of(n);
+        let rank = seen.get_mut(c);
+        let matched = rank.is_some_and(|r| {
+            *r += 1;
+            *r <= other[c]
+        });
+        (n, matched)
+    })
+}
+
+/// The loose nodes of one side per class (see [`matched_by_class`]).
+fn loose_per_class(loose: &[u32], class_of: impl Fn(u32) -> usize, classes: usize) -> Vec<u64> {
+    let mut per_class = vec![0u64; classes];
+    for &n in loose {
+        if let Some(c) = per_class.get_mut(class_of(n)) {
+            *c += 1;
+        }
+    }
+    per_class
+}
+
+/// HEAD's counted nodes whose id names no object, each with whether it is the same as one
+/// of BASE's (classes matched by name; see [`matched_by_class`]).
+pub fn loose_in_base(
+    (base, base_ids): (&HeapSnapshot, &ById),
+    (head, head_ids): (&HeapSnapshot, &ById),
+) -> Vec<(u32, bool)> {
+    let base_class: HashMap<&str, usize> = base
+        .class_names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let in_base = |n: u32| {
+        base_class
+            .get(head.class_name(head.classes[n as usize]))
+            .copied()
+            .unwrap_or(usize::MAX)
+    };
+    let per_class = loose_per_class(
+        &base_ids.loose,
+        |n| base.classes[n as usize] as usize,
+        base.class_names.len(),
+    );
+    matched_by_class(&head_ids.loose, in_base, &per_class).collect()
 }
 
 /// Compares two snapshots. `same_process` says the caller knows both come from one
@@ -517,6 +610,8 @@ impl<'a> ObjectIndex<'a> {
     }
 
     /// Whether the snapshot holds an object with this id and class: the same object.
+    /// False for an id that names no object: such nodes are matched by class (see
+    /// [`loose_in_base`]).
     pub fn contains(&self, id: u64, class: &str) -> bool {
         let Some(id) = match_id(id) else {
             return false;
@@ -541,12 +636,28 @@ impl Side<'_> {
     #[inline]
     fn object(&self, i: usize) -> (u64, u32, u64) {
         let (id, n) = self.by_id.get(i);
+        let (class, size) = self.node(n);
+        (id, class, size)
+    }
+
+    /// Shared class and self size of node `n`.
+    #[inline]
+    fn node(&self, n: u32) -> (u32, u64) {
         let n = n as usize;
         (
-            id,
             self.to_shared[self.snap.classes[n] as usize],
             self.snap.self_sizes.get(n),
         )
+    }
+
+    /// Shared class of node `n`.
+    fn class(&self, n: u32) -> usize {
+        self.to_shared[self.snap.classes[n as usize] as usize] as usize
+    }
+
+    /// The loose nodes per shared class.
+    fn loose_per_class(&self, classes: usize) -> Vec<u64> {
+        loose_per_class(&self.by_id.loose, |n| self.class(n), classes)
     }
 }
 
@@ -595,6 +706,21 @@ fn match_objects(base: &Side<'_>, head: &Side<'_>, classes: usize) -> (Vec<Objec
     }
     (i..base_len).for_each(|i| deleted(&mut churn, base.object(i)));
     (j..head_len).for_each(|j| new(&mut churn, head.object(j)));
+    // The nodes no id tells apart, matched by class.
+    let base_loose = base.loose_per_class(classes);
+    let head_loose = head.loose_per_class(classes);
+    for (n, same) in matched_by_class(&base.by_id.loose, |n| base.class(n), &head_loose) {
+        if !same {
+            let (class, size) = base.node(n);
+            deleted(&mut churn, (0, class, size));
+        }
+    }
+    for (n, same) in matched_by_class(&head.by_id.loose, |n| head.class(n), &base_loose) {
+        if !same {
+            let (class, size) = head.node(n);
+            new(&mut churn, (0, class, size));
+        }
+    }
     (churn, check)
 }
 
@@ -687,38 +813,77 @@ mod tests {
     }
 
     #[test]
-    fn ids_0_and_1_are_never_matched_and_a_hash_is_split_off() {
+    fn ids_0_and_1_are_matched_by_class_and_a_hash_is_split_off() {
         // ArkTS gives id 0 to every virtual node (size 1 for the root groups) and 1 to the
-        // synthetic root: with them matched, the classes would disagree on id 0.
+        // synthetic root: with them matched by id, the classes would disagree on id 0.
+        // They take no part in the id check, and are matched by class, in node order.
         let base = snap(&[
             (0, "(handle)", 1),
             (0, "HeapMetadata", 1),
             (1, "R", 8),
             (3, "A", 8),
+            (0, "(handle)", 2),
+            (0, "(number)", 4),
         ]);
         let head = snap(&[
             (0, "HeapMetadata", 1),
             (0, "(handle)", 1),
             (1, "S", 8),
             (3, "A", 8),
+            (0, "(number)", 16),
+            (1 << 32, "(number)", 32),
         ]);
         let d = diff(&base, &head, false, None);
         assert_eq!(d.id_matching, IdMatching::SameProcess);
         assert_eq!(d.id_check.unwrap().shared_ids, 1);
         let row = |n: &str| {
-            d.classes
-                .iter()
-                .find(|r| r.name == n)
-                .unwrap()
-                .objects
-                .unwrap()
+            let r = d.classes.iter().find(|r| r.name == n).unwrap();
+            let o = r.objects.unwrap();
+            assert_eq!(
+                r.count.delta(),
+                o.new_count.cast_signed() - o.deleted_count.cast_signed(),
+                "{n}"
+            );
+            o
         };
-        assert_eq!((row("S").new_count, row("R").deleted_count), (0, 0));
+        assert_eq!((row("S").new_count, row("R").deleted_count), (1, 1));
+        assert_eq!((row("S").alloc_size, row("R").freed_size), (8, 8));
+        // The second (handle) of BASE has no match: the first in node order is the same.
+        let handle = row("(handle)");
+        assert_eq!(
+            (handle.new_count, handle.deleted_count, handle.freed_size),
+            (0, 1, 2)
+        );
+        // HEAD's first number is BASE's; the second (id 0 in its low 32 bits) is new.
+        let number = row("(number)");
+        assert_eq!(
+            (number.new_count, number.alloc_size, number.deleted_count),
+            (1, 32, 0)
+        );
+        assert!(d.classes.iter().all(|r| r.name != "HeapMetadata"));
         // A leak-watcher dump keeps the object's hash in the high 32 bits of its id.
         let hashed = snap(&[(7 << 32 | 3, "A", 8), (5, "B", 8)]);
         let d = diff(&snap(&[(3, "A", 8)]), &hashed, false, None);
         assert_eq!(d.id_check.unwrap().shared_ids, 1);
         assert!(d.classes.iter().all(|r| r.name != "A"));
+    }
+
+    #[test]
+    fn head_nodes_without_an_object_id_are_matched_in_node_order() {
+        let base = snap(&[(0, "(handle)", 1), (1, "N", 4), (3, "A", 8), (5, "A", 8)]);
+        let head = snap(&[
+            (0, "N", 4),
+            (0, "(handle)", 1),
+            (0, "(handle)", 1),
+            (0, "N", 2),
+            (3, "A", 8),
+            (7, "A", 8),
+        ]);
+        let (base, head) = ((&base, &ById::new(&base)), (&head, &ById::new(&head)));
+        assert_eq!(
+            loose_in_base(base, head),
+            vec![(0, true), (1, true), (2, false), (3, false)]
+        );
     }
 
     #[test]

@@ -1,8 +1,13 @@
 //! Comparisons: BASE against HEAD (classes, objects, functions, call trees) and the trend
-//! over a series of snapshots. Pure functions from models to results; no I/O here.
+//! over a series of snapshots. Pure functions from models to results, but for
+//! [`compare`], the heap comparison as one call, which reads the snapshots it compares
+//! from their opened captures.
 
+pub mod allocations;
+pub mod compare;
 pub mod cpu;
 pub mod explain;
+pub mod family;
 pub mod flame;
 pub mod heap;
 pub mod heapprof;
@@ -56,6 +61,12 @@ pub struct HeapResult {
     pub retained: bool,
     /// The leak watcher's list joined with HEAD, when one was given or found.
     pub leaklist: Option<crate::analysis::leaklist::LeakListResult>,
+    /// HEAD kept whole, where [`compare::HeapOptions::keep_head`] asked for it and its
+    /// graph was read.
+    pub kept: Option<Box<explain::Kept>>,
+    /// Where HEAD's objects were allocated, where HEAD was taken with allocation
+    /// tracking.
+    pub allocations: Option<allocations::Allocations>,
     /// The leaked objects of HEAD clustered by their leak traces, where HEAD's graph was
     /// read and its ids match BASE's (see [`leaks`]).
     pub leaks: Option<LeakTraces>,

@@ -1,5 +1,5 @@
 //! Leak owners: the objects that live through a series of one process and keep gaining
-//! new objects (semantics.md §3, "Owners").
+//! new objects (docs/semantics.md, “Owners”).
 //!
 //! Every object of the last snapshot that is new since the first is attributed to its
 //! nearest ancestor in the last snapshot's dominator tree that already existed in the
@@ -18,8 +18,8 @@ use hashbrown::HashMap;
 use crate::analysis::dominators::Dominators;
 use crate::analysis::holders::{EntryCounter, PreferredPaths};
 use crate::analysis::paths::Step;
-use crate::diff::heap::ById;
-use crate::diff::trend::step_bytes;
+use crate::diff::heap::{ById, loose_in_base};
+use crate::diff::trend::{ClassSeries, OwnerGrowth, step_bytes};
 use crate::model::change::delta;
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
@@ -115,17 +115,9 @@ fn is_synthetic(snap: &HeapSnapshot, node: u32) -> bool {
     node == ROOT || snap.class_name(snap.classes[node as usize]) == "(synthetic)"
 }
 
-/// The counted objects of a snapshot in id order, as (id, node).
-fn in_id_order(by_id: &ById) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
-    match by_id {
-        #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
-        ById::Packed(keys) => Box::new(keys.iter().map(|&k| (k >> 32, k as u32))),
-        ById::Wide(pairs) => Box::new(pairs.iter().copied()),
-    }
-}
-
 /// Which nodes of `head` already existed in `base` (same id and class), in one merge of
-/// both snapshots' objects in id order. Nodes that are not counted are not marked.
+/// both snapshots' objects in id order; nodes whose id names no object are matched by
+/// class (see [`loose_in_base`]). Nodes that are not counted are not marked.
 pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Vec<bool> {
     existed_as(base, head, |name| name)
 }
@@ -137,6 +129,10 @@ pub fn existed_as(
     head: (&HeapSnapshot, &ById),
     canon: impl Fn(&str) -> &str,
 ) -> Vec<bool> {
+    let mut old = vec![false; head.0.node_count()];
+    for (node, same) in loose_in_base(base, head) {
+        old[node as usize] = same;
+    }
     let (base, base_ids) = base;
     let (head, head_ids) = head;
     // One number per canonical class name, over both snapshots.
@@ -147,9 +143,8 @@ pub fn existed_as(
     };
     let base_class: Vec<u32> = base.class_names.iter().map(|n| number(n)).collect();
     let head_class: Vec<u32> = head.class_names.iter().map(|n| number(n)).collect();
-    let mut old = vec![false; head.node_count()];
-    let mut b = in_id_order(base_ids).peekable();
-    for (id, node) in in_id_order(head_ids) {
+    let mut b = base_ids.in_id_order().peekable();
+    for (id, node) in head_ids.in_id_order() {
         while b.next_if(|&(bid, _)| bid < id).is_some() {}
         let class = head_class[head.classes[node as usize] as usize];
         let mut same = false;
@@ -425,6 +420,43 @@ impl Owner {
             .unsigned_abs()
             .max(self.gained_size)
     }
+
+    /// What the gate needs of it: `Map @77357`, its growth and what it gained.
+    pub fn gate_growth(&self) -> OwnerGrowth {
+        OwnerGrowth {
+            subject: format!("{} @{}", self.label, self.id),
+            class: self.class.clone(),
+            growth: self.growth(),
+            gained: self
+                .gained
+                .iter()
+                .map(|g| (g.class.clone(), g.size))
+                .collect(),
+        }
+    }
+}
+
+/// A suspect class's owner, as an index into `owners`: the owner that gained the most of
+/// the class's new objects, provided that it gained at least half of the class's size
+/// growth over the series (an owner holding less does not explain the growth). Between
+/// owners that gained as much, the first (the one that grew most). None when no owner
+/// gained that much.
+pub fn suspect_owner(owners: &[Owner], suspect: &ClassSeries) -> Option<usize> {
+    owners
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            o.gained
+                .iter()
+                .find(|g| {
+                    g.class == suspect.name
+                        && i64::try_from(g.size).unwrap_or(i64::MAX).saturating_mul(2)
+                            >= suspect.size_growth()
+                })
+                .map(|g| (g.size, Reverse(i)))
+        })
+        .max()
+        .map(|(_, Reverse(i))| i)
 }
 
 /// The owners among the candidates: `series[c]` holds candidate `c`'s measures, one per
@@ -502,6 +534,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nodes_without_an_object_id_existed_when_matched_by_class() {
+        let snap = |nodes: &[(u64, u32)]| HeapSnapshot {
+            ids: nodes.iter().map(|n| n.0).collect::<Vec<u64>>().into(),
+            classes: nodes.iter().map(|n| n.1).collect(),
+            self_sizes: vec![8u64; nodes.len()].into(),
+            class_names: vec!["(handle)".into(), "N".into(), "A".into()],
+            ..HeapSnapshot::default()
+        };
+        // Ids 0 and 1 by class, in node order; others by id and class.
+        let base = snap(&[(0, 0), (1, 1), (3, 2), (5, 2)]);
+        let head = snap(&[(0, 1), (0, 0), (0, 0), (0, 1), (3, 2), (7, 2)]);
+        assert_eq!(
+            existed((&base, &ById::new(&base)), (&head, &ById::new(&head))),
+            vec![true, true, false, false, true, false]
+        );
+    }
+
+    #[test]
     fn steady_growth_is_a_whole_multiple_every_interval() {
         let p = per_iteration(&[3000, 3000, 3000], 2).unwrap();
         assert_eq!(p.steady, Some(1500));
@@ -548,5 +598,56 @@ mod tests {
         // Below the floor: not an owner.
         let grows = measures(&[0, 10, 20, 30], &[0, 100, 200, 300]);
         assert!(owners(&[candidate(100)], &[grows], 3, 200).is_empty());
+    }
+
+    /// An owner that gained `size` bytes of `Record`s, ranked `candidate`.
+    fn owner_gaining(candidate: usize, size: u64) -> Owner {
+        Owner {
+            id: 100 + candidate as u64,
+            class: "Map".into(),
+            label: "Map".into(),
+            entries: vec![0, 1],
+            retained: vec![0, size],
+            gained: vec![Gained {
+                class: "Record".into(),
+                count: 1,
+                size,
+            }],
+            gained_size: size,
+            path: None,
+            shortest_length: None,
+            candidate,
+        }
+    }
+
+    #[test]
+    fn a_suspect_is_owned_by_who_gained_at_least_half_of_its_growth() {
+        let suspect = ClassSeries {
+            name: "Record".into(),
+            counts: vec![0, 10],
+            sizes: vec![0, 1000],
+        };
+        // 500 of 1000 is half: enough; the larger gain wins over the earlier owner.
+        let owners = [owner_gaining(0, 400), owner_gaining(1, 500)];
+        assert_eq!(suspect_owner(&owners, &suspect), Some(1));
+        // 499 is short of half; so is a gain of another class.
+        assert_eq!(suspect_owner(&[owner_gaining(0, 499)], &suspect), None);
+        let other = ClassSeries {
+            name: "Other".into(),
+            ..suspect.clone()
+        };
+        assert_eq!(suspect_owner(&[owner_gaining(0, 1000)], &other), None);
+        // Equal gains: the first owner (the one that grew most).
+        let tied = [owner_gaining(0, 600), owner_gaining(1, 600)];
+        assert_eq!(suspect_owner(&tied, &suspect), Some(0));
+        assert_eq!(
+            tied[0].gate_growth(),
+            OwnerGrowth {
+                subject: "Map @100".into(),
+                class: "Map".into(),
+                growth: 600,
+                gained: vec![("Record".into(), 600)],
+            }
+        );
     }
 }

@@ -1,17 +1,60 @@
 //! Run sets: several profiles per side (a directory of repeated runs), compared function
-//! by function with the statistics of [`super::stats`] (semantics.md §4.3). The point
-//! values of the diff are the medians over each side's runs.
+//! by function with the statistics of [`super::stats`] (docs/semantics.md, “Run sets”).
+//! The point values of the diff are the medians over each side's runs.
 
 use hashbrown::HashMap;
 
 use super::cpu::{CategoryDiff, CpuDiff, FunctionDiff, sort_functions};
 use super::stats::{self, FunctionRuns, RunSet, RunValues, UDistribution, floats, whole};
 use crate::model::change::Change;
-use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
+use crate::model::cpu::{Frame, FrameKind, FunctionTime, ProfileTimes};
 
 /// The median of whole numbers, rounded to a whole number.
 pub(super) fn median_of(v: impl Iterator<Item = u64>) -> u64 {
     whole(stats::median(&floats(&v.collect::<Vec<_>>())))
+}
+
+/// The sampled span of a run set, idle included: the median of its runs'.
+pub fn median_span_us(runs: &[ProfileTimes]) -> u64 {
+    median_of(runs.iter().map(|t| t.duration_us + t.idle_us))
+}
+
+/// A run whose sampled time is less than this share in functions the first run of its
+/// set also has (or the other way round) is of another program.
+pub const SAME_PROGRAM_SHARE: f64 = 0.5;
+
+/// The share of `t`'s functions' self time spent in functions `other` has too.
+fn share_in_common(t: &ProfileTimes, other: &ProfileTimes) -> f64 {
+    let (mut all, mut common) = (0_u64, 0_u64);
+    for (frame, time) in t
+        .functions
+        .iter()
+        .filter(|(f, _)| f.kind() == FrameKind::Function)
+    {
+        all += time.self_us;
+        if other.functions.contains_key(frame) {
+            common += time.self_us;
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if all == 0 {
+        1.0
+    } else {
+        common as f64 / all as f64
+    }
+}
+
+/// The first run of a set that is of another program than its first run, with the share
+/// of sampled time the two have in common; None when every run is of one program. Each
+/// run must spend at least [`SAME_PROGRAM_SHARE`] of its sampled time in functions the
+/// first run has too, and the other way round (two programs on one runtime share its
+/// start-up functions, so sharing some is not enough).
+pub fn other_program(runs: &[ProfileTimes]) -> Option<(usize, f64)> {
+    let first = runs.first()?;
+    runs.iter().enumerate().skip(1).find_map(|(i, t)| {
+        let share = share_in_common(t, first).min(share_in_common(first, t));
+        (share < SAME_PROGRAM_SHARE).then_some((i, share))
+    })
 }
 
 /// Compares BASE's runs with HEAD's (each side at least one run). A function missing
@@ -114,6 +157,15 @@ pub fn diff(base: &[ProfileTimes], head: &[ProfileTimes], alpha: f64) -> CpuDiff
             alpha,
             duration_us,
             gc_us,
+            environments: None,
+            interval_us: {
+                let intervals: Vec<u64> = base
+                    .iter()
+                    .chain(head)
+                    .filter_map(|t| t.interval_us)
+                    .collect();
+                (!intervals.is_empty()).then(|| median_of(intervals.into_iter()))
+            },
         }),
     }
 }
@@ -167,5 +219,35 @@ mod tests {
         assert_eq!((runs.base_runs, runs.head_runs), (3, 3));
         assert_eq!(d.gc_us, Change::new(6, 6));
         assert_eq!(d.duration_us, Change::new(110, 220));
+    }
+
+    #[test]
+    fn a_run_spending_less_than_half_its_time_in_common_is_another_program() {
+        let first = run(&[("main", 60), ("parse", 40)], 0);
+        let same = run(&[("main", 70), ("parse", 20), ("extra", 10)], 0);
+        // Half its time in functions the first run has: still the same program.
+        let half = run(&[("main", 50), ("other", 50)], 0);
+        assert_eq!(other_program(&[first.clone(), same.clone(), half]), None);
+        // 40% in common one way: another program, named by its index.
+        let other = run(&[("main", 40), ("other", 60)], 0);
+        let (i, share) = other_program(&[first.clone(), same, other]).unwrap();
+        assert_eq!(i, 2);
+        assert!((share - 0.4).abs() < 1e-12);
+        // The other way round counts too: the first run's time in the other's functions.
+        let narrow = run(&[("parse", 10)], 0);
+        assert_eq!(other_program(&[first.clone(), narrow]), Some((1, 0.4)));
+        assert_eq!(other_program(&[first]), None);
+    }
+
+    #[test]
+    fn a_run_sets_span_is_its_runs_median() {
+        let mut runs = [
+            run(&[("f", 100)], 0),
+            run(&[("f", 300)], 0),
+            run(&[("f", 200)], 0),
+        ];
+        runs[0].idle_us = 1000;
+        assert_eq!(median_span_us(&runs), 300);
+        assert_eq!(median_span_us(&runs[1..]), 250);
     }
 }

@@ -1,4 +1,5 @@
-//! Growth over a series of snapshots and the leak suspects it points to (semantics.md §3).
+//! Growth over a series of snapshots and the leak suspects it points to
+//! (docs/semantics.md, “Trend and leak suspects”).
 
 use std::cmp::Reverse;
 

@@ -7,7 +7,8 @@ use std::fmt;
 
 use crate::units::{
     Limit, format_count, format_count_delta, format_size, format_size_delta, format_us,
-    format_us_delta, parse_count_limit, parse_duration_limit, parse_size_limit,
+    format_us_delta, parse_count_limit, parse_count_or_size_limit, parse_duration_limit,
+    parse_size_limit,
 };
 
 /// A quantity whose growth the gate checks.
@@ -35,6 +36,10 @@ pub enum Metric {
     LeakList,
     /// Growth of a leak owner over the series (what it gained).
     OwnerGrowth,
+    /// What one allocation site's surviving new objects (or a recording's survivors)
+    /// count or weigh: a limit that is a number alone counts objects, one with a unit
+    /// their size.
+    SiteGrowth,
 }
 
 /// What a metric's values count.
@@ -56,11 +61,13 @@ pub enum Source {
     Cpu,
     /// A leak watcher's list joined with the heap.
     LeakList,
+    /// The allocation data of a capture taken with allocation tracking.
+    Allocations,
 }
 
 impl Metric {
     /// Every metric, in the order reports and help list them.
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 12] = [
         Metric::HeapSize,
         Metric::ClassCount,
         Metric::ClassSize,
@@ -72,6 +79,7 @@ impl Metric {
         Metric::ClassNative,
         Metric::LeakList,
         Metric::OwnerGrowth,
+        Metric::SiteGrowth,
     ];
 
     /// The command-line option that sets its fail level, without the dashes.
@@ -88,6 +96,7 @@ impl Metric {
             Metric::ClassNative => "max-class-native-growth",
             Metric::LeakList => "fail-on-leaklist",
             Metric::OwnerGrowth => "fail-on-owners",
+            Metric::SiteGrowth => "max-site-growth",
         }
     }
 
@@ -105,6 +114,7 @@ impl Metric {
             Metric::ClassNative => "class.native",
             Metric::LeakList => "leaklist.retained",
             Metric::OwnerGrowth => "owners.growth",
+            Metric::SiteGrowth => "site.growth",
         }
     }
 
@@ -122,6 +132,7 @@ impl Metric {
             Metric::ClassNative => "class.native_size_delta",
             Metric::LeakList => "leaklist.retained_size",
             Metric::OwnerGrowth => "trend.owner_growth",
+            Metric::SiteGrowth => "site.growth",
         }
     }
 
@@ -133,7 +144,8 @@ impl Metric {
             | Metric::HeapNative
             | Metric::ClassNative
             | Metric::LeakList
-            | Metric::OwnerGrowth => Unit::Bytes,
+            | Metric::OwnerGrowth
+            | Metric::SiteGrowth => Unit::Bytes,
             Metric::ClassCount => Unit::Count,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Unit::Micros,
         }
@@ -148,6 +160,7 @@ impl Metric {
             | Metric::ClassNative => Source::Heap,
             Metric::LeakList => Source::LeakList,
             Metric::SuspectSize | Metric::OwnerGrowth => Source::Trend,
+            Metric::SiteGrowth => Source::Allocations,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Source::Cpu,
         }
     }
@@ -186,6 +199,9 @@ impl Metric {
             Metric::OwnerGrowth => {
                 "Fail when an object is a leak owner (it keeps gaining new objects over a series); with MIN, only when it grew by more than MIN (e.g. 512KiB)"
             }
+            Metric::SiteGrowth => {
+                "Fail when the new objects one allocation site made (that survive in HEAD, or a recording's survivors) grow past LIMIT: a number of objects (e.g. 1000) or a size (e.g. 256KiB); needs captures taken with allocation tracking"
+            }
         }
     }
 
@@ -203,6 +219,7 @@ impl Metric {
     /// nothing).
     pub fn parse_limit(self, text: &str) -> Result<Limit, String> {
         let limit = match self.unit() {
+            Unit::Bytes if self == Metric::SiteGrowth => parse_count_or_size_limit(text)?,
             Unit::Bytes => parse_size_limit(text)?,
             Unit::Count => parse_count_limit(text)?,
             Unit::Micros => parse_duration_limit(text)?,
@@ -216,6 +233,9 @@ impl Metric {
             )),
             (Metric::OwnerGrowth, Limit::Percent(_)) => Err(format!(
                 "'{text}' is a percentage; an owner's growth takes a size (e.g. 512KiB)"
+            )),
+            (Metric::SiteGrowth, Limit::Percent(_)) => Err(format!(
+                "'{text}' is a percentage; a site's growth takes a number of objects (e.g. 1000) or a size (e.g. 256KiB)"
             )),
             _ => Ok(limit),
         }
@@ -271,6 +291,7 @@ impl Unit {
         match limit {
             Limit::Absolute(v) => self.show(v),
             Limit::Percent(p) => format!("{p}%"),
+            Limit::Count(n) => format!("{n} objects"),
         }
     }
 }

@@ -5,21 +5,30 @@
 //! columns, and `strings` is read last, decoding only the strings that name a class (and,
 //! when retainer paths are wanted, edges and non-string nodes). The essential edges of
 //! `edges` go into compressed sparse rows when [`ParseOptions::graph`] asks for it, with
-//! their kinds and names when [`ParseOptions::labels`] does; otherwise `edges` is skipped.
-//! Everything else (allocation traces, samples, locations) is skipped without being
-//! decoded.
+//! their kinds and names when [`ParseOptions::labels`] does; otherwise `edges` is skipped,
+//! but for the edges out of native nodes where a native node is detached: those pass the
+//! DOM state on ([`crate::model::dom`]), which names classes, so they are read either way
+//! (`dom_edges`). The allocation trace and samples are read when
+//! [`ParseOptions::allocations`] asks for them, the locations when
+//! [`ParseOptions::locations`] does (see [`super::allocations`]); otherwise they are skipped
+//! without being decoded.
 
 use std::io::Read;
 
 use hashbrown::{HashMap, HashSet};
 use serde::Deserialize;
 
+use super::allocations::{AllocReader, MetaFields};
 use super::json::{JsonError, JsonReader};
 use super::parallel;
+use crate::model::dom::{self, DETACHED, DomState, UNKNOWN};
 use crate::model::graph::{EdgeKind, GraphBuilder};
 use crate::model::heap::{ClassId, HeapSnapshot, class_name};
 use crate::model::strings::StringTable;
 use crate::warning::{Warning, WarningCode};
+use dom_edges::{DomEdges, Picker};
+
+mod dom_edges;
 
 /// The `snapshot` header is a few kilobytes; anything far larger is not a heap snapshot.
 const MAX_HEADER_LEN: usize = 16 << 20;
@@ -31,6 +40,8 @@ struct Header {
     meta: Meta,
     node_count: Option<u64>,
     edge_count: Option<u64>,
+    #[serde(default)]
+    trace_function_count: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -41,6 +52,14 @@ struct Meta {
     edge_fields: Option<Vec<String>>,
     #[serde(default)]
     edge_types: Option<Vec<serde_json::Value>>,
+    #[serde(default)]
+    trace_function_info_fields: Option<Vec<String>>,
+    #[serde(default)]
+    trace_node_fields: Option<Vec<String>>,
+    #[serde(default)]
+    sample_fields: Option<Vec<String>>,
+    #[serde(default)]
+    location_fields: Option<Vec<String>>,
 }
 
 /// V8's edge types, for files whose meta does not list them.
@@ -53,6 +72,8 @@ const V8_EDGE_TYPES: [&str; 7] = [
 const ONCE: [&[u8]; 4] = [b"snapshot", b"nodes", b"edges", b"strings"];
 
 /// What to read besides the nodes.
+// Plain switches, one per part of the file: a flag set would say no more.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
     /// Read the essential edges into a [`HeapGraph`], for retained sizes.
@@ -72,6 +93,17 @@ pub struct ParseOptions {
     /// in those arrays is [`GAVE_UP`]: read the document again without threads to learn
     /// what it is.
     pub threads: usize,
+    /// Read the allocation trace (`trace_function_infos`, `trace_tree`, each node's
+    /// `trace_node_id`) and the timeline `samples` into
+    /// [`HeapSnapshot::allocations`]. Nothing is kept for a snapshot that has none.
+    /// Where the snapshot has them, its `locations` are read too (they follow those
+    /// sections in the files V8 and ArkTS write): source positions are shown for
+    /// snapshots taken with allocation tracking, and a snapshot without pays nothing for
+    /// them.
+    pub allocations: bool,
+    /// Read `locations` (V8: where closures and objects' constructors are in the source)
+    /// into [`HeapSnapshot::locations`], whether or not the snapshot has allocation data.
+    pub locations: bool,
 }
 
 /// How many bytes of a string node's text [`ParseOptions::texts`] keeps.
@@ -101,6 +133,10 @@ struct Layout {
     edge_count: Option<usize>,
     detachedness: Option<usize>,
     native_size: Option<usize>,
+    /// Only when the allocation trace is read.
+    trace_node_id: Option<usize>,
+    /// The type value of native nodes, the ones with a DOM state.
+    native: Option<u32>,
 }
 
 /// Finds the fields a row layout needs in `snapshot.meta.<list>` (at most 64 of them, the
@@ -137,6 +173,8 @@ impl Layout {
             edge_count: find("edge_count"),
             detachedness: find("detachedness"),
             native_size: find("native_size"),
+            trace_node_id: None,
+            native: None,
         })
     }
 }
@@ -232,7 +270,10 @@ impl Needed {
 struct RawNodes {
     kinds: Vec<u32>,
     names: Vec<u32>,
-    detached: Vec<bool>,
+    /// The native nodes whose own DOM state is known, in node order.
+    states: Vec<(u32, DomState)>,
+    /// Each node's `trace_node_id`, up to the last node that has one (none: empty).
+    traces: Vec<u32>,
 }
 
 /// Parses a heap snapshot document from `src`, nodes only.
@@ -248,9 +289,13 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut layout: Option<Layout> = None;
     let mut edge_layout: Result<EdgeLayout, String> = Ok(EdgeLayout::V8);
     let mut type_names: Vec<String> = Vec::new();
+    let mut edge_types: Vec<String> = Vec::new();
     let mut edge_kinds: Vec<EdgeKind> = Vec::new();
     let mut raw = RawNodes::default();
     let mut edges: Option<Edges> = None;
+    // The edges the DOM-state propagation needs, once the edges array was read, or why
+    // they cannot be had.
+    let mut dom_edges: Option<Result<Vec<(u32, u32)>, String>> = None;
     let mut nodes_seen = false;
     // Strings by index: only the needed ones when `nodes` came first (the usual order),
     // all of them otherwise.
@@ -258,6 +303,10 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     let mut strings_seen = false;
     let mut strings_len = 0u64;
     let mut seen = [false; ONCE.len()];
+    // The allocation sections, when asked for.
+    let mut alloc = AllocReader::default();
+    // Whether the strings must all be kept, for function names not read yet.
+    let mut names_to_come = false;
 
     json.expect(b'{', "'{' at the start of a heap snapshot")?;
     if !json.eat(b'}')? {
@@ -285,9 +334,25 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 format!("the header is not what a heap snapshot has: {e}"),
                             )
                         })?;
-                        let l = Layout::from_fields(&header.meta.node_fields)
+                        let mut l = Layout::from_fields(&header.meta.node_fields)
                             .map_err(|msg| json.invalid(msg))?;
-                        layout = Some(l);
+                        if options.allocations {
+                            l.trace_node_id = header
+                                .meta
+                                .node_fields
+                                .iter()
+                                .position(|f| f == "trace_node_id");
+                            // A file that has trace sections but writes the strings before
+                            // them (trace_streamer's test documents do) needs every string.
+                            names_to_come = header.meta.trace_function_info_fields.is_some()
+                                && header.trace_function_count != Some(0);
+                        }
+                        alloc = AllocReader::new(MetaFields {
+                            functions: header.meta.trace_function_info_fields,
+                            tree: header.meta.trace_node_fields,
+                            samples: header.meta.sample_fields,
+                            locations: header.meta.location_fields,
+                        });
                         type_names = match header.meta.node_types.first() {
                             Some(serde_json::Value::Array(names)) => names
                                 .iter()
@@ -299,19 +364,24 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                                 ));
                             }
                         };
+                        l.native = type_names
+                            .iter()
+                            .position(|t| t == "native")
+                            .and_then(|t| u32::try_from(t).ok());
+                        layout = Some(l);
+                        edge_layout = EdgeLayout::from_fields(header.meta.edge_fields.as_deref());
+                        // Without the list, V8's: taking every edge as strong would let weak
+                        // edges retain.
+                        edge_types = match header.meta.edge_types.as_ref().and_then(|t| t.first()) {
+                            Some(serde_json::Value::Array(names)) => names
+                                .iter()
+                                .map(|n| n.as_str().unwrap_or("").to_owned())
+                                .collect(),
+                            _ => V8_EDGE_TYPES.map(str::to_owned).to_vec(),
+                        };
                         if options.graph {
-                            edge_layout =
-                                EdgeLayout::from_fields(header.meta.edge_fields.as_deref());
-                            // Without the list, V8's: taking every edge as strong would let
-                            // weak edges retain.
                             edge_kinds =
-                                match header.meta.edge_types.as_ref().and_then(|t| t.first()) {
-                                    Some(serde_json::Value::Array(names)) => names
-                                        .iter()
-                                        .map(|n| EdgeKind::from_name(n.as_str().unwrap_or("")))
-                                        .collect(),
-                                    _ => V8_EDGE_TYPES.map(EdgeKind::from_name).to_vec(),
-                                };
+                                edge_types.iter().map(|t| EdgeKind::from_name(t)).collect();
                         }
                         snap.node_field_count = l.stride;
                         snap.declared_node_count = header.node_count;
@@ -327,6 +397,13 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         nodes_seen = true;
                     }
                     b"edges" if options.graph && edges.is_none() => {
+                        let mut dom = dom_reader(
+                            (&raw, &snap.edge_counts),
+                            (layout, nodes_seen),
+                            &edge_layout,
+                            &edge_types,
+                            &mut dom_edges,
+                        );
                         // Edges the graph cannot use leave it out; the nodes still count.
                         // Rows are laid out over the nodes' edge counts; edges past their sum
                         // are not stored, so a damaged file cannot make arkdiff hold them all.
@@ -345,7 +422,7 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                         let (l, edge_layout, mut builder) = match usable {
                             Ok(found) => found,
                             Err(why) => {
-                                json.skip_value()?;
+                                skip_edges(&mut json, dom, &mut dom_edges)?;
                                 edges = Some(Err(why));
                                 return Ok(());
                             }
@@ -356,19 +433,46 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                             let n = n.min(bytes / MIN_EDGE_TEXT).min(MAX_EDGE_RESERVE);
                             builder.reserve(usize::try_from(n).unwrap_or(0));
                         }
-                        edges = Some(read_edges(
+                        let (read, values) = read_edges(
                             &mut json,
-                            l.stride,
-                            edge_layout,
-                            &edge_kinds,
+                            (l.stride, edge_layout, &edge_kinds),
                             builder,
+                            dom.as_mut(),
                             options.threads,
-                        )?);
+                        )?;
+                        edges = Some(read);
+                        if let Some(dom) = dom {
+                            dom_edges = Some(dom.finish(values));
+                        }
+                    }
+                    b"edges" => {
+                        let dom = dom_reader(
+                            (&raw, &snap.edge_counts),
+                            (layout, nodes_seen),
+                            &edge_layout,
+                            &edge_types,
+                            &mut dom_edges,
+                        );
+                        skip_edges(&mut json, dom, &mut dom_edges)?;
+                    }
+                    b"trace_function_infos" if options.allocations => {
+                        alloc.read_functions(&mut json)?;
+                    }
+                    b"trace_tree" if options.allocations => alloc.read_tree(&mut json)?,
+                    b"samples" if options.allocations => alloc.read_samples(&mut json)?,
+                    b"locations"
+                        if options.locations
+                            || (options.allocations
+                                && (alloc.has_data() || !raw.traces.is_empty())) =>
+                    {
+                        alloc.read_locations(&mut json, layout.map(|l| l.stride))?;
                     }
                     b"strings" => {
                         let builder = edges.as_ref().and_then(|e| e.as_ref().ok());
-                        let needed = (!strings_seen && nodes_seen)
-                            .then(|| needed_strings(&raw, &type_names, builder, options.texts));
+                        let all = names_to_come && !alloc.functions_seen;
+                        let needed = (!strings_seen && nodes_seen && !all).then(|| {
+                            needed_strings(&raw, &type_names, builder, &alloc, options.texts)
+                        });
                         let max_len = options.texts.then_some(MAX_TEXT);
                         strings_len =
                             read_strings(&mut json, needed.as_ref(), max_len, &mut strings)?;
@@ -419,8 +523,24 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
             ),
         ));
     }
-    resolve_classes(&mut snap, &raw, &type_names, &strings, strings_len);
+    let native = layout.and_then(|l| l.native);
+    let detached = detached_nodes(&raw, native, dom_edges, &mut snap.warnings);
+    resolve_classes(
+        &mut snap,
+        &raw,
+        &detached,
+        (&type_names, &strings, strings_len),
+    );
     drop(raw.kinds);
+    let (allocations, locations) = alloc.finish(
+        &strings,
+        strings_len,
+        std::mem::take(&mut raw.traces),
+        snap.node_count(),
+        &mut snap.warnings,
+    );
+    snap.allocations = allocations;
+    snap.locations = locations;
     if options.graph {
         let graph = match edges {
             None => Err("the snapshot has no \"edges\" array".to_owned()),
@@ -451,19 +571,114 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
     Ok(snap)
 }
 
-/// Reads the edges array into `builder`; an inconsistency stops the storing (the rest of
-/// the array is still read through) and becomes the `Err` returned.
+/// The reader of what the DOM-state propagation needs from the edges, when it has
+/// something to do; where it has but cannot, `outcome` says why.
+fn dom_reader(
+    (raw, edge_counts): (&RawNodes, &[u32]),
+    (layout, nodes_seen): (Option<Layout>, bool),
+    edge_layout: &Result<EdgeLayout, String>,
+    edge_types: &[String],
+    outcome: &mut Option<Result<Vec<(u32, u32)>, String>>,
+) -> Option<DomEdges> {
+    if !nodes_seen {
+        // The nodes may still bring states: then this is why they go no further.
+        *outcome = Some(Err("\"edges\" comes before \"nodes\"".to_owned()));
+        return None;
+    }
+    let native = layout?.native?;
+    if !DomEdges::wanted(&raw.states) {
+        return None;
+    }
+    match edge_layout {
+        Ok(el) => Some(DomEdges::new(
+            &raw.kinds,
+            edge_counts,
+            native,
+            layout?.stride,
+            *el,
+            edge_types,
+        )),
+        Err(why) => {
+            *outcome = Some(Err(why.clone()));
+            None
+        }
+    }
+}
+
+/// Skips the edges array; with `dom`, reads on the way the values it needs (the text of
+/// the others is only counted through) and sets `outcome`.
+fn skip_edges<R: Read>(
+    json: &mut JsonReader<R>,
+    dom: Option<DomEdges>,
+    outcome: &mut Option<Result<Vec<(u32, u32)>, String>>,
+) -> Result<(), JsonError> {
+    let Some(mut dom) = dom else {
+        return json.skip_value();
+    };
+    let ranges = dom.value_ranges();
+    if ranges.is_empty() {
+        // No native node has an edge.
+        *outcome = Some(Ok(Vec::new()));
+        return json.skip_value();
+    }
+    let mut picker = Picker::new(ranges);
+    json.skip_value_with(|text| picker.feed(text, &mut |i, v| dom.value(i, v)))?;
+    *outcome = Some(match picker.finish() {
+        Some(values) => dom.finish(values),
+        None => Err("the edges array holds more than integers".to_owned()),
+    });
+    Ok(())
+}
+
+/// The native nodes named `Detached …`, in node order: those the propagation finds
+/// detached when it has the edges it needs, else those the snapshot marks detached
+/// themselves (with a warning that says why).
+fn detached_nodes(
+    raw: &RawNodes,
+    native: Option<u32>,
+    edges: Option<Result<Vec<(u32, u32)>, String>>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<u32> {
+    if !DomEdges::wanted(&raw.states) {
+        return Vec::new();
+    }
+    let edges = edges.unwrap_or_else(|| Err("the snapshot has no \"edges\" array".to_owned()));
+    match edges {
+        Ok(mut edges) => {
+            // Only native nodes take a state.
+            edges.retain(|&(_, to)| raw.kinds.get(to as usize).copied() == native);
+            dom::detached_nodes(&raw.states, &edges)
+        }
+        Err(why) => {
+            warnings.push(Warning::new(
+                WarningCode::SnapshotDomState,
+                format!(
+                    "{why}, so the DOM state of native nodes is not passed on: only the nodes the snapshot marks detached themselves are named `Detached …`"
+                ),
+            ));
+            raw.states
+                .iter()
+                .filter(|&&(_, s)| s == DETACHED)
+                .map(|&(n, _)| n)
+                .collect()
+        }
+    }
+}
+
+/// Reads the edges array into `builder`, and into `dom` when given; an inconsistency
+/// stops the storing (the rest of the array is still read through) and becomes the `Err`
+/// returned. Also returns the number of values the array held.
 fn read_edges<R: Read>(
     json: &mut JsonReader<R>,
-    node_stride: usize,
-    l: EdgeLayout,
-    kinds: &[EdgeKind],
+    (node_stride, l, kinds): (usize, EdgeLayout, &[EdgeKind]),
     mut builder: GraphBuilder,
+    mut dom: Option<&mut DomEdges>,
     threads: usize,
-) -> Result<Edges, JsonError> {
+) -> Result<(Edges, u64), JsonError> {
     let mut row = [0u64; 64];
     let mut field = 0usize;
     let mut values = 0u64;
+    let mut edge = 0u64;
     let mut broken: Option<String> = None;
     let sink = |value| {
         values += 1;
@@ -471,11 +686,16 @@ fn read_edges<R: Read>(
         field += 1;
         if field == l.stride {
             field = 0;
+            let row = &row[..l.stride];
             if broken.is_none()
-                && let Err(why) = push_edge(&mut builder, node_stride, l, kinds, &row[..l.stride])
+                && let Err(why) = push_edge(&mut builder, node_stride, l, kinds, row)
             {
                 broken = Some(why);
             }
+            if let Some(dom) = dom.as_deref_mut() {
+                dom.edge(edge, row);
+            }
+            edge += 1;
         }
         Ok(())
     };
@@ -486,10 +706,11 @@ fn read_edges<R: Read>(
             l.stride
         ));
     }
-    Ok(match broken {
+    let read = match broken {
         Some(why) => Err(why),
         None => Ok(builder),
-    })
+    };
+    Ok((read, values))
 }
 
 #[inline]
@@ -606,11 +827,20 @@ fn push_node(
     };
     raw.kinds.push(kind);
     raw.names.push(name);
-    if let Some(f) = l.detachedness {
-        // Only allocate the column once a node is actually detached.
-        if row[f] == 2 {
-            raw.detached.resize(node, false);
-            raw.detached.push(true);
+    if let (Some(f), Some(native)) = (l.detachedness, l.native) {
+        let state = dom::state_of(row[f]);
+        if state != UNKNOWN && kind == native {
+            let node = u32::try_from(node).map_err(|_| {
+                format!("node {node} has a DOM state, past the nodes arkdiff reads")
+            })?;
+            raw.states.push((node, state));
+        }
+    }
+    if let Some(f) = l.trace_node_id {
+        // Likewise once a node has a trace; an id past 32 bits names no trace node.
+        if row[f] != 0 {
+            raw.traces.resize(node, 0);
+            raw.traces.push(u32::try_from(row[f]).unwrap_or(u32::MAX));
         }
     }
     snap.ids.push(row[l.id]);
@@ -636,12 +866,14 @@ fn is_text_type(type_name: Option<&str>) -> bool {
     )
 }
 
-/// The strings to keep: class names, and with a graph's labels, the names of edges and of
-/// nodes that are not text (and of those that are, with `texts`).
+/// The strings to keep: class names, the allocation trace's function and script names, and
+/// with a graph's labels, the names of edges and of nodes that are not text (and of those
+/// that are, with `texts`).
 fn needed_strings(
     raw: &RawNodes,
     type_names: &[String],
     edges: Option<&GraphBuilder>,
+    alloc: &AllocReader,
     texts: bool,
 ) -> Needed {
     let edges = edges.filter(|b| b.has_labels());
@@ -661,18 +893,19 @@ fn needed_strings(
         .map(|(_, &n)| n)
         .max();
     let edge_names = edges.into_iter().flat_map(GraphBuilder::named_edges);
-    let max = max.max(edge_names.clone().max());
+    let max = max.max(edge_names.clone().max()).max(alloc.max_string());
     let name_count = raw
         .names
         .len()
-        .saturating_add(edges.map_or(0, |b| usize::try_from(b.edges_seen()).unwrap_or(usize::MAX)));
+        .saturating_add(edges.map_or(0, |b| usize::try_from(b.edges_seen()).unwrap_or(usize::MAX)))
+        .saturating_add(alloc.strings_needed().count());
     let mut needed = Needed::new(max, name_count);
     for (&k, &n) in raw.kinds.iter().zip(&raw.names) {
         if is_named(k) {
             needed.insert(n);
         }
     }
-    for n in edge_names {
+    for n in edge_names.chain(alloc.strings_needed()) {
         needed.insert(n);
     }
     needed
@@ -721,13 +954,15 @@ fn read_strings<R: Read>(
     }
 }
 
+/// Names each node's class; `detached`: the native nodes named `Detached …`, in node
+/// order.
 fn resolve_classes(
     snap: &mut HeapSnapshot,
     raw: &RawNodes,
-    type_names: &[String],
-    strings: &StringTable,
-    strings_len: u64,
+    detached: &[u32],
+    (type_names, strings, strings_len): (&[String], &StringTable, u64),
 ) {
+    let mut detached = detached.iter().copied().peekable();
     let mut interned: HashMap<String, ClassId> = HashMap::new();
     let mut intern = |name: String, names: &mut Vec<String>| -> ClassId {
         *interned.entry(name).or_insert_with_key(|name| {
@@ -743,7 +978,7 @@ fn resolve_classes(
     for (node, (&kind, &name)) in raw.kinds.iter().zip(&raw.names).enumerate() {
         let type_name = type_names.get(kind as usize).map(String::as_str);
         let class = if is_named_type(type_name) {
-            let detached = type_name == Some("native") && raw.detached.get(node) == Some(&true);
+            let detached = detached.next_if(|&d| d as usize == node).is_some();
             *by_name.entry((name, detached)).or_insert_with(|| {
                 let text = if let Some(s) = strings.get(name) {
                     s
@@ -844,6 +1079,121 @@ mod tests {
         let snap = parse_str(text);
         let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
         assert_eq!(names, vec!["(slicedstring)", "Detached <div>", "<span>"]);
+        // Without edges the state is not passed on, and a warning says so.
+        assert_eq!(snap.warnings.len(), 1, "{:?}", snap.warnings);
+        assert_eq!(snap.warnings[0].code, WarningCode::SnapshotDomState);
+        assert!(snap.warnings[0].message.contains("no \"edges\""));
+    }
+
+    /// A detached `<div id="a">` (node 1) holding, over each kind of edge, native nodes
+    /// and a JavaScript object that holds one; an attached document (8) holding one of
+    /// them too. `edges`: node 1's first edge, and the whole edges array's end.
+    fn dom_snapshot(first: &str, tail: &str) -> String {
+        format!(
+            r#"{{"snapshot":{{"meta":{V8_META},"node_count":11,"edge_count":11}},
+"nodes":[9,0,1,0,2,0,0, 8,1,3,10,5,0,2, 8,2,5,10,2,0,0, 8,3,7,10,0,0,0, 8,4,9,10,0,0,0,
+8,5,11,10,0,0,0, 3,6,13,10,1,0,0, 8,7,15,10,0,0,0, 8,8,17,10,1,0,1, 8,9,19,10,0,0,0,
+8,10,21,10,0,0,0],
+"edges":[1,0,7, 1,1,56, {first}, 6,11,35, 2,11,42, 3,11,63, 5,11,70, 2,11,21, 4,0,28,
+2,11,49, 1,0,{tail}],
+"strings":["","<div id=\"a\">","<span>","Text","X","Y","JS","Z","HTMLDocument","W","V","p"]}}"#
+        )
+    }
+
+    fn names(snap: &HeapSnapshot) -> Vec<&str> {
+        snap.classes.iter().map(|&c| snap.class_name(c)).collect()
+    }
+
+    #[test]
+    fn dom_state_passes_to_the_native_nodes_a_detached_one_holds() {
+        let text = dom_snapshot("1,0,14", "63");
+        let expected = [
+            "(synthetic)",
+            "Detached <div>",
+            // Over an element edge, then a property edge.
+            "Detached <span>",
+            "Detached Text",
+            // Over a hidden edge, a weak edge, through a JavaScript object: not.
+            "X",
+            "Y",
+            "JS",
+            "Z",
+            "HTMLDocument",
+            // Reached from the attached document as well: attached first.
+            "W",
+            // Over a shortcut.
+            "Detached V",
+        ];
+        let read = |options: ParseOptions, reader: &mut dyn Read| {
+            let snap = parse_with(reader, options).unwrap();
+            assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+            names(&snap)
+                .iter()
+                .map(|&n| n.to_owned())
+                .collect::<Vec<_>>()
+        };
+        // The same with the graph read or not, on threads or not, in pieces of a byte.
+        for graph in [false, true] {
+            for threads in [0, 2] {
+                let options = ParseOptions {
+                    graph,
+                    labels: graph,
+                    threads,
+                    ..ParseOptions::default()
+                };
+                assert_eq!(
+                    read(options, &mut text.as_bytes()),
+                    expected,
+                    "{graph} {threads}"
+                );
+            }
+            let options = ParseOptions {
+                graph,
+                ..ParseOptions::default()
+            };
+            assert_eq!(read(options, &mut OneByte(text.as_bytes())), expected);
+        }
+    }
+
+    #[test]
+    fn edges_that_do_not_fit_keep_the_own_state_with_a_warning() {
+        for (first, tail, why) in [
+            // An edge to the middle of a node, out of the detached node.
+            ("1,0,15", "63", "node field offset 15"),
+            // Fewer values than the nodes' edge counts say.
+            ("1,0,14", "63, 1", "add up to 11 edges"),
+            ("1,0,14", "63, 1,0,0", "add up to 11 edges"),
+        ] {
+            let text = dom_snapshot(first, tail);
+            for graph in [false, true] {
+                let options = ParseOptions {
+                    graph,
+                    ..ParseOptions::default()
+                };
+                let snap = parse_with(text.as_bytes(), options).unwrap();
+                assert_eq!(
+                    names(&snap)[1..4],
+                    ["Detached <div>", "<span>", "Text"],
+                    "{why}"
+                );
+                let dom = snap
+                    .warnings
+                    .iter()
+                    .find(|w| w.code == WarningCode::SnapshotDomState)
+                    .unwrap_or_else(|| panic!("{why}: {:?}", snap.warnings));
+                assert!(dom.message.contains(why), "{}", dom.message);
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_detached_native_node_the_edges_are_not_read_for_it() {
+        // Only attached and unknown states: nothing to pass on, so nothing to read; the
+        // broken edge out of the node with the state goes unnoticed without the graph.
+        let text = dom_snapshot("1,0,15", "63").replace(",10,5,0,2,", ",10,5,0,1,");
+        let snap = parse(text.as_bytes()).unwrap();
+        assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+        assert!(names(&snap).iter().all(|n| !n.starts_with("Detached")));
     }
 
     #[test]

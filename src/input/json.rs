@@ -374,6 +374,25 @@ impl<R: Read> JsonReader<R> {
         Ok(value)
     }
 
+    /// Reads a non-negative integer; any other value (a negative or fractional number, a
+    /// string, an array …) is skipped and gives None.
+    pub fn u64_or_skip(&mut self) -> Result<Option<u64>> {
+        if !self.peek()?.is_some_and(|b| b.is_ascii_digit()) {
+            self.skip_value()?;
+            return Ok(None);
+        }
+        if self.end - self.pos < MAX_NUMBER_LEN {
+            self.fill()?;
+        }
+        if let Some((value, len)) = scan_u64(&self.buf[self.pos..self.end]) {
+            self.pos += len;
+            Ok(Some(value))
+        } else {
+            self.skip_value()?;
+            Ok(None)
+        }
+    }
+
     /// Reads an array of non-negative integers, handing each to `sink` in order. This is the
     /// hot loop of heap snapshot parsing. A message the sink returns becomes an error at the
     /// offset just past the value it refused.
@@ -483,6 +502,13 @@ impl<R: Read> JsonReader<R> {
 
     /// Skips one value of any kind.
     pub fn skip_value(&mut self) -> Result<()> {
+        self.skip_value_with(|_| {})
+    }
+
+    /// Skips one value of any kind as [`JsonReader::skip_value`] does, handing the text of
+    /// an array or an object to `seen` in pieces, in order: everything from just after its
+    /// opening bracket to its closing one, included, but the inside of the strings in it.
+    pub fn skip_value_with(&mut self, mut seen: impl FnMut(&[u8])) -> Result<()> {
         match self.peek()? {
             Some(b'"') => self.skip_string(),
             Some(open @ (b'[' | b'{')) => {
@@ -495,6 +521,7 @@ impl<R: Read> JsonReader<R> {
                     let window = &self.buf[self.pos..self.end];
                     if let Some(i) = memchr::memchr3(open, close, b'"', window) {
                         let b = window[i];
+                        seen(&window[..=i]);
                         self.pos += i + 1;
                         if b == b'"' {
                             self.skip_string_body()?;
@@ -510,6 +537,7 @@ impl<R: Read> JsonReader<R> {
                             }
                         }
                     } else {
+                        seen(window);
                         self.pos = self.end;
                         if !self.fill()? {
                             return Err(self.unexpected("the end of an array or object"));

@@ -1,5 +1,6 @@
 //! Readers: format sniffing by content and one module per input format.
 
+pub mod allocations;
 pub mod baseline;
 pub mod cpuprofile;
 pub mod error;
@@ -360,6 +361,10 @@ pub struct SnapshotInfo {
     /// When it was taken on the wall clock, ns since the Unix epoch (htrace records on
     /// the REALTIME clock; see [`htrace::SnapshotSpan::start_wall_ns`]).
     pub start_wall_ns: Option<u64>,
+    /// The final snapshot of a timeline recording (an htrace in TIMELINE mode): read with
+    /// [`heapsnapshot::ParseOptions::allocations`], it carries the recording's samples and
+    /// allocation trace, a leak report on its own (the timeline analysis).
+    pub timeline: bool,
 }
 
 /// A CPU profile read from a capture.
@@ -412,6 +417,14 @@ pub struct ProfileSource {
     /// When the profile was written, ns since the Unix epoch: an htrace's profile record
     /// on the REALTIME clock (written when profiling stopped).
     pub wall_time_ns: Option<u64>,
+    /// The runtime and its version: a Chrome trace's `product-version` (or `v8-version`),
+    /// or what a baseline recorded.
+    pub runtime: Option<String>,
+    /// The CPU model: a Chrome trace's `cpu-brand`, or what a baseline recorded.
+    pub cpu_model: Option<String>,
+    /// The CPU slow-down the recording asked for: a DevTools trace's `cpuThrottling`, as
+    /// written (`1` for none).
+    pub cpu_throttling: Option<String>,
 }
 
 /// The samples of a profile, or only their per-function sums (a baseline).
@@ -512,15 +525,20 @@ impl Capture {
             Format::Htrace => capture.open_htrace()?,
             Format::Baseline => {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
-                let (heap, cpu) = baseline::open(path, reader)?;
-                if let Some(a) = heap {
+                let b = baseline::open(path, reader)?;
+                if let Some(a) = b.aggregate() {
                     capture.heap = HeapKind::Aggregate(Box::new(a));
                 }
-                if let Some(t) = cpu {
+                if let Some(t) = b.times() {
                     capture.cpu = Some(CpuCapture {
                         data: CpuData::Times(t),
                         label: None,
-                        source: ProfileSource::default(),
+                        source: ProfileSource {
+                            runtime: b.source.runtime,
+                            cpu_model: b.source.cpu_model,
+                            cpu_throttling: b.source.cpu_throttling,
+                            ..ProfileSource::default()
+                        },
                     });
                 }
             }
@@ -567,6 +585,7 @@ impl Capture {
                     capture.warnings.push(w.prefixed(path.display()));
                 }
                 capture.cpu_profiles = trace.profiles.len();
+                let environment = trace.environment.clone();
                 let (chosen, note) = trace.pick(pick).map_err(&fail)?;
                 if let Some(note) = note {
                     capture.warnings.push(note.prefixed(path.display()));
@@ -574,6 +593,9 @@ impl Capture {
                 let label = chosen.key();
                 let source = ProfileSource {
                     pid: Some(chosen.pid),
+                    runtime: environment.runtime,
+                    cpu_model: environment.cpu_model,
+                    cpu_throttling: environment.cpu_throttling,
                     ..ProfileSource::of(Engine::V8)
                 };
                 let profile = chosen
@@ -721,7 +743,17 @@ impl Capture {
                 start_time_ns: index.snapshots[i].start_time_ns,
                 end_time_ns: index.snapshots[i].end_time_ns,
                 start_wall_ns: index.snapshots[i].start_wall_ns,
+                timeline: index.snapshots[i].timeline,
             },
+        }
+    }
+
+    /// How an htrace's ArkTS plugin recorded the heap (SNAPSHOT or TIMELINE mode); None
+    /// for any other input.
+    pub fn heap_mode(&self) -> Option<htrace::HeapMode> {
+        match &self.heap {
+            HeapKind::Htrace { index, .. } => Some(index.mode),
+            _ => None,
         }
     }
 

@@ -276,6 +276,18 @@ impl HeapGraph {
         self.edge_targets.len()
     }
 
+    /// The node edge `edge` leaves from (a binary search of the rows).
+    pub fn edge_source(&self, edge: usize) -> u32 {
+        // The last row starting at or before the edge; empty rows share its start.
+        let after = self
+            .first_edge
+            .partition_point(|&start| start as usize <= edge);
+        #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+        {
+            after.saturating_sub(1) as u32
+        }
+    }
+
     /// The edge indexes of `node`.
     #[inline]
     pub fn edges(&self, node: u32) -> std::ops::Range<usize> {
@@ -313,6 +325,17 @@ impl HeapGraph {
             EdgeKind::Context => format!("{name} (context variable)"),
             EdgeKind::Hidden => format!("[{name}] (hidden)"),
             other => format!("{name} ({})", other.name()),
+        }
+    }
+
+    /// The name of a named edge (a property, context variable or internal reference),
+    /// when labels were read; None for elements and hidden edges.
+    pub fn edge_name(&self, edge: usize) -> Option<&str> {
+        let labels = self.labels.as_ref()?;
+        if labels.edge_kinds[edge].is_named() {
+            self.string(labels.edge_names[edge])
+        } else {
+            None
         }
     }
 

@@ -1,6 +1,7 @@
 //! The format-independent heap snapshot model: one column per node field, class names
 //! interned per snapshot.
 
+use super::alloc::{AllocationData, Locations};
 use super::column::Column;
 use super::graph::HeapGraph;
 use crate::warning::Warning;
@@ -41,6 +42,12 @@ pub struct HeapSnapshot {
     /// The ids were all handed out for this dump (an ArkTS OOM rawheap numbers its objects
     /// afresh): two such snapshots cannot be matched by id.
     pub fresh_ids: bool,
+    /// The allocation trace and timeline samples, when they were asked for and the
+    /// snapshot has them.
+    pub allocations: Option<Box<AllocationData>>,
+    /// Where closures and objects' constructors are in the source (V8), when asked for and
+    /// the snapshot has them.
+    pub locations: Option<Box<Locations>>,
 }
 
 /// Count and total self size of a set of nodes.
@@ -122,7 +129,8 @@ impl HeapSnapshot {
     }
 }
 
-/// The DevTools class name of a node from its type name and name string.
+/// The DevTools class name of a node from its type name and name string; `detached`: the
+/// node is a native one that ends detached (see [`super::dom`]).
 ///
 /// `type_name` is None for a type value past the snapshot's list of type names (ArkTS
 /// writes such values); `raw_type` is then shown.
@@ -130,16 +138,23 @@ pub fn class_name(type_name: Option<&str>, raw_type: u64, name: &str, detached: 
     match type_name {
         Some("hidden") => "(system)".to_owned(),
         Some("object" | "native") => {
-            let mut class = match name.strip_prefix('<') {
-                // `<div id="a">` is shown as `<div>`.
-                Some(rest) => match rest.find(' ') {
-                    Some(space) => format!("<{}>", &rest[..space]),
-                    None => name.to_owned(),
-                },
-                None => name.to_owned(),
+            let mut class = if detached {
+                format!("Detached {name}")
+            } else {
+                name.to_owned()
             };
-            if detached && !class.starts_with("Detached ") {
-                class.insert_str(0, "Detached ");
+            // `<div id="a">` is shown as `<div>`, and `Detached <div id="a">` as
+            // `Detached <div>`.
+            let tag = if class.starts_with('<') {
+                Some(0)
+            } else if class.starts_with("Detached <") {
+                Some("Detached <".len())
+            } else {
+                None
+            };
+            if let Some(space) = tag.and_then(|t| class[t..].find(' ').map(|s| t + s)) {
+                class.truncate(space);
+                class.push('>');
             }
             class
         }
@@ -215,8 +230,22 @@ mod tests {
             "Detached <div>"
         );
         assert_eq!(
-            class_name(Some("native"), 8, "Detached <div>", true),
+            class_name(Some("native"), 8, "<div id=\"a\" class=\"b\">", true),
             "Detached <div>"
+        );
+        // As DevTools: the prefix goes before whatever the name is, and a tag is cut
+        // after it.
+        assert_eq!(
+            class_name(Some("native"), 8, "Detached <div>", true),
+            "Detached Detached <div>"
+        );
+        assert_eq!(
+            class_name(Some("object"), 3, "Detached <td id=\"x\">", false),
+            "Detached <td>"
+        );
+        assert_eq!(
+            class_name(Some("native"), 8, "<a href=\"x\">", true),
+            "Detached <a>"
         );
         assert_eq!(class_name(Some("code"), 4, "foo", false), "(compiled code)");
         assert_eq!(class_name(Some("closure"), 5, "onTick", false), "Function");

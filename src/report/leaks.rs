@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::alloc::Scripts;
 use super::{StepJson, path_lines, path_steps};
 use crate::diff::LeakTraces;
 use crate::diff::leaks::Shape;
@@ -156,7 +157,7 @@ impl ShapeJson {
 }
 
 impl LeakTracesJson {
-    pub fn from_result(l: &LeakTraces) -> LeakTracesJson {
+    pub fn from_result(l: &LeakTraces, scripts: &Scripts) -> LeakTracesJson {
         let c = &l.clusters;
         LeakTracesJson {
             basis: l.basis,
@@ -193,8 +194,8 @@ impl LeakTracesJson {
                         })
                         .collect(),
                     shapes: k.shapes.iter().map(ShapeJson::from_shape).collect(),
-                    trace: path_lines(&k.steps),
-                    trace_steps: path_steps(&k.steps),
+                    trace: path_lines(&k.steps, scripts),
+                    trace_steps: path_steps(&k.steps, scripts),
                 })
                 .collect(),
         }

@@ -6,14 +6,13 @@
 use std::io::{self, Write};
 
 use super::arkts;
+use super::columns::{self, Align, Column, Renderer, Shown, Total, first};
 use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
-use super::table::{CLASS_COLUMNS, location, percent_change};
-use super::{CpuSection, HeapSection, PathJson, Render, Report, Side};
+use super::text::capitalized;
+use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc};
 use crate::diff::heap::IdMatching;
-use crate::gate::{Level, Status};
-use crate::units::{
-    format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
-};
+use crate::gate::{Level, Status, Unit};
+use crate::units::{format_count, format_size};
 
 pub struct Markdown {
     /// Rows per table.
@@ -60,17 +59,43 @@ fn side(label: &str, s: &Side) -> String {
     format!("**{label}** {} ({}{})", code(&s.path), s.format, s.picked())
 }
 
-/// A table header: the first `left` columns hold text, the others numbers.
-fn header(out: &mut dyn Write, left: usize, columns: &[&str]) -> io::Result<()> {
-    writeln!(out, "| {} |", columns.join(" | "))?;
-    let align: Vec<&str> = (0..columns.len())
-        .map(|i| if i < left { "---" } else { "---:" })
-        .collect();
-    writeln!(out, "| {} |", align.join(" | "))
+/// A cell as Markdown writes it: names as code spans, and text with what would break the
+/// table (a line break, a pipe, a tag) made harmless.
+fn cell(shown: Shown) -> String {
+    match shown {
+        Shown::Missing(text) => text.to_owned(),
+        Shown::Plain(text) => text
+            .replace(['\n', '\r'], " ")
+            .replace('|', "\\|")
+            .replace('<', "&lt;"),
+        Shown::Name(text) | Shown::Code(text) => code(&text),
+        Shown::Names(names) => names.iter().map(|n| code(n)).collect::<Vec<_>>().join(", "),
+        Shown::Level(Level::Fail) => "❌ fail".into(),
+        Shown::Level(Level::Warn) => "⚠️ warn".into(),
+        Shown::Location(at) if at.is_empty() => at,
+        Shown::Location(at) => code(&at),
+    }
 }
 
-fn row(out: &mut dyn Write, cells: &[String]) -> io::Result<()> {
-    writeln!(out, "| {} |", cells.join(" | "))
+/// The columns of `table` Markdown shows for `ctx`: a header, its alignment (text left,
+/// numbers right), then a row per item of `rows`.
+fn table<C, R>(out: &mut dyn Write, table: &[Column<C, R>], ctx: &C, rows: &[R]) -> io::Result<()> {
+    let columns = columns::shown(table, ctx, Renderer::Markdown);
+    let headers: Vec<_> = columns.iter().map(|c| c.header(ctx)).collect();
+    writeln!(out, "| {} |", headers.join(" | "))?;
+    let align: Vec<&str> = columns
+        .iter()
+        .map(|c| match c.align {
+            Align::Left => "---",
+            Align::Right => "---:",
+        })
+        .collect();
+    writeln!(out, "| {} |", align.join(" | "))?;
+    for row in rows {
+        let cells: Vec<String> = columns.iter().map(|c| cell(c.write(ctx, row))).collect();
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    Ok(())
 }
 
 fn more(out: &mut dyn Write, hidden: usize, what: &str) -> io::Result<()> {
@@ -78,14 +103,6 @@ fn more(out: &mut dyn Write, hidden: usize, what: &str) -> io::Result<()> {
         writeln!(out, "\n*… {hidden} more {what} (`--top` shows more).*")?;
     }
     Ok(())
-}
-
-fn opt(v: Option<u64>, f: fn(u64) -> String) -> String {
-    v.map_or_else(|| "–".to_owned(), f)
-}
-
-fn opt_delta(v: Option<i64>, f: fn(i64) -> String) -> String {
-    v.map_or_else(|| "–".to_owned(), f)
 }
 
 impl Markdown {
@@ -112,30 +129,15 @@ impl Markdown {
             )?;
         }
         if !gate.violations.is_empty() {
-            header(out, 3, &["Level", "Metric", "Subject", "Growth", "Limit"])?;
-            for v in &gate.violations {
-                let (value, limit, given) = v.amounts();
-                let limit = match given {
-                    Some(g) => format!("{limit} ({g})"),
-                    None => limit,
-                };
-                let level = if v.level == Level::Fail {
-                    "❌ fail"
-                } else {
-                    "⚠️ warn"
-                };
-                row(
-                    out,
-                    &[
-                        level.into(),
-                        code(v.metric.json_name()),
-                        code(&v.subject),
-                        value,
-                        limit,
-                    ],
-                )?;
-            }
+            table(out, columns::gate::VIOLATIONS, gate, &gate.violations)?;
             writeln!(out)?;
+        }
+        if let Some(line) = super::runs_text::power(report) {
+            writeln!(out, "{}.\n", capitalized(&line))?;
+        }
+        if report.recording_alone() {
+            // One snapshot on its own, for its recording: there is no BASE.
+            return writeln!(out, "{}\n", side("Snapshot", &report.head));
         }
         writeln!(
             out,
@@ -145,42 +147,24 @@ impl Markdown {
         )
     }
 
-    fn heap(&self, heap: &HeapSection, out: &mut dyn Write) -> io::Result<()> {
+    fn heap(&self, heap: &HeapSection, alone: bool, out: &mut dyn Write) -> io::Result<()> {
+        if alone {
+            // One snapshot on its own: its recording is the report.
+            if let Some(t) = &heap.timeline {
+                self.timeline(t, "the", out)?;
+            }
+            return Ok(());
+        }
         writeln!(out, "#### Heap\n")?;
         let t = &heap.totals;
-        header(out, 1, &["", "BASE", "HEAD", "Δ", "Δ %"])?;
-        row(
-            out,
-            &[
-                "Objects".into(),
-                format_count(t.count.base),
-                format_count(t.count.head),
-                format_count_delta(t.count.delta()),
-                percent_change(t.count.base, t.count.delta()),
-            ],
-        )?;
-        row(
-            out,
-            &[
-                "Self size".into(),
-                format_size(t.size.base),
-                format_size(t.size.head),
-                format_size_delta(t.size.delta()),
-                percent_change(t.size.base, t.size.delta()),
-            ],
-        )?;
+        let mut totals = vec![
+            Total::new("Objects", Unit::Count, t.count.0),
+            Total::new("Self size", Unit::Bytes, t.size.0),
+        ];
         if let Some(n) = t.native_size {
-            row(
-                out,
-                &[
-                    "Native size".into(),
-                    format_size(n.base),
-                    format_size(n.head),
-                    format_size_delta(n.delta()),
-                    percent_change(n.base, n.delta()),
-                ],
-            )?;
+            totals.push(Total::new("Native size", Unit::Bytes, n.0));
         }
+        table(out, columns::TOTALS, &(), &totals)?;
         writeln!(out)?;
         match heap.id_matching {
             IdMatching::Disjoint => writeln!(
@@ -196,30 +180,31 @@ impl Markdown {
         if heap.classes.is_empty() {
             writeln!(out, "No class changed.")?;
         } else if self.top > 0 {
-            let mut columns = CLASS_COLUMNS.to_vec();
-            columns.extend_from_slice(arkts::native_columns(heap));
-            header(out, 1, &columns)?;
-            for c in heap.classes.iter().take(self.top) {
-                let mut cells = vec![
-                    code(&c.name),
-                    format_count(c.count.head),
-                    format_count_delta(c.count.delta()),
-                    format_size(c.size.head),
-                    format_size_delta(c.size.delta()),
-                    opt(c.retained.head(), format_size),
-                    opt_delta(c.retained.delta(), format_size_delta),
-                    opt(c.new_count, format_count),
-                    opt(c.deleted_count, format_count),
-                ];
-                cells.extend(arkts::native_cells(heap, c));
-                row(out, &cells)?;
-            }
+            table(
+                out,
+                columns::heap::CLASSES,
+                heap,
+                first(&heap.classes, self.top),
+            )?;
         }
         more(
             out,
             heap.classes.len().saturating_sub(self.top),
             "changed classes",
         )?;
+        if let Some(sites) = &heap.sites {
+            writeln!(out, "\n#### Allocation sites\n")?;
+            writeln!(out, "{}.\n", alloc::sites_heading(sites))?;
+            if self.top > 0 && !sites.sites.is_empty() {
+                table(
+                    out,
+                    columns::heap::SITES,
+                    sites,
+                    first(&sites.sites, self.top),
+                )?;
+            }
+            more(out, sites.sites.len().saturating_sub(self.top), "sites")?;
+        }
         if let Some(trend) = &heap.trend {
             writeln!(
                 out,
@@ -240,35 +225,24 @@ impl Markdown {
                     format_size(trend.floor_bytes)
                 )?;
             } else {
-                header(
+                table(
                     out,
-                    2,
-                    &[
-                        "Leak suspect",
-                        "Size per snapshot",
-                        "Δ Size",
-                        "Δ Count",
-                        "Retained",
-                    ],
+                    columns::heap::SUSPECTS,
+                    trend,
+                    first(&trend.suspects, self.top),
                 )?;
-                for s in trend.suspects.iter().take(self.top) {
-                    let sizes: Vec<String> = s.sizes.iter().map(|&v| format_size(v)).collect();
-                    row(
-                        out,
-                        &[
-                            code(&s.name),
-                            sizes.join(" → "),
-                            format_size_delta(s.size_growth),
-                            format_count_delta(s.count_growth),
-                            opt(s.retained_size, format_size),
-                        ],
-                    )?;
-                }
                 more(
                     out,
                     trend.suspects.len().saturating_sub(self.top),
                     "suspects",
                 )?;
+                let placed = alloc::suspect_sentences(trend, self.top);
+                if !placed.is_empty() {
+                    writeln!(out, "\nWhere the suspects' new objects were allocated:\n")?;
+                    for line in placed.iter().map(|l| format!("- {}", code(l))) {
+                        writeln!(out, "{line}")?;
+                    }
+                }
                 let paths: Vec<(&str, &PathJson)> = trend
                     .suspects
                     .iter()
@@ -279,6 +253,10 @@ impl Markdown {
                 retainer_paths(out, &paths)?;
             }
             owners(out, trend, self.top)?;
+        }
+        if let Some(t) = &heap.timeline {
+            writeln!(out)?;
+            self.timeline(t, "HEAD's", out)?;
         }
         let explained: Vec<(&str, &PathJson)> = heap
             .explain
@@ -295,6 +273,40 @@ impl Markdown {
         Ok(())
     }
 
+    /// The survivors of a timeline recording: when and where they were allocated.
+    fn timeline(
+        &self,
+        t: &alloc::TimelineJson,
+        whose: &str,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out, "#### Timeline\n")?;
+        for line in alloc::timeline_sentences(t, whose) {
+            writeln!(out, "{line}  ")?;
+        }
+        if self.top > 0 && !t.sites.is_empty() {
+            writeln!(out)?;
+            table(
+                out,
+                columns::heap::TIMELINE_SITES,
+                t,
+                first(&t.sites, self.top),
+            )?;
+        }
+        more(out, t.sites.len().saturating_sub(self.top), "sites")?;
+        let classes = alloc::flagged_classes(t);
+        if classes.is_empty() {
+            writeln!(out, "\nNo class left survivors in every bucket.")
+        } else {
+            let names: Vec<String> = classes.iter().map(|c| code(c)).collect();
+            writeln!(
+                out,
+                "\nClasses that left survivors in every bucket: {}.",
+                names.join(", ")
+            )
+        }
+    }
+
     /// The leak watcher's list: a row per watched object, then their paths.
     fn leaklist(&self, list: &super::LeakListJson, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "\n#### Leak watcher's list\n")?;
@@ -304,21 +316,12 @@ impl Markdown {
         if list.objects.is_empty() || self.top == 0 {
             return Ok(());
         }
-        // Numbers right, text left.
-        writeln!(out, "| {} |", arkts::LEAKLIST_COLUMNS.join(" | "))?;
-        writeln!(out, "| --- | ---: | --- | ---: | ---: | --- | --- |")?;
-        for w in list.objects.iter().take(self.top) {
-            let mut cells = arkts::leaklist_cells(w);
-            cells[0] = code(&cells[0]);
-            if w.found {
-                cells[2] = code(&cells[2]);
-            }
-            cells[6] = cells[6]
-                .replace(['\n', '\r'], " ")
-                .replace('|', "\\|")
-                .replace('<', "&lt;");
-            row(out, &cells)?;
-        }
+        table(
+            out,
+            columns::heap::LEAKLIST,
+            list,
+            first(&list.objects, self.top),
+        )?;
         more(
             out,
             list.objects.len().saturating_sub(self.top),
@@ -337,32 +340,11 @@ impl Markdown {
 
     fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "#### CPU\n")?;
-        header(out, 1, &["", "BASE", "HEAD", "Δ", "Δ %"])?;
-        for (name, base, head, delta) in [
-            (
-                "Non-idle time",
-                cpu.duration_us.base,
-                cpu.duration_us.head,
-                cpu.duration_us.delta(),
-            ),
-            (
-                "Garbage collector",
-                cpu.gc_us.base,
-                cpu.gc_us.head,
-                cpu.gc_us.delta(),
-            ),
-        ] {
-            row(
-                out,
-                &[
-                    name.into(),
-                    format_us(base),
-                    format_us(head),
-                    format_us_delta(delta),
-                    percent_change(base, delta),
-                ],
-            )?;
-        }
+        let totals = [
+            Total::new("Non-idle time", Unit::Micros, cpu.duration_us.0),
+            Total::new("Garbage collector", Unit::Micros, cpu.gc_us.0),
+        ];
+        table(out, columns::TOTALS, &(), &totals)?;
         writeln!(out)?;
         if let Some(scale) = cpu.scale {
             writeln!(
@@ -378,40 +360,9 @@ impl Markdown {
             return writeln!(out, "No function was sampled.");
         }
         if self.top > 0 {
-            let shift_header = super::runs_text::shift_header(cpu);
-            let mut columns = vec![
-                "Function",
-                "Location",
-                "Self BASE",
-                "Self HEAD",
-                "Δ Self",
-                "Δ Self %",
-                "Δ Total",
-            ];
-            if cpu.runs.is_some() {
-                columns.extend([shift_header.as_str(), "p"]);
-            }
-            header(out, 2, &columns)?;
-            for f in cpu.functions.iter().take(self.top) {
-                let at = location(f, false);
-                let mut cells = vec![
-                    code(&f.name),
-                    if at.is_empty() {
-                        String::new()
-                    } else {
-                        code(&at)
-                    },
-                    format_us(f.self_us.base),
-                    format_us(f.self_us.head),
-                    format_us_delta(f.self_us.delta()),
-                    percent_change(f.self_us.base, f.self_us.delta()),
-                    format_us_delta(f.total_us.delta()),
-                ];
-                if cpu.runs.is_some() {
-                    cells.extend(super::runs_text::function_cells(f));
-                }
-                row(out, &cells)?;
-            }
+            let shown = first(&cpu.functions, self.top);
+            let functions = columns::cpu::Functions::new(cpu, shown);
+            table(out, columns::cpu::FUNCTIONS, &functions, shown)?;
         }
         more(
             out,
@@ -419,14 +370,6 @@ impl Markdown {
             "functions",
         )
     }
-}
-
-/// `Run sets: …` from `run sets: …`.
-fn capitalized(line: &str) -> String {
-    let mut chars = line.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().chain(chars).collect::<String>()
-    })
 }
 
 /// Retainer paths in a collapsed block, one code block per class.
@@ -494,7 +437,9 @@ fn leak_traces(out: &mut dyn Write, leaks: &LeakTracesJson, top: usize) -> io::R
     }
     writeln!(out, "\n#### Leak traces\n")?;
     writeln!(out, "{}.\n", leaks.heading().replace('<', "&lt;"))?;
-    header(out, 3, &["#", "Classes", "Shape", "Objects", "Retained"])?;
+    // Not a column table: a cluster's classes are counts with code spans.
+    writeln!(out, "| # | Classes | Shape | Objects | Retained |")?;
+    writeln!(out, "| --- | --- | --- | ---: | ---: |")?;
     for &(rank, c) in &shown {
         let classes: Vec<String> = c
             .classes
@@ -507,15 +452,13 @@ fn leak_traces(out: &mut dyn Write, leaks: &LeakTracesJson, top: usize) -> io::R
             .iter()
             .map(|s| s.text().replace('|', "\\|").replace('<', "&lt;"))
             .collect();
-        row(
+        writeln!(
             out,
-            &[
-                rank.to_string(),
-                classes.join(", "),
-                shapes.join("; "),
-                format_count(c.count),
-                format_size(c.retained),
-            ],
+            "| {rank} | {} | {} | {} | {} |",
+            classes.join(", "),
+            shapes.join("; "),
+            format_count(c.count),
+            format_size(c.retained),
         )?;
     }
     let hidden = leaks.cluster_count.saturating_sub(shown.len());
@@ -540,7 +483,7 @@ impl Render for Markdown {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         Markdown::gate(report, out)?;
         if let Some(heap) = &report.heap {
-            self.heap(heap, out)?;
+            self.heap(heap, report.recording_alone(), out)?;
         }
         if let Some(cpu) = &report.cpu {
             if report.heap.is_some() {
@@ -573,49 +516,7 @@ fn owners(out: &mut dyn Write, trend: &super::TrendJson, top: usize) -> io::Resu
         );
     }
     writeln!(out)?;
-    header(
-        out,
-        4,
-        &[
-            "Leak owner",
-            "Held as",
-            "Entries per snapshot",
-            "Suspects it holds",
-            "Per iteration",
-            "Gained",
-        ],
-    )?;
-    for o in trend.owners.iter().take(top) {
-        let entries: Vec<String> = o.entries.iter().map(|&v| format_count(v)).collect();
-        let held = o
-            .retainer_steps
-            .as_ref()
-            .and_then(|s| s.last())
-            .and_then(|s| s.edge.clone())
-            .unwrap_or_default();
-        let per = match (o.entries_steady, o.entries_per_iteration) {
-            (Some(n), _) => format!("{} (steady)", format_count_delta(n)),
-            (None, Some(mean)) => format!("{mean:+.1}"),
-            _ => String::new(),
-        };
-        let suspects: Vec<String> = trend
-            .suspects
-            .iter()
-            .filter(|s| s.owner == Some(o.id))
-            .map(|s| code(&s.name))
-            .collect();
-        row(
-            out,
-            &[
-                code(&format!("{} @{}", o.node, o.id)),
-                code(&held),
-                entries.join(" → "),
-                suspects.join(", "),
-                per,
-                format_size(o.gained_size),
-            ],
-        )?;
-    }
+    table(out, columns::heap::OWNERS, trend, first(&trend.owners, top))?;
     more(out, trend.owners.len().saturating_sub(top), "owners")?;
     let paths: Vec<(String, PathJson)> = trend
         .owners

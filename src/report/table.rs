@@ -6,10 +6,10 @@ use std::io::{self, Write};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
+use super::columns::{self, Align, Column, Renderer, first};
 use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
-use super::{
-    ClassJson, CpuSection, FunctionJson, HeapSection, PathJson, Render, Report, Side, arkts,
-};
+use super::text::{arrows, percent_change};
+use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc, arkts};
 use crate::diff::heap::IdMatching;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -26,8 +26,8 @@ fn side(label: &str, s: &Side) -> String {
     format!("{label}: {} ({}{})", s.path, s.format, s.picked())
 }
 
-/// A table in the house style, fitted to `width` when there is one.
-fn new_table(width: Option<u16>, header: Vec<&str>) -> Table {
+/// An empty table in the house style, fitted to `width` when there is one.
+fn frame(width: Option<u16>) -> Table {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
     match width {
@@ -39,14 +39,40 @@ fn new_table(width: Option<u16>, header: Vec<&str>) -> Table {
             table.set_content_arrangement(ContentArrangement::Disabled);
         }
     }
-    let columns = header.len();
-    table.set_header(header);
-    for col in 1..columns {
-        if let Some(column) = table.column_mut(col) {
+    table
+}
+
+/// A table in the house style: the columns of `table` the terminal shows for `ctx`, a
+/// row per item of `rows`, fitted to `width` when there is one.
+fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -> Table {
+    let columns = columns::shown(table, ctx, Renderer::Table);
+    let mut grid = frame(width);
+    grid.set_header(columns.iter().map(|c| c.header(ctx)).collect::<Vec<_>>());
+    for (i, c) in columns.iter().enumerate() {
+        if let (Align::Right, Some(column)) = (c.align, grid.column_mut(i)) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    table
+    let mut cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            columns
+                .iter()
+                .map(|c| c.write(ctx, row).text().into_owned())
+                .collect()
+        })
+        .collect();
+    if columns
+        .first()
+        .is_some_and(|c| matches!(c.cell, columns::Cell::Name(_)))
+    {
+        let headers: Vec<_> = columns.iter().map(|c| c.header(ctx)).collect();
+        fit_names(&mut cells, &headers, width);
+    }
+    for row in cells {
+        grid.add_row(row);
+    }
+    grid
 }
 
 /// The narrowest a name is shortened to, whatever the terminal's width.
@@ -55,12 +81,12 @@ const MIN_NAME_WIDTH: usize = 24;
 /// Shortens the first cell of each row (a class or function name) with an ellipsis in
 /// the middle so that the table fits `width` columns, where there is a width (a
 /// terminal); the JSON and Markdown reports keep the full names.
-fn fit_names(rows: &mut [Vec<String>], header: &[&str], width: Option<u16>) {
+fn fit_names(rows: &mut [Vec<String>], header: &[impl AsRef<str>], width: Option<u16>) {
     let Some(width) = width else {
         return;
     };
     let chars = |t: &str| t.chars().count();
-    let mut widths: Vec<usize> = header.iter().map(|h| chars(h)).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| chars(h.as_ref())).collect();
     for row in rows.iter() {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(chars(cell));
@@ -91,133 +117,200 @@ fn shortened(text: &str, max: usize) -> String {
     format!("{start}…{end}")
 }
 
-/// `+177.2%`, `new`, or `-` for a base of zero and no change.
-#[allow(clippy::cast_precision_loss)]
-pub(super) fn percent_change(base: u64, delta: i64) -> String {
-    if base == 0 {
-        return if delta == 0 { "-".into() } else { "new".into() };
+/// The lines the CPU section leads with: the totals, the scale, the run sets' summary
+/// and the ArkTS categories.
+fn cpu_head(cpu: &CpuSection) -> Vec<String> {
+    let mut lines = vec![format!(
+        "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
+        format_us(cpu.duration_us.base),
+        format_us(cpu.duration_us.head),
+        format_us_delta(cpu.duration_us.delta()),
+        percent_change(cpu.duration_us.base, cpu.duration_us.delta()),
+        format_us(cpu.gc_us.base),
+        format_us(cpu.gc_us.head),
+        format_us_delta(cpu.gc_us.delta()),
+        format_count(cpu.samples.base),
+        format_count(cpu.samples.head),
+    )];
+    if let Some(scale) = cpu.scale {
+        lines.push(format!(
+            "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
+        ));
     }
-    let p = delta as f64 * 100.0 / base as f64;
-    format!("{p:+.1}%")
+    lines.extend(super::runs_text::summary(cpu));
+    let categories: Vec<String> = cpu
+        .categories
+        .iter()
+        .filter(|c| c.us.base > 0 || c.us.head > 0)
+        .map(|c| {
+            format!(
+                "{} {} -> {} ({})",
+                c.name,
+                format_us(c.us.base),
+                format_us(c.us.head),
+                format_us_delta(c.us.delta())
+            )
+        })
+        .collect();
+    if !categories.is_empty() {
+        lines.push(format!("categories: {}", categories.join("; ")));
+    }
+    lines
 }
 
-/// The script's last path segment: `cpu.js` for `file:///app/cpu.js`, `b.ets` for an
-/// ArkTS `module|pages/b.ets`.
-pub(super) fn script_name(url: &str) -> &str {
-    url.trim_end_matches('/')
-        .rsplit(['/', '|'])
-        .next()
-        .unwrap_or(url)
-}
-
-/// Where a function is, with line and column: `cpu.js:4:22`, or the whole URL when
-/// `full` (two scripts of the same name are shown).
-pub(super) fn location(f: &FunctionJson, full: bool) -> String {
-    if f.url.is_empty() {
-        return String::new();
-    }
-    let file = if full { &f.url } else { script_name(&f.url) };
-    if f.line == 0 {
-        file.to_owned()
+/// The lines the heap section leads with: the totals, the id check when the snapshots
+/// look like two processes, the native total.
+/// `alone`: one snapshot on its own, reported for its recording (HEAD's totals only).
+fn heap_head(heap: &HeapSection, alone: bool) -> Vec<String> {
+    let t = &heap.totals;
+    let mut lines = vec![if alone {
+        format!(
+            "heap: {} objects, {}",
+            format_count(t.count.head),
+            format_size(t.size.head),
+        )
     } else {
-        format!("{file}:{}:{}", f.line, f.column)
+        format!(
+            "heap: {} objects, {} -> {} objects, {} ({}, {})",
+            format_count(t.count.base),
+            format_size(t.size.base),
+            format_count(t.count.head),
+            format_size(t.size.head),
+            format_count_delta(t.count.delta()),
+            format_size_delta(t.size.delta()),
+        )
+    }];
+    match &heap.id_check {
+        Some(c) if heap.id_matching == IdMatching::Disjoint => lines.push(format!(
+            "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
+            format_count(c.mismatched_ids),
+            format_count(c.shared_ids)
+        )),
+        _ => {}
     }
+    lines.extend(arkts::native_line(t));
+    lines
 }
 
-fn function_row(f: &FunctionJson, full: bool) -> Vec<String> {
-    vec![
-        f.name.clone(),
-        location(f, full),
-        format_us(f.self_us.base),
-        format_us(f.self_us.head),
-        format_us_delta(f.self_us.delta()),
-        percent_change(f.self_us.base, f.self_us.delta()),
-        format_us(f.total_us.head),
-        format_us_delta(f.total_us.delta()),
-    ]
+/// `trend over 4 snapshots: heap 2.79 MiB → … → 5.55 MiB`.
+fn trend_line(trend: &super::TrendJson) -> String {
+    let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
+    format!(
+        "trend over {} snapshots: heap {}",
+        trend.snapshots.len(),
+        arrows(&heap_sizes, format_size)
+    )
+}
+
+/// `Leak suspects: 8 classes grow in every interval, by 64.00 KiB or more:`, or that
+/// there is none.
+fn suspects_line(trend: &super::TrendJson) -> String {
+    let n = trend.snapshots.len();
+    let rule = if trend.required_intervals + 1 < n {
+        format!("{} of {} intervals", trend.required_intervals, n - 1)
+    } else {
+        "every interval".to_owned()
+    };
+    let rule = format!("{rule} (by {} or more)", format_size(trend.step_bytes));
+    if trend.suspects.is_empty() {
+        return format!(
+            "No leak suspect: no class grows in {rule} and by {} or more overall.",
+            format_size(trend.floor_bytes)
+        );
+    }
+    let plural = if trend.suspects.len() == 1 { "" } else { "es" };
+    format!(
+        "Leak suspects: {} class{plural} grow in {rule}, by {} or more overall:",
+        trend.suspects.len(),
+        format_size(trend.floor_bytes)
+    )
+}
+
+/// `Leak owners: 2 objects kept gaining new objects:`, that there is none, or why they
+/// were not looked for.
+fn owners_line(trend: &super::TrendJson) -> String {
+    if let Some(note) = &trend.owners_note {
+        return format!("Leak owners: not looked for: {note}.");
+    }
+    if trend.owners.is_empty() {
+        return format!(
+            "No leak owner: no object keeps gaining new objects by {} or more.",
+            format_size(trend.floor_bytes)
+        );
+    }
+    let plural = if trend.owners.len() == 1 { "" } else { "s" };
+    format!(
+        "Leak owners: {} object{plural} kept gaining new objects:",
+        trend.owners.len()
+    )
+}
+
+/// The gate's verdict, then one line per violation.
+pub fn gate_lines(gate: &super::GateSection) -> Vec<String> {
+    let mut lines = vec![if gate.thresholds == 0 {
+        "gate: no thresholds given (report only)".to_owned()
+    } else {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        format!(
+            "gate: {} ({} of {} checked)",
+            gate.status.name().to_uppercase(),
+            plural(gate.violations.len(), "violation"),
+            plural(gate.thresholds, "threshold"),
+        )
+    }];
+    for v in &gate.violations {
+        let (value, limit, given) = v.amounts();
+        let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
+        lines.push(format!(
+            "  {}: {} {} {} {value}, limit {limit}{given}",
+            v.level,
+            v.metric,
+            v.subject,
+            v.verb()
+        ));
+    }
+    lines
+}
+
+/// What the table report leads each section with, without its tables and paths: the
+/// sides, the heap's totals, the trend with its suspects and owners counted, the CPU's
+/// totals, and the gate's verdict with its violations.
+pub fn summary(report: &Report) -> Vec<String> {
+    let alone = report.recording_alone();
+    let mut lines = if alone {
+        vec![side("snapshot", &report.head)]
+    } else {
+        vec![side("base", &report.base), side("head", &report.head)]
+    };
+    if let Some(heap) = &report.heap {
+        lines.extend(heap_head(heap, alone));
+        if let Some(trend) = &heap.trend {
+            lines.extend([trend_line(trend), suspects_line(trend), owners_line(trend)]);
+        }
+    }
+    if let Some(cpu) = &report.cpu {
+        lines.extend(cpu_head(cpu));
+    }
+    lines.extend(gate_lines(&report.gate));
+    lines
 }
 
 impl TableRenderer {
     fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
-            format_us(cpu.duration_us.base),
-            format_us(cpu.duration_us.head),
-            format_us_delta(cpu.duration_us.delta()),
-            percent_change(cpu.duration_us.base, cpu.duration_us.delta()),
-            format_us(cpu.gc_us.base),
-            format_us(cpu.gc_us.head),
-            format_us_delta(cpu.gc_us.delta()),
-            format_count(cpu.samples.base),
-            format_count(cpu.samples.head),
-        )?;
-        if let Some(scale) = cpu.scale {
-            writeln!(
-                out,
-                "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
-            )?;
-        }
-        for line in super::runs_text::summary(cpu) {
+        for line in cpu_head(cpu) {
             writeln!(out, "{line}")?;
-        }
-        let categories: Vec<String> = cpu
-            .categories
-            .iter()
-            .filter(|c| c.us.base > 0 || c.us.head > 0)
-            .map(|c| {
-                format!(
-                    "{} {} -> {} ({})",
-                    c.name,
-                    format_us(c.us.base),
-                    format_us(c.us.head),
-                    format_us_delta(c.us.delta())
-                )
-            })
-            .collect();
-        if !categories.is_empty() {
-            writeln!(out, "categories: {}", categories.join("; "))?;
         }
         writeln!(out)?;
         if cpu.functions.is_empty() {
             return writeln!(out, "No function was sampled.");
         }
-        let shift_header = super::runs_text::shift_header(cpu);
-        let mut header = vec![
-            "Function",
-            "Location",
-            "Self base",
-            "Self head",
-            "Δ Self",
-            "Δ Self %",
-            "Total head",
-            "Δ Total",
-        ];
-        if cpu.runs.is_some() {
-            header.extend([shift_header.as_str(), "p"]);
-        }
-        let mut table = new_table(self.width, header);
-        // The location is text: keep it left-aligned.
-        if let Some(column) = table.column_mut(1) {
-            column.set_cell_alignment(CellAlignment::Left);
-        }
-        let shown = &cpu.functions[..cpu.functions.len().min(self.top)];
-        // Script names that stand for more than one URL among the rows shown.
-        let mut urls: hashbrown::HashMap<&str, &str> = hashbrown::HashMap::new();
-        let mut ambiguous: hashbrown::HashSet<&str> = hashbrown::HashSet::new();
-        for f in shown {
-            let name = script_name(&f.url);
-            if *urls.entry(name).or_insert(&f.url) != f.url {
-                ambiguous.insert(name);
-            }
-        }
-        for f in shown {
-            let mut row = function_row(f, ambiguous.contains(script_name(&f.url)));
-            if cpu.runs.is_some() {
-                row.extend(super::runs_text::function_cells(f));
-            }
-            table.add_row(row);
-        }
+        let shown = first(&cpu.functions, self.top);
+        let table = grid(
+            self.width,
+            columns::cpu::FUNCTIONS,
+            &columns::cpu::Functions::new(cpu, shown),
+            shown,
+        );
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
@@ -227,45 +320,6 @@ impl TableRenderer {
         }
         Ok(())
     }
-}
-
-fn opt_count(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_owned(), format_count)
-}
-
-fn opt_size(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_owned(), format_size)
-}
-
-fn opt_size_delta(v: Option<i64>) -> String {
-    v.map_or_else(|| "-".to_owned(), format_size_delta)
-}
-
-/// The class table's columns, in every format that has one.
-pub(super) const CLASS_COLUMNS: [&str; 9] = [
-    "Class",
-    "Count",
-    "Δ Count",
-    "Size",
-    "Δ Size",
-    "Retained",
-    "Δ Retained",
-    "New",
-    "Deleted",
-];
-
-fn class_row(c: &ClassJson) -> Vec<String> {
-    vec![
-        c.name.clone(),
-        format_count(c.count.head),
-        format_count_delta(c.count.delta()),
-        format_size(c.size.head),
-        format_size_delta(c.size.delta()),
-        opt_size(c.retained.head()),
-        opt_size_delta(c.retained.delta()),
-        opt_count(c.new_count),
-        opt_count(c.deleted_count),
-    ]
 }
 
 /// Retainer paths are printed for at most this many suspects (all are in the JSON).
@@ -319,76 +373,31 @@ impl TableRenderer {
         let Some(trend) = &heap.trend else {
             return Ok(());
         };
-        let n = trend.snapshots.len();
-        let series = |values: &[u64], f: fn(u64) -> String| {
-            values.iter().map(|&v| f(v)).collect::<Vec<_>>().join(" → ")
-        };
         writeln!(out)?;
-        let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
-        writeln!(
-            out,
-            "trend over {n} snapshots: heap {}",
-            series(&heap_sizes, format_size)
-        )?;
-        let rule = if trend.required_intervals + 1 < n {
-            format!("{} of {} intervals", trend.required_intervals, n - 1)
-        } else {
-            "every interval".to_owned()
-        };
-        let rule = format!("{rule} (by {} or more)", format_size(trend.step_bytes));
+        writeln!(out, "{}", trend_line(trend))?;
+        writeln!(out, "{}", suspects_line(trend))?;
         if trend.suspects.is_empty() {
-            writeln!(
-                out,
-                "No leak suspect: no class grows in {rule} and by {} or more overall.",
-                format_size(trend.floor_bytes)
-            )?;
             return self.owners(trend, out);
         }
-        let plural = if trend.suspects.len() == 1 { "" } else { "es" };
-        writeln!(
-            out,
-            "Leak suspects: {} class{plural} grow in {rule}, by {} or more overall:",
-            trend.suspects.len(),
-            format_size(trend.floor_bytes)
-        )?;
-        let header = vec![
-            "Suspect",
-            "Size per snapshot",
-            "Δ Size",
-            "Avg/interval",
-            "Δ Count",
-            "Δ Retained",
-        ];
-        let mut rows: Vec<Vec<String>> = trend
-            .suspects
-            .iter()
-            .take(self.top)
-            .map(|s| {
-                let intervals = i64::try_from(s.size_steps.len().max(1)).unwrap_or(1);
-                vec![
-                    s.name.clone(),
-                    series(&s.sizes, format_size),
-                    format_size_delta(s.size_growth),
-                    format_size_delta(s.size_growth / intervals),
-                    format_count_delta(s.count_growth),
-                    opt_size_delta(s.retained_delta),
-                ]
-            })
-            .collect();
-        fit_names(&mut rows, &header, self.width);
-        let mut table = new_table(self.width, header);
-        if let Some(c) = table.column_mut(1) {
-            c.set_cell_alignment(CellAlignment::Left);
-        }
-        for row in rows {
-            table.add_row(row);
-        }
+        let table = grid(
+            self.width,
+            columns::heap::SUSPECTS,
+            trend,
+            first(&trend.suspects, self.top),
+        );
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
         let hidden = trend.suspects.len().saturating_sub(self.top);
         if hidden > 0 {
             writeln!(out, "… {hidden} more suspects (--top to show more)")?;
+        }
+        let placed = alloc::suspect_sentences(trend, self.top);
+        if !placed.is_empty() {
+            writeln!(out, "Where the suspects' new objects were allocated:")?;
+            for line in placed {
+                writeln!(out, "  {line}")?;
+            }
         }
         self.owners(trend, out)?;
         // Suspects held by an owner were shown under it; the others' paths follow.
@@ -409,26 +418,17 @@ impl TableRenderer {
     /// The leak owners, each with its path, its growth, what it gained, and the suspects
     /// it holds (with their paths): one leak, one story.
     fn owners(&self, trend: &super::TrendJson, out: &mut dyn Write) -> io::Result<()> {
-        if let Some(note) = &trend.owners_note {
-            writeln!(out, "\nLeak owners: not looked for: {note}.")?;
+        writeln!(out)?;
+        writeln!(out, "{}", owners_line(trend))?;
+        if trend.owners_note.is_some() || trend.owners.is_empty() {
             return Ok(());
         }
-        if trend.owners.is_empty() {
-            return writeln!(
-                out,
-                "\nNo leak owner: no object keeps gaining new objects by {} or more.",
-                format_size(trend.floor_bytes)
-            );
-        }
-        let plural = if trend.owners.len() == 1 { "" } else { "s" };
-        writeln!(
-            out,
-            "\nLeak owners: {} object{plural} kept gaining new objects:",
-            trend.owners.len()
-        )?;
         for (i, o) in trend.owners.iter().enumerate().take(self.top) {
             writeln!(out)?;
             writeln!(out, "{}", owner_summary(i + 1, o, trend.iterations))?;
+            if let Some(sites) = o.allocation.as_ref().and_then(alloc::owner_sites) {
+                writeln!(out, "   allocated in {sites}")?;
+            }
             if let Some(steps) = &o.retainer_path {
                 let how = match o.shortest_length {
                     Some(n) => format!(
@@ -470,19 +470,22 @@ fn write_held_path(out: &mut dyn Write, owner: u64, s: &super::SuspectJson) -> i
     let Some(at) = steps.iter().position(|step| step.id == owner) else {
         return write_path(out, &format!("  {}", s.name), &s.path);
     };
-    write!(out, "    {}: {} @{}", s.name, steps[at].node, steps[at].id)?;
+    write!(
+        out,
+        "    {}: {} @{}",
+        s.name,
+        steps[at].label(),
+        steps[at].id
+    )?;
     for step in &steps[at + 1..] {
         let edge = step.edge.as_deref().unwrap_or("");
-        write!(out, " → {edge} → {} @{}", step.node, step.id)?;
+        write!(out, " → {edge} → {} @{}", step.label(), step.id)?;
     }
     writeln!(out)
 }
 
 /// `1. Map @77357: entries 0 → 2,000 → …; retained …; gained …` on a few lines.
-pub(super) fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
-    let arrow = |values: &[u64], f: fn(u64) -> String| {
-        values.iter().map(|&v| f(v)).collect::<Vec<_>>().join(" → ")
-    };
+fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
     let per = match (o.entries_steady, o.entries_per_iteration) {
         (Some(n), _) => format!(
             " ({} per iteration, every iteration)",
@@ -491,29 +494,16 @@ pub(super) fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) 
         (None, Some(mean)) if iterations > 1 => format!(" ({mean:+.1} per iteration on average)"),
         _ => String::new(),
     };
-    let gained: Vec<String> = o
-        .gained
-        .iter()
-        .take(4)
-        .map(|g| {
-            format!(
-                "{} {} ({})",
-                format_count(g.count),
-                g.class,
-                format_size(g.size)
-            )
-        })
-        .collect();
-    let more = if o.gained.len() > 4 { ", …" } else { "" };
+    let gained = alloc::owner_gained(&o.gained, o.allocation.as_ref(), 4);
     format!(
-        "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}{more}",
+        "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}",
         o.node,
         o.id,
-        arrow(&o.entries, format_count),
-        arrow(&o.retained, format_size),
+        arrows(&o.entries, format_count),
+        arrows(&o.retained, format_size),
         format_size_delta(o.retained_growth),
         format_size(o.gained_size),
-        gained.join(", ")
+        gained
     )
 }
 
@@ -544,6 +534,71 @@ impl TableRenderer {
         Ok(())
     }
 
+    /// Where HEAD's new objects were allocated: a row per site.
+    fn sites(&self, sites: &alloc::SitesJson, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out)?;
+        writeln!(out, "{}:", alloc::sites_heading(sites))?;
+        let table = grid(
+            self.width,
+            columns::heap::SITES,
+            sites,
+            first(&sites.sites, self.top),
+        );
+        if self.top > 0 && !sites.sites.is_empty() {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = sites.sites.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more sites (--top to show more)")?;
+        }
+        Ok(())
+    }
+
+    /// The survivors of HEAD's recording: when and where they were allocated, and what
+    /// kept leaving them.
+    fn timeline(
+        &self,
+        t: &alloc::TimelineJson,
+        alone: bool,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out)?;
+        let whose = if alone { "the" } else { "HEAD's" };
+        for line in alloc::timeline_lines(t, whose) {
+            writeln!(out, "{line}")?;
+        }
+        if !t.sites.is_empty() {
+            let flagged = alloc::flagged_sites(t).count();
+            writeln!(
+                out,
+                "Allocation sites of the survivors, largest first ({flagged} left survivors in every bucket):"
+            )?;
+            let table = grid(
+                self.width,
+                columns::heap::TIMELINE_SITES,
+                t,
+                first(&t.sites, self.top),
+            );
+            if self.top > 0 {
+                writeln!(out, "{table}")?;
+            }
+            let hidden = t.sites.len().saturating_sub(self.top);
+            if hidden > 0 {
+                writeln!(out, "… {hidden} more sites (--top to show more)")?;
+            }
+        }
+        let classes = alloc::flagged_classes(t);
+        if classes.is_empty() {
+            writeln!(out, "No class left survivors in every bucket.")
+        } else {
+            writeln!(
+                out,
+                "Classes that left survivors in every bucket: {}",
+                classes.join(", ")
+            )
+        }
+    }
+
     /// The leak watcher's list: one row per watched object, then each one's path.
     fn leaklist(&self, list: &super::LeakListJson, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
@@ -551,15 +606,12 @@ impl TableRenderer {
         if list.objects.is_empty() {
             return Ok(());
         }
-        let mut table = new_table(self.width, arkts::LEAKLIST_COLUMNS.to_vec());
-        for col in [2, 5, 6] {
-            if let Some(c) = table.column_mut(col) {
-                c.set_cell_alignment(CellAlignment::Left);
-            }
-        }
-        for w in list.objects.iter().take(self.top) {
-            table.add_row(arkts::leaklist_cells(w));
-        }
+        let table = grid(
+            self.width,
+            columns::heap::LEAKLIST,
+            list,
+            first(&list.objects, self.top),
+        );
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
@@ -577,53 +629,30 @@ impl TableRenderer {
 
 impl Render for TableRenderer {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{}", side("base", &report.base))?;
-        writeln!(out, "{}", side("head", &report.head))?;
+        let alone = report.recording_alone();
+        if alone {
+            writeln!(out, "{}", side("snapshot", &report.head))?;
+        } else {
+            writeln!(out, "{}", side("base", &report.base))?;
+            writeln!(out, "{}", side("head", &report.head))?;
+        }
         if let Some(heap) = &report.heap {
-            let t = &heap.totals;
-            writeln!(
-                out,
-                "heap: {} objects, {} -> {} objects, {} ({}, {})",
-                format_count(t.count.base),
-                format_size(t.size.base),
-                format_count(t.count.head),
-                format_size(t.size.head),
-                format_count_delta(t.count.delta()),
-                format_size_delta(t.size.delta()),
-            )?;
-            match &heap.id_check {
-                Some(c) if heap.id_matching == IdMatching::Disjoint => writeln!(
-                    out,
-                    "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
-                    format_count(c.mismatched_ids),
-                    format_count(c.shared_ids)
-                )?,
-                _ => {}
-            }
-            if let Some(line) = arkts::native_line(t) {
+            for line in heap_head(heap, alone) {
                 writeln!(out, "{line}")?;
             }
-            writeln!(out)?;
-            if heap.classes.is_empty() {
+            if alone {
+                // One snapshot on its own: its recording is the report.
+            } else if heap.classes.is_empty() {
+                writeln!(out)?;
                 writeln!(out, "No class changed.")?;
             } else {
-                let mut columns = CLASS_COLUMNS.to_vec();
-                columns.extend_from_slice(arkts::native_columns(heap));
-                let mut rows: Vec<Vec<String>> = heap
-                    .classes
-                    .iter()
-                    .take(self.top)
-                    .map(|c| {
-                        let mut row = class_row(c);
-                        row.extend(arkts::native_cells(heap, c));
-                        row
-                    })
-                    .collect();
-                fit_names(&mut rows, &columns, self.width);
-                let mut table = new_table(self.width, columns);
-                for row in rows {
-                    table.add_row(row);
-                }
+                writeln!(out)?;
+                let table = grid(
+                    self.width,
+                    columns::heap::CLASSES,
+                    heap,
+                    first(&heap.classes, self.top),
+                );
                 if self.top > 0 {
                     writeln!(out, "{table}")?;
                 }
@@ -632,10 +661,19 @@ impl Render for TableRenderer {
                     writeln!(out, "… {hidden} more changed classes (--top to show more)")?;
                 }
             }
+            if let Some(sites) = &heap.sites {
+                self.sites(sites, out)?;
+            }
             self.trend(heap, out)?;
+            if let Some(t) = &heap.timeline {
+                self.timeline(t, alone, out)?;
+            }
             for e in &heap.explain {
                 writeln!(out)?;
                 write_path(out, &e.name, &e.path)?;
+                if let Some(a) = &e.allocation {
+                    writeln!(out, "  {}", alloc::class_sentence(&e.name, a))?;
+                }
             }
             if let Some(leaks) = &heap.leak_traces {
                 self.leak_traces(leaks, out)?;
@@ -651,31 +689,11 @@ impl Render for TableRenderer {
             self.cpu(cpu, out)?;
         }
         writeln!(out)?;
-        let gate = &report.gate;
-        if gate.thresholds == 0 {
-            writeln!(out, "gate: no thresholds given (report only)")?;
-        } else {
-            let plural =
-                |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-            writeln!(
-                out,
-                "gate: {} ({} of {} checked)",
-                gate.status.name().to_uppercase(),
-                plural(gate.violations.len(), "violation"),
-                plural(gate.thresholds, "threshold"),
-            )?;
+        for line in gate_lines(&report.gate) {
+            writeln!(out, "{line}")?;
         }
-        for v in &gate.violations {
-            let (value, limit, given) = v.amounts();
-            let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
-            writeln!(
-                out,
-                "  {}: {} {} {} {value}, limit {limit}{given}",
-                v.level,
-                v.metric,
-                v.subject,
-                v.verb()
-            )?;
+        if let Some(line) = super::runs_text::power(report) {
+            writeln!(out, "  {line}")?;
         }
         Ok(())
     }
@@ -707,7 +725,8 @@ mod tests {
         assert!(name.chars().count() < 80, "{name}");
         assert!(name.contains('…'));
         assert_eq!(rows[1][0], "Object");
-        let mut table = new_table(Some(80), header.to_vec());
+        let mut table = frame(Some(80));
+        table.set_header(header.to_vec());
         for row in rows {
             table.add_row(row);
         }

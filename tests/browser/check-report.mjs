@@ -247,6 +247,50 @@ async function checkObjectText(page) {
   return 'no "[object …]" in the text';
 }
 
+// The tables the page draws, by the name the report gives their columns under
+// (script#report-columns).
+const COLUMN_TABLES = { 'class-table': 'classes', 'leaklist-table': 'leaklist', 'category-table': 'categories', 'function-table': 'functions' };
+
+// Each table's headers are the report's columns for it: keys, labels, alignment and
+// titles, in order. Keeps each table's headers and first-drawn rows (the text of each
+// cell's first node: a name without its tags) in result.tables, for comparison with the
+// text reports.
+async function checkColumns(page, result) {
+  const t = await page.evaluate((ids) => {
+    const el = document.getElementById('report-columns');
+    let model = null;
+    try {
+      model = JSON.parse(el?.textContent ?? 'null');
+    } catch {
+      // reported below
+    }
+    const tables = {};
+    for (const [id, name] of Object.entries(ids)) {
+      const table = document.getElementById(id);
+      if (!table) continue;
+      tables[id] = {
+        columns: model?.[name] ?? null,
+        headers: [...table.querySelectorAll('thead th')].map((th) => ({ key: th.dataset.key ?? null, label: th.textContent, num: th.classList.contains('num'), title: th.getAttribute('title') })),
+        rows: [...table.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((td) => td.firstChild?.textContent ?? '')),
+      };
+    }
+    return { model: model !== null, tables };
+  }, COLUMN_TABLES);
+  if (!t.model) fail('there is no script#report-columns holding JSON');
+  const ids = Object.keys(t.tables);
+  if (!ids.length) fail('the page has none of the tables ' + Object.keys(COLUMN_TABLES).join(', '));
+  for (const id of ids) {
+    const { columns, headers } = t.tables[id];
+    if (!columns) fail(`#${id} is drawn, but the report gives no columns for it`);
+    const want = columns.map((c) => ({ key: c.key, label: c.label, num: c.align === 'right', title: c.title ?? null }));
+    if (JSON.stringify(headers) !== JSON.stringify(want)) {
+      fail(`#${id}'s headers are ${JSON.stringify(headers)}, the report's columns ${JSON.stringify(want)}`);
+    }
+  }
+  result.tables = Object.fromEntries(ids.map((id) => [id, { headers: t.tables[id].headers.map((h) => h.label), rows: t.tables[id].rows }]));
+  return `${ids.join(', ')}: headers as the report's columns`;
+}
+
 async function checkHeapChart(page, ctx) {
   const s = await page.evaluate(() => {
     const c = document.getElementById('heap-chart');
@@ -640,6 +684,8 @@ async function runChecks(page, opts, result) {
   const v = await record('verdict present', () => checkVerdict(page));
   if (v) result.verdict = v.verdict;
   await record('no stray object text', () => checkObjectText(page));
+  // Before any check sorts or filters a table: the rows as first drawn.
+  await record("tables follow the report's columns", () => checkColumns(page, result));
 
   const present = await page.evaluate((parts) => parts.filter((p) => document.getElementById(p)), PARTS);
   const parts = opts.expect ?? present;

@@ -232,22 +232,26 @@ fn native_thresholds_need_native_sizes_on_both_sides() {
         as_v8(&app_heap(5, Writer::Runtime)),
     )
     .unwrap();
-    // A flag: an error, so that a gate never passes on data it did not see.
-    let o = run(
-        dir.path(),
-        &[
-            "base.heapsnapshot",
-            "v8.heapsnapshot",
-            "--max-class-native-growth",
-            "1B",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--max-class-native-growth is given, but the compared snapshots do not both state native sizes"),
-        "{}",
-        stderr(&o)
-    );
+    // A flag: an error naming it, so that a gate never passes on data it did not see.
+    let refused_class_flag = || {
+        let o = run(
+            dir.path(),
+            &[
+                "base.heapsnapshot",
+                "v8.heapsnapshot",
+                "--max-class-native-growth",
+                "1B",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        let err = stderr(&o);
+        assert!(
+            err.contains("arkdiff: error: --max-class-native-growth is given, but the compared snapshots do not both state native sizes"),
+            "{err}"
+        );
+        assert!(!err.contains("--max-native-growth"), "{err}");
+    };
+    refused_class_flag();
     // The thresholds file: a warning, and the levels are not counted as checked.
     std::fs::write(
         dir.path().join("arkdiff.toml"),
@@ -261,16 +265,13 @@ fn native_thresholds_need_native_sizes_on_both_sides() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = json(&o);
     assert_eq!(r["gate"]["thresholds"], 0);
-    let unchecked: Vec<&str> = r["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["code"] == "threshold-unchecked")
-        .map(|w| w["message"].as_str().unwrap())
-        .collect();
+    let unchecked = crate::support::warning_messages(&r, "threshold-unchecked");
     assert_eq!(unchecked.len(), 2, "{unchecked:?}");
     assert!(unchecked[0].contains("native-size thresholds of arkdiff.toml are not checked"));
     assert!(unchecked[1].contains("leak list threshold of arkdiff.toml is not checked"));
+    // The file sets the total's threshold, a flag the class's: the error names the flag
+    // given, not the file's metric.
+    refused_class_flag();
 }
 
 /// The snapshot text with each node's last field (`native_size`) taken out.
@@ -790,6 +791,39 @@ fn the_leak_list_gate() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("--fail-on-leaklist needs a leak watcher's list"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A comparison with a baseline (here as BASE) is one of class totals, with no objects to
+/// join a leak list with: the flag is refused rather than passed with nothing checked.
+#[test]
+fn the_leak_list_gate_refuses_a_baseline() {
+    let dir = watched_dump(None);
+    let o = run(
+        dir.path(),
+        &[
+            "summarize",
+            "jsleakwatcher-1-2-3.heapsnapshot",
+            "-o",
+            "baseline.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(
+        dir.path(),
+        &[
+            "baseline.json",
+            "jsleakwatcher-1-2-3.heapsnapshot",
+            "--fail-on-leaklist",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "arkdiff: error: --fail-on-leaklist is given, but a comparison with a baseline is one of class totals, with no objects to join the leak list with"
+        ),
         "{}",
         stderr(&o)
     );

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use support::cli::{arkdiff_in, arkts_capture, data, one_function_profile, stderr};
+use support::cli::{
+    arkdiff_in, arkts_capture, data, one_function_profile, stderr, stdout, terminal_table,
+};
 
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -79,6 +81,79 @@ struct Case {
     paths: bool,
     /// Whether the report must show leak traces.
     leaks: bool,
+}
+
+impl Case {
+    /// arkdiff on the case's inputs with `extra` arguments, which must succeed.
+    fn run(&self, extra: &[&str]) -> std::process::Output {
+        let mut args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        args.extend(extra);
+        args.push("--exit-zero");
+        let out = arkdiff_in(&self.dir, &args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            self.name,
+            stderr(&out)
+        );
+        out
+    }
+}
+
+/// Where the page's first-drawn tables (as `check-report.mjs` read them) differ from the
+/// terminal table of the same comparison: every terminal column must be in the page,
+/// with the same cells, row by row.
+fn cells_unlike_the_terminal(case: &Case, page: &Value) -> Vec<String> {
+    let text = stdout(&case.run(&["--format", "table", "--top", "1000000"]));
+    let mut problems = Vec::new();
+    for (id, first) in [
+        ("class-table", "Class"),
+        ("leaklist-table", "Watched object"),
+        ("function-table", "Function"),
+    ] {
+        let Some(drawn) = page["tables"].get(id) else {
+            continue;
+        };
+        let Some(terminal) = terminal_table(&text, first) else {
+            problems.push(format!(
+                "#{id} is drawn, but the terminal has no {first} table"
+            ));
+            continue;
+        };
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let headers = strings(&drawn["headers"]);
+        let rows: Vec<Vec<String>> = drawn["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(strings)
+            .collect();
+        if rows.is_empty() {
+            problems.push(format!("#{id} has no rows"));
+        }
+        for (t, header) in terminal[0].iter().enumerate() {
+            let Some(p) = headers.iter().position(|h| h == header) else {
+                problems.push(format!("#{id} has no column {header:?}: {headers:?}"));
+                continue;
+            };
+            for (r, (row, cells)) in terminal[1..].iter().zip(&rows).enumerate() {
+                if row[t] != cells[p] {
+                    problems.push(format!(
+                        "#{id} row {r}, {header}: the page shows {:?}, the terminal {:?}",
+                        cells[p], row[t]
+                    ));
+                }
+            }
+        }
+    }
+    problems
 }
 
 #[test]
@@ -212,17 +287,7 @@ fn reports_work_in_headless_chromium() {
     let mut failures = Vec::new();
     for case in &cases {
         let page = shots.join(format!("{}.html", case.name));
-        let mut a: Vec<&str> = case.args.iter().map(String::as_str).collect();
-        let target = format!("html={}", page.display());
-        a.extend(["--format", &target, "--exit-zero"]);
-        let out = arkdiff_in(&case.dir, &a);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}: {}",
-            case.name,
-            stderr(&out)
-        );
+        case.run(&["--format", &format!("html={}", page.display())]);
 
         let shot = shots.join(format!("{}.png", case.name));
         let mut command = Command::new(&node);
@@ -269,6 +334,9 @@ fn reports_work_in_headless_chromium() {
             "{}: no screenshot",
             case.name
         );
+        for problem in cells_unlike_the_terminal(case, &result) {
+            failures.push(format!("{}: {problem}", case.name));
+        }
         let passed = checks.iter().filter(|c| c["ok"] == true).count();
         eprintln!(
             "{}: {passed} of {} checks passed; {}",

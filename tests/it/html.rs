@@ -6,7 +6,7 @@ use crate::support;
 use serde_json::Value;
 use support::cli::{
     CPU_PAIR_GATE, LEAK_SERIES_GATE, arkdiff, arkdiff_in, one_function_profile, snapshot_settings,
-    stderr, stdout,
+    stderr, stdout, terminal_table,
 };
 
 fn run(args: &[&str], format: &str) -> std::process::Output {
@@ -57,6 +57,43 @@ fn the_page_carries_the_json_report() {
         let json: Value = serde_json::from_slice(&run(args, "json").stdout).unwrap();
         support::schema::check_report(&json);
         assert_eq!(embedded(&page), json);
+    }
+}
+
+/// The headers of the page's `table`, as the report gives them to its script.
+fn page_headers(page: &str, table: &str) -> Vec<String> {
+    let json = between(
+        page,
+        "<script type=\"application/json\" id=\"report-columns\">",
+        "</script>",
+    );
+    let columns: Value = serde_json::from_str(json).expect("the columns are JSON");
+    columns[table]
+        .as_array()
+        .unwrap_or_else(|| panic!("no columns for {table}: {columns}"))
+        .iter()
+        .map(|c| c["label"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_page_heads_its_tables_as_the_terminal_table_does() {
+    // The page shows each side's count and size too; every other column is the terminal's.
+    for (args, page_table, first, page_only) in [
+        (
+            &LEAK_SERIES_GATE[..],
+            "classes",
+            "Class",
+            &["Count BASE", "Size BASE"][..],
+        ),
+        (&CPU_PAIR_GATE[..], "functions", "Function", &[][..]),
+    ] {
+        let page = stdout(&run(args, "html"));
+        let table = stdout(&run(args, "table"));
+        let terminal = &terminal_table(&table, first).expect("a table")[0];
+        let mut headers = page_headers(&page, page_table);
+        headers.retain(|h| !page_only.contains(&h.as_str()));
+        assert_eq!(&headers, terminal, "{page_table}");
     }
 }
 
@@ -142,7 +179,8 @@ fn names_from_the_capture_cannot_break_out_of_the_page() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let page = stdout(&out);
-    assert_eq!(page.matches("<script").count(), 2, "{page}");
+    // The data, the tables' columns and the script.
+    assert_eq!(page.matches("<script").count(), 3, "{page}");
     assert!(!page.contains("<b onmouseover"));
     assert!(page.contains("&lt;/script&gt;&lt;script&gt;document.title="));
     let data = embedded(&page);

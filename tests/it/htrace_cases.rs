@@ -14,8 +14,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use support::htrace::{
-    Encoding, HtraceBuilder, header, json_escape, record_ranges, set_header_length,
-    snapshot_records,
+    Encoding, HtraceBuilder, header, record_ranges, set_header_length, snapshot_records,
 };
 use support::recount::{ClassDiff, Recount, diff, maybe_gunzip, recount};
 use tempfile::TempDir;
@@ -117,21 +116,6 @@ fn add_snapshot(b: &mut HtraceBuilder, time: u64, text: &[u8], chunk_size: usize
         start: time + MS,
         end: time + (n - 1) * MS,
     }
-}
-
-/// Chunk messages only (no progress, no end marker), one per `chunk_size` bytes, each 1 ms
-/// after the previous one; returns the time after the last.
-fn add_chunks(b: &mut HtraceBuilder, mut time: u64, text: &[u8], chunk_size: usize) -> u64 {
-    assert!(text.is_ascii());
-    for piece in text.chunks(chunk_size) {
-        let msg = format!(
-            r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
-            json_escape(piece)
-        );
-        b.message(time, &msg);
-        time += MS;
-    }
-    time
 }
 
 /// A SNAPSHOT-mode capture (with clocks and config) of the given leak snapshots, in order.
@@ -851,24 +835,7 @@ fn timeline_capture(encoding: Encoding, leak_index: usize, t0: u64) -> (Vec<u8>,
         .config(PID, TIMELINE_MODE, 0, false, 0)
         .message(t0, r#"{"id":1,"result":{}}"#);
     let stop = t0 + 20_000 * MS + 7;
-    let text = leak(leak_index);
-    b.message(
-        stop,
-        r#"{"method":"HeapProfiler.heapStatsUpdate","params":{"statsUpdate":[0,120,4096,1,3,96]}}"#,
-    )
-    .message(
-        stop + MS,
-        r#"{"method":"HeapProfiler.lastSeenObjectId","params":{"lastSeenObjectId":98765,"timestamp":1700000030123.5}}"#,
-    )
-    .message(
-        stop + 2 * MS,
-        &format!(
-            r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{}}}}}"#,
-            text.len()
-        ),
-    );
-    let end = add_chunks(&mut b, stop + 3 * MS, text, 65_536);
-    b.message(end, r#"{"id":2,"result":{}}"#);
+    let end = b.timeline_stop(stop, leak(leak_index), 65_536, 98_765);
     (b.build(), Span { start: t0, end })
 }
 

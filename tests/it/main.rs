@@ -5,19 +5,25 @@
 mod support;
 
 mod action;
+mod alloc;
 mod arkts;
 mod bench_inputs;
 mod browser;
+mod citations;
 mod cli;
 mod cpu;
 mod cpu_recount_selftest;
 mod damaged;
 mod dashboards;
+mod devtools;
 mod gate_ci;
 mod heapprof;
+mod history;
 mod html;
 mod htrace_cases;
+mod id_rules;
 mod leaks;
+mod mcp;
 mod parallel_parse;
 mod rawheap;
 mod rawheap_v3_writer;

@@ -328,7 +328,8 @@ fn recount_class_names() {
         ("(system)", (1, 10)),
         ("Foo", (1, 20)),
         ("Detached <div>", (1, 30)),
-        ("Detached <span>", (1, 5)),
+        // As DevTools names it: the prefix goes before any name.
+        ("Detached Detached <span>", (1, 5)),
         ("<div>", (2, 6)),
         ("HTMLDivElement", (1, 6)),
         ("(compiled code)", (1, 7)),

@@ -21,6 +21,8 @@ const FULL: ParseOptions = ParseOptions {
     texts: false,
     text_bytes: None,
     threads: 0,
+    allocations: false,
+    locations: false,
 };
 
 fn read(heap: &Rawheap) -> HeapSnapshot {
@@ -603,77 +605,60 @@ fn every_prefix_and_byte_flip_is_an_error_or_a_graph_never_a_panic() {
     }
 }
 
-fn objs_at(addrs: &[u64]) -> Vec<Obj> {
-    addrs
-        .iter()
-        .map(|&addr| Obj {
-            addr,
-            id: 0,
-            size: 0,
-            native: 0,
-            jstype: None,
-            start: 0,
-            end: 0,
-        })
-        .collect()
-}
-
 #[test]
 fn the_address_index_finds_every_object_however_the_addresses_spread() {
-    let even: Vec<u64> = (0..5_000).map(|i| 0x7f00_0000_0000 + 40 * i).collect();
-    // Two dense clusters 3 GiB apart crowd the address-ordered slots: the index scatters.
-    let crowded: Vec<u64> = (0..5_000)
-        .map(|i| 0x1000 + 8 * (i % 2_500) + (i / 2_500) * (3 << 30))
+    // Objects in 256 KiB regions, the regions apart: version 1's real addresses.
+    let regions: Vec<u64> = (0..5_000)
+        .map(|i| 0x7f00_0000_0000 - (i % 7) * (1 << 18) + 40 * (i / 7))
         .collect();
-    // Wider than 4 GiB: a hash map.
-    let wide: Vec<u64> = (0..5_000).map(|i| 0x1000 + i * (1 << 22)).collect();
-    for (addrs, kind) in [(even, "linear"), (crowded, "scattered"), (wide, "wide")] {
+    // Version 2's synthetic addresses: the region number (0, 8, …) in the low half, the
+    // word in the region in the high half.
+    let synthetic: Vec<u64> = (0..5_000u64)
+        .map(|i| ((3 * (i / 40) + 32) << 16) | (8 * (i % 40)))
+        .collect();
+    // Even, dense, and sorted (the test writer's old layout).
+    let dense: Vec<u64> = (0..5_000).map(|i| 0x1000_0000 + 8 * i).collect();
+    // Too sparse for a bitmap; wider than 4 GiB.
+    let sparse: Vec<u64> = (0..5_000)
+        .map(|i: u64| 0x1000 + (i.wrapping_mul(0x9E37_79B9) & 0xFFFF_FFF8))
+        .collect();
+    let wide: Vec<u64> = (0..5_000)
+        .map(|i| 0x1000 + i * (1 << 22) + 8 * (i % 3))
+        .collect();
+    for (addrs, halves, kind) in [
+        (regions, false, "ranked"),
+        (synthetic.clone(), true, "ranked, halves swapped"),
+        (synthetic, false, "hashed"),
+        (dense, true, "ranked"),
+        (sparse, false, "hashed"),
+        (wide, false, "wide"),
+    ] {
         let mut addrs = addrs;
         // Out of order, with one address repeated (its last object wins).
         addrs.reverse();
         addrs.push(addrs[10]);
-        let index = AddrIndex::new(&objs_at(&addrs));
-        let got = match &index {
-            AddrIndex::Packed {
-                linear: Some(_), ..
-            } => "linear",
-            AddrIndex::Packed { linear: None, .. } => "scattered",
-            AddrIndex::Wide(_) => "wide",
-            AddrIndex::Empty => "empty",
-        };
-        assert_eq!(got, kind);
+        let index = AddrIndex::new(addrs.len(), |i| addrs[i], halves);
+        assert_eq!(index.kind(), kind);
         let last = addrs.len() - 1;
         for (i, &a) in addrs.iter().enumerate() {
             let want = if i == 10 { last } else { i };
             assert_eq!(index.get(a), Some(want as u32), "{kind}: {a:#x}");
-            assert_eq!(index.get(a + 1), None, "{kind}: {:#x}", a + 1);
+            for near in [a + 1, a + 4, a ^ 1 << 40, a.wrapping_sub(8 << 16)] {
+                if !addrs.contains(&near) {
+                    assert_eq!(index.get(near), None, "{kind}: {near:#x}");
+                }
+            }
         }
         assert_eq!(index.get(0), None);
         assert_eq!(index.get(u64::MAX), None);
     }
-}
-
-#[test]
-fn a_sorted_address_list_finds_the_last_object_of_each_address() {
-    let mut sorted: Vec<u64> = [(0x10u64, 0u64), (0x18, 3), (0x18, 4), (0x40, 1), (0x48, 2)]
-        .iter()
-        .map(|&(a, i)| a << 32 | i)
-        .collect();
-    sorted.sort_unstable();
-    let mut hint = 0;
-    for (addr, want) in [
-        (0x10, Some(0)),
-        (0x18, Some(4)),
-        (0x18, Some(4)),
-        (0x20, None),
-        (0x48, Some(2)),
-        (0x10, Some(0)),
-        (0x50, None),
-        (0x8, None),
-        (1 << 32, None),
-    ] {
-        assert_eq!(find_sorted(&sorted, addr, &mut hint), want, "{addr:#x}");
-    }
+    assert_eq!(AddrIndex::new(0, |_| 0, true).get(0), None);
+    // One object.
+    let one = AddrIndex::new(1, |_| 0x40, true);
+    assert_eq!(
+        (one.get(0x40), one.get(0x48), one.get(0)),
+        (Some(0), None, None)
+    );
 }
 
 #[test]
@@ -688,12 +673,16 @@ fn names_go_to_the_last_object_of_each_address_and_the_last_name_wins() {
         (1 << 32 | 0x10, 9),
         (0x48, 8),
     ];
-    let got = names_by_address(addrs.iter().copied(), addrs.len(), named.iter().copied());
-    assert_eq!(got, [6, NO_NAME, 8, NO_NAME, 5, NO_NAME]);
-    assert_eq!(
-        names_by_address([].into_iter(), 0, named.iter().copied()),
-        Vec::<u32>::new()
-    );
+    for halves in [false, true] {
+        let index = AddrIndex::new(addrs.len(), |i| addrs[i], halves);
+        let mut got = vec![NO_NAME; addrs.len()];
+        for &(a, name) in &named {
+            if let Some(i) = index.get(a) {
+                got[i as usize] = name;
+            }
+        }
+        assert_eq!(got, [6, NO_NAME, 8, NO_NAME, 5, NO_NAME]);
+    }
 }
 
 const COLUMNS: ParseOptions = ParseOptions {
@@ -702,6 +691,8 @@ const COLUMNS: ParseOptions = ParseOptions {
     texts: false,
     text_bytes: None,
     threads: 0,
+    allocations: false,
+    locations: false,
 };
 
 /// What a read without a graph gives, comparable.
@@ -721,11 +712,10 @@ fn columns(s: Result<HeapSnapshot, RawheapError>) -> Columns {
     })
 }
 
-/// A version-2 rawheap read without a graph, in memory as before the streamed read (the
-/// reference), streamed on one thread, streamed with threads, and from a file.
+/// A rawheap read without a graph: version 1 with its memory blocks in memory (the
+/// reference; version 2 on one thread), on one thread, with threads, and from a file.
 fn every_way(bytes: &[u8]) -> [Columns; 4] {
-    let in_memory = read_frame(bytes.len(), &mut |at, n| Ok(bytes[at..at + n].to_vec()))
-        .and_then(|frame| decode(bytes, frame, COLUMNS));
+    let in_memory = super::read(&mut std::io::Cursor::new(bytes), COLUMNS, false);
     let threaded = ParseOptions {
         threads: 1,
         ..COLUMNS
@@ -739,8 +729,10 @@ fn every_way(bytes: &[u8]) -> [Columns; 4] {
 }
 
 /// A version-2 heap of `n` objects of several types, with names (a framework one, an
-/// address named twice, one that names no object), native sizes and references.
-fn big_v2_heap(n: u64, fresh: bool) -> Rawheap {
+/// address named twice, one that names no object), native sizes and references; where
+/// `device`, laid out as the VM's writer lays it out (objects in marking order, synthetic
+/// addresses, names in marking order), else at ascending addresses in the order made.
+fn big_v2_heap(n: u64, fresh: bool, device: bool) -> Rawheap {
     let mut h = v2_heap();
     h.names.push(("Shared_GLOBAL".into(), vec![0x1030]));
     let types = [
@@ -789,6 +781,9 @@ fn big_v2_heap(n: u64, fresh: bool) -> Rawheap {
     }
     h.names
         .push(("again".into(), vec![0x1000 + 16 * (n - 1), 0x10]));
+    if device {
+        h = h.into_device_layout();
+    }
     if fresh {
         for (k, o) in h.objects.iter_mut().enumerate() {
             o.id = 3 + 2 * k as u64;
@@ -799,8 +794,8 @@ fn big_v2_heap(n: u64, fresh: bool) -> Rawheap {
 
 #[test]
 fn a_version_2_heap_of_several_megabytes_reads_the_same_streamed_threaded_or_in_memory() {
-    for fresh in [false, true] {
-        let bytes = big_v2_heap(150_000, fresh).build();
+    for (fresh, device) in [(false, true), (true, true), (false, false)] {
+        let bytes = big_v2_heap(150_000, fresh, device).build();
         assert!(bytes.len() > 4 << 20, "{}", bytes.len());
         let [reference, one, threaded, file] = every_way(&bytes);
         let (ids, sizes, natives, classes, fresh_ids, warnings) = reference.clone().unwrap();
@@ -842,12 +837,14 @@ fn flips_read_alike(good: &[u8]) -> usize {
 
 #[test]
 fn a_damaged_version_2_heap_gives_the_same_error_streamed_threaded_or_in_memory() {
-    let mut h = big_v2_heap(40, false);
+    let mut h = big_v2_heap(40, false, false);
     h.header = Some(["S".into(), "H".into(), "dynamic".into()]);
     h.groups = Some([vec![0x800], vec![], vec![], vec![]]);
     h.refs = Some(Some(vec![(0x77, 0x800)]));
     let good = h.build();
     assert!(flips_read_alike(&good) > 100);
+    // Laid out as the VM's writer lays it out.
+    assert!(flips_read_alike(&big_v2_heap(40, false, true).build()) > 100);
     // Cut inside the token stream (the trailer and index moved along): named the same.
     let mut cut = h.clone();
     cut.objects.last_mut().unwrap().body.truncate(1);
@@ -863,42 +860,11 @@ fn a_damaged_version_2_heap_gives_the_same_error_streamed_threaded_or_in_memory(
     );
 }
 
-#[test]
-fn names_match_growing_addresses_as_they_match_sorted_ones() {
-    let named: Vec<u64> = [
-        (0x48u64, 7u64),
-        (0x18, 5),
-        (0x20, 9),
-        (0x10, 6),
-        (0x48, 8),
-        (0x60, 1),
-    ]
-    .iter()
-    .map(|&(a, n)| a << 32 | n)
-    .collect();
-    let pairs = || named.iter().map(|&e| (e >> 32, e as u32));
-    // Dense (a table by address) and sparse, growing or not, with a repeated address.
-    let sparse = |a: &[u32]| [a, &[0x7000_0000]].concat();
-    for addrs in [
-        vec![0x10u32, 0x18, 0x40, 0x48, 0x60],
-        vec![0x10, 0x40, 0x48, 0x18, 0x18, 0x60],
-        sparse(&[0x10, 0x18, 0x40, 0x48, 0x60]),
-        sparse(&[0x10, 0x40, 0x48, 0x18, 0x18, 0x60]),
-        vec![0x19, 0x11, 0x49],
-        vec![],
-    ] {
-        let wide = addrs.iter().map(|&a| u64::from(a));
-        let want = names_by_address(wide, addrs.len(), pairs());
-        assert_eq!(stream::match_names(&addrs, &named), want, "{addrs:x?}");
-    }
-    let growing = stream::match_names(&[0x10, 0x18, 0x40, 0x48, 0x60], &named);
-    assert_eq!(growing, [6, 5, NO_NAME, 8, 1]);
-}
-
 /// A version-1 heap of `n` more objects of several types, in no address order: named ones
 /// (a framework one, an address named twice, a name on an address outside the table),
 /// native pointers with binding sizes, hashes in the ids (where `hashed`: ids wider than
 /// 32 bits), objects without an hclass, and roots among them and outside the table.
+/// [`Rawheap::into_device_layout`] lays it out as the VM's writer would.
 fn big_v1_heap(n: u64, hashed: bool) -> Rawheap {
     let mut h = v1_heap();
     let hclasses = [H_OBJ, H_PLAIN, H_STR, H_ARR, H_NP, 0x9990];
@@ -942,6 +908,13 @@ fn a_version_1_heap_of_several_megabytes_reads_the_same_streamed_or_in_memory() 
     assert_eq!(one, reference);
     assert_eq!(threaded, reference);
     assert_eq!(file, reference);
+    // Laid out as the VM's writer lays it out: the same every way.
+    let device = big_v1_heap(90_000, false).into_device_layout().build();
+    let [device_reference, device_one, device_threaded, device_file] = every_way(&device);
+    assert!(device_reference.as_ref().unwrap().0.len() > 90_000);
+    assert_eq!(device_one, device_reference);
+    assert_eq!(device_threaded, device_reference);
+    assert_eq!(device_file, device_reference);
     // The same objects in three object sections: the same nodes, every way.
     let mut split = big_v1_heap(90_000, false);
     split.object_sections = 3;

@@ -9,6 +9,20 @@
 
   // ---- Numbers, as the text reports print them ----------------------------------------
 
+  // x with d > 0 decimals as Rust's `{:.d}` writes it: an exact tie goes to the even digit
+  // (toFixed rounds it up), so 1250 µs is 1.2 ms here as in the text reports. toFixed(100)
+  // is the exact decimal expansion of the numbers shown here.
+  function fixed(x, d) {
+    const exact = Math.abs(x).toFixed(100);
+    const cut = exact.indexOf(".") + 1 + d;
+    if (!/^50*$/.test(exact.slice(cut)) || exact[cut - 1] % 2 === 1) return x.toFixed(d);
+    return (x < 0 ? "-" : "") + exact.slice(0, cut);
+  }
+  // Rust's round: half-way cases away from zero (Math.round takes -2.5 to -2).
+  function round(x) {
+    return Math.sign(x) * Math.round(Math.abs(x));
+  }
+
   const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
   function size(b) {
     if (b == null) return "–";
@@ -19,7 +33,7 @@
       v /= 1024;
       u++;
     }
-    return v.toFixed(2) + " " + UNITS[u];
+    return fixed(v, 2) + " " + UNITS[u];
   }
   function count(n) {
     return n == null ? "–" : String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
@@ -27,8 +41,8 @@
   function us(n) {
     if (n == null) return "–";
     if (n < 1e3) return n + " µs";
-    if (n < 1e6) return (n / 1e3).toFixed(1) + " ms";
-    return (n / 1e6).toFixed(2) + " s";
+    if (n < 1e6) return fixed(n / 1e3, 1) + " ms";
+    return fixed(n / 1e6, 2) + " s";
   }
   function signed(f, zero) {
     return (d) => (d == null ? "–" : d === 0 ? zero : (d > 0 ? "+" : "-") + f(Math.abs(d)));
@@ -39,8 +53,12 @@
   function percent(base, delta) {
     if (!base) return delta ? "new" : "";
     const p = (delta * 100) / base;
-    return (p >= 0 ? "+" : "") + p.toFixed(1) + "%";
+    return (p >= 0 ? "+" : "") + fixed(p, 1) + "%";
   }
+  // Run sets: a p-value, a shift with its interval, one side's spread.
+  const pValue = (p) => (p < 0.001 ? p.toExponential(1) : fixed(p, 3));
+  const shift = (st) => words(usDelta(round(st.shift_us)), "(" + usDelta(round(st.shift_low_us)), "to", usDelta(round(st.shift_high_us)) + ")");
+  const spread = (sp) => words(us(round(sp.median)), "(IQR", us(round(sp.q1)), "to", us(round(sp.q3)) + ")");
   // Words joined by one space, empty ones left out.
   function words(...parts) {
     return parts.filter((p) => p !== "" && p != null).join(" ");
@@ -159,6 +177,57 @@
     });
     draw();
     return h("div", { class: "table-block" }, h("div", { class: "table-tools" }, input, counter), h("div", { class: "scroll" }, table), more);
+  }
+
+  // ---- The tables' columns: they come with the report (src/report/columns) --------------
+
+  const COLUMNS = JSON.parse(document.getElementById("report-columns").textContent);
+  // How a cell of each kind is written, from the value read from the row, as the text
+  // reports write it; and, where it is not that value, what the table sorts it by.
+  const KINDS = {
+    text: { text: String },
+    name: { text: String },
+    number: { text: String },
+    count: { text: count },
+    count_delta: { text: countDelta },
+    size: { text: size },
+    size_delta: { text: sizeDelta },
+    us: { text: us },
+    us_delta: { text: usDelta },
+    percent: { text: ([base, delta]) => (base ? percent(base, delta) : delta ? "new" : "-"), sort: ([base, delta]) => (base ? delta / base : null) },
+    location: { text: ([, shown]) => shown, sort: ([whole]) => whole },
+    shift: { text: shift, sort: (st) => st.shift_us },
+    p_value: { text: pValue },
+  };
+  // A table's columns, as dataTable takes them. A cell reads the row's field named by its
+  // column's key, or what made[key] makes of the row; extra[key] adds to what it shows.
+  function columnsOf(table, made, extra) {
+    return COLUMNS[table].map((c) => {
+      const read = (made && made[c.key]) || ((r) => r[c.key]);
+      const kind = KINDS[c.kind] || KINDS.text;
+      const value = (r) => {
+        const v = read(r);
+        return v == null || !kind.sort ? v : kind.sort(v);
+      };
+      const show = (r) => {
+        const v = read(r);
+        if (v == null) return c.missing;
+        const text = kind.text(v);
+        if (c.kind === "name") return h("span", { class: "name" }, text);
+        if (c.kind === "location") return h("span", { class: "loc", title: kind.sort(v) }, text);
+        return text;
+      };
+      const more = extra && extra[c.key];
+      return {
+        key: c.key,
+        label: c.label,
+        title: c.title,
+        num: c.align === "right",
+        value,
+        show: more ? (r) => [show(r), more(r)] : show,
+        cls: c.kind.endsWith("_delta") ? (r) => deltaClass(value(r)) : null,
+      };
+    });
   }
 
   // ---- Line charts -------------------------------------------------------------------------
@@ -294,39 +363,8 @@
     root.append(h("h3", null, "Growth"), chart);
 
     const suspects = new Set(trend ? trend.suspects.map((sp) => sp.name) : []);
-    const ids = heap.classes.some((c) => c.new_count != null);
-    const cols = [
-      { key: "name", label: "Class", value: (c) => c.name, show: (c) => [h("span", { class: "name" }, c.name), suspects.has(c.name) ? h("span", { class: "tag", title: "grows across the snapshots" }, "suspect") : null] },
-      { key: "count_base", label: "Count BASE", num: 1, value: (c) => c.count_base, show: (c) => count(c.count_base) },
-      { key: "count_head", label: "Count HEAD", num: 1, value: (c) => c.count_head, show: (c) => count(c.count_head) },
-      { key: "count_delta", label: "Count Δ", num: 1, value: (c) => c.count_delta, show: (c) => countDelta(c.count_delta), cls: (c) => deltaClass(c.count_delta) },
-      { key: "size_base", label: "Size BASE", num: 1, value: (c) => c.size_base, show: (c) => size(c.size_base) },
-      { key: "size_head", label: "Size HEAD", num: 1, value: (c) => c.size_head, show: (c) => size(c.size_head) },
-      { key: "size_delta", label: "Size Δ", num: 1, value: (c) => c.size_delta, show: (c) => sizeDelta(c.size_delta), cls: (c) => deltaClass(c.size_delta) },
-    ];
-    if (heap.retained) {
-      cols.push(
-        { key: "retained_head", label: "Retained HEAD", num: 1, value: (c) => c.retained_head, show: (c) => size(c.retained_head) },
-        { key: "retained_delta", label: "Retained Δ", num: 1, value: (c) => c.retained_delta, show: (c) => sizeDelta(c.retained_delta), cls: (c) => deltaClass(c.retained_delta) }
-      );
-    }
-    if (ids) {
-      cols.push(
-        { key: "new_count", label: "New", title: "objects in HEAD whose id is not in BASE", num: 1, value: (c) => c.new_count, show: (c) => count(c.new_count) },
-        { key: "deleted_count", label: "Deleted", title: "objects in BASE whose id is not in HEAD", num: 1, value: (c) => c.deleted_count, show: (c) => count(c.deleted_count) }
-      );
-    }
-    // ArkTS: native sizes, where the snapshots state them.
-    if (t.native_size_head != null) {
-      cols.push(
-        { key: "native_size_head", label: "Native HEAD", num: 1, value: (c) => c.native_size_head, show: (c) => size(c.native_size_head) },
-        { key: "native_size_delta", label: "Native Δ", num: 1, value: (c) => c.native_size_delta, show: (c) => sizeDelta(c.native_size_delta), cls: (c) => deltaClass(c.native_size_delta) }
-      );
-      if (heap.retained) {
-        cols.push({ key: "retained_native_delta", label: "Retained native Δ", num: 1, value: (c) => c.retained_native_delta, show: (c) => sizeDelta(c.retained_native_delta), cls: (c) => deltaClass(c.retained_native_delta) });
-      }
-    }
-    root.append(h("h3", null, "Classes"), dataTable({ id: "class-table", noun: "classes", rows: heap.classes, columns: cols, text: (c) => c.name, limit: 400 }));
+    const tag = (c) => (suspects.has(c.name) ? h("span", { class: "tag", title: "grows across the snapshots" }, "suspect") : null);
+    root.append(h("h3", null, "Classes"), dataTable({ id: "class-table", noun: "classes", rows: heap.classes, columns: columnsOf("classes", null, { name: tag }), text: (c) => c.name, limit: 400 }));
 
     const owners = trend ? trend.owners || [] : [];
     if (owners.length) {
@@ -394,16 +432,7 @@
       h("h3", null, "Leak watcher's list"),
       h("p", { class: "note" }, h("code", null, list.path), ": " + list.objects.length + " watched objects, " + found + " found in HEAD; " + hash + ".")
     );
-    const cols = [
-      { key: "name", label: "Watched object", value: (o) => o.name, show: (o) => h("span", { class: "name" }, o.name) },
-      { key: "hash", label: "Hash", num: 1, value: (o) => o.hash, show: (o) => String(o.hash) },
-      { key: "class", label: "Class in HEAD", value: (o) => o.class || "", show: (o) => o.class || "(not in the heap)" },
-      { key: "retained_size", label: "Retained", num: 1, value: (o) => o.retained_size, show: (o) => (o.retained_size == null ? "–" : size(o.retained_size)) },
-      { key: "native_size", label: "Native", num: 1, value: (o) => o.native_size, show: (o) => (o.native_size == null ? "–" : size(o.native_size)) },
-      { key: "root_group", label: "Held by", value: (o) => o.root_group || "", show: (o) => o.root_group || "–" },
-      { key: "msg", label: "Message", value: (o) => o.msg, show: (o) => o.msg },
-    ];
-    root.append(dataTable({ id: "leaklist-table", noun: "watched objects", rows: list.objects, columns: cols, text: (o) => o.name + " " + o.msg, limit: 400 }));
+    root.append(dataTable({ id: "leaklist-table", noun: "watched objects", rows: list.objects, columns: columnsOf("leaklist"), text: (o) => o.name + " " + o.msg, limit: 400 }));
     root.append(...list.objects.map((o) => retainerPath(Object.assign({}, o, { name: o.name + " #" + o.hash, retained_size: o.retained_size }), "watched")));
   }
 
@@ -461,9 +490,13 @@
     if (!f.url) return "";
     return f.line ? f.url + ":" + f.line + ":" + f.column : f.url;
   }
+  // The script's last path segment: `cpu.js`, or `b.ets` for `module|pages/b.ets`.
+  function scriptName(url) {
+    return url.replace(/\/+$/, "").split(/[\/|]/).pop();
+  }
   function shortLocation(f) {
     if (!f.url) return "";
-    const file = f.url.replace(/\/+$/, "").split(/[\/|]/).pop();
+    const file = scriptName(f.url);
     return f.line ? file + ":" + f.line + ":" + f.column : file;
   }
 
@@ -477,13 +510,10 @@
       ])
     );
     // Run sets: what the comparison rests on; one profile per side says so.
-    const pValue = (p) => (p < 0.001 ? p.toExponential(1) : p.toFixed(3));
-    const shift = (st) => words(usDelta(Math.round(st.shift_us)), "(" + usDelta(Math.round(st.shift_low_us)), "to", usDelta(Math.round(st.shift_high_us)) + ")");
-    const spread = (sp) => words(us(Math.round(sp.median)), "(IQR", us(Math.round(sp.q1)), "to", us(Math.round(sp.q3)) + ")");
     if (cpu.runs) {
       const r = cpu.runs;
       root.append(
-        h("p", { class: "note", id: "runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared, α =", r.alpha, "(Mann-Whitney U, Holm over the functions gated).")),
+        h("p", { class: "note", id: "runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared (shift: Hodges-Lehmann; p: Mann-Whitney U, two-sided); thresholds: growth past the limit shown one-sided at α =", r.alpha + ".")),
         h("p", { class: "note" }, words("Non-idle per run: BASE", spread(r.duration.base) + ", HEAD", spread(r.duration.head) + "; shift", shift(r.duration) + ", p =", pValue(r.duration.p_value) + ".")),
         h("p", { class: "note" }, words("GC per run: BASE", spread(r.gc.base) + ", HEAD", spread(r.gc.head) + "; shift", shift(r.gc) + ", p =", pValue(r.gc.p_value) + "."))
       );
@@ -504,14 +534,18 @@
           rows: cpu.categories,
           text: (c) => c.name,
           limit: 100,
-          columns: [
-            { key: "name", label: "Category", value: (c) => c.name, show: (c) => c.name },
-            { key: "us_base", label: "BASE", num: 1, value: (c) => c.us_base, show: (c) => us(c.us_base) },
-            { key: "us_head", label: "HEAD", num: 1, value: (c) => c.us_head, show: (c) => us(c.us_head) },
-            { key: "us_delta", label: "Δ", num: 1, value: (c) => c.us_delta, show: (c) => usDelta(c.us_delta), cls: (c) => deltaClass(c.us_delta) },
-          ],
+          columns: columnsOf("categories"),
         })
       );
+    }
+    // Script names that stand for more than one URL among the functions: their locations
+    // are whole URLs, as in the text reports.
+    const urls = new Map();
+    const ambiguous = new Set();
+    for (const f of cpu.functions) {
+      const name = scriptName(f.url);
+      if (!urls.has(name)) urls.set(name, f.url);
+      else if (urls.get(name) !== f.url) ambiguous.add(name);
     }
     root.append(
       h("h3", null, "Functions"),
@@ -521,22 +555,12 @@
         rows: cpu.functions,
         text: (f) => f.name + " " + location(f),
         limit: 400,
-        columns: [
-          { key: "name", label: "Function", value: (f) => f.name, show: (f) => h("span", { class: "name" }, f.name) },
-          { key: "location", label: "Location", value: (f) => location(f), show: (f) => h("span", { class: "loc", title: location(f) }, shortLocation(f)) },
-          { key: "self_us_base", label: "Self BASE", num: 1, value: (f) => f.self_us_base, show: (f) => us(f.self_us_base) },
-          { key: "self_us_head", label: "Self HEAD", num: 1, value: (f) => f.self_us_head, show: (f) => us(f.self_us_head) },
-          { key: "self_us_delta", label: "Self Δ", num: 1, value: (f) => f.self_us_delta, show: (f) => usDelta(f.self_us_delta), cls: (f) => deltaClass(f.self_us_delta) },
-          { key: "total_us_head", label: "Total HEAD", num: 1, value: (f) => f.total_us_head, show: (f) => us(f.total_us_head) },
-          { key: "total_us_delta", label: "Total Δ", num: 1, value: (f) => f.total_us_delta, show: (f) => usDelta(f.total_us_delta), cls: (f) => deltaClass(f.total_us_delta) },
-        ].concat(
-          cpu.runs
-            ? [
-                { key: "shift", label: "Self shift (CI)", num: 1, value: (f) => (f.self_stats ? f.self_stats.shift_us : 0), show: (f) => (f.self_stats ? shift(f.self_stats) : "-") },
-                { key: "p", label: "p", num: 1, value: (f) => (f.self_stats ? f.self_stats.p_value : 1), show: (f) => (f.self_stats ? pValue(f.self_stats.p_value) : "-") },
-              ]
-            : []
-        ),
+        columns: columnsOf("functions", {
+          location: (f) => [location(f), ambiguous.has(scriptName(f.url)) ? location(f) : shortLocation(f)],
+          self_us_percent: (f) => [f.self_us_base, f.self_us_delta],
+          shift: (f) => f.self_stats,
+          p: (f) => (f.self_stats ? f.self_stats.p_value : null),
+        }),
       })
     );
   }

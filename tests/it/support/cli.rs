@@ -14,6 +14,56 @@ pub fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The runs of one of tests/data/runsets' run sets, in order.
+pub fn run_set(variant: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data(&format!("runsets/{variant}")))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A temporary directory holding copies of `files`.
+pub fn dir_of<P: AsRef<Path>>(files: &[P]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for f in files {
+        let f = f.as_ref();
+        std::fs::copy(f, dir.path().join(f.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+/// A gzip-compressed file's text.
+pub fn gunzip(path: &Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// The codes of a report's warnings, in order.
+pub fn warning_codes(report: &Value) -> Vec<&str> {
+    report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
+/// The subjects of a report's violations, in order.
+pub fn violation_subjects(report: &Value) -> Vec<&str> {
+    report["gate"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["subject"].as_str().unwrap())
+        .collect()
+}
+
 /// A path as an argument (the test data's paths are UTF-8).
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
@@ -142,4 +192,34 @@ pub fn arkts_capture(snapshot: &str, profile: &str) -> Vec<u8> {
     message.extend_from_slice(b"}}");
     b.message_bytes(T + 9_000_000_000, &message);
     b.build()
+}
+
+/// The tables of a terminal report (`--format table`, no terminal width): each table's
+/// rows, the header first, each row's cells trimmed. Cells of one line only, as the
+/// bundled fixtures have.
+pub fn terminal_tables(text: &str) -> Vec<Vec<Vec<String>>> {
+    let mut tables = Vec::new();
+    let mut table: Option<Vec<Vec<String>>> = None;
+    for line in text.lines() {
+        if line.starts_with('┌') {
+            table = Some(Vec::new());
+        } else if line.starts_with('└') {
+            tables.extend(table.take());
+        } else if let (Some(rows), Some(inner)) = (
+            table.as_mut(),
+            line.strip_prefix('│').and_then(|l| l.strip_suffix('│')),
+        ) {
+            rows.push(inner.split('┆').map(|c| c.trim().to_owned()).collect());
+        }
+    }
+    tables
+}
+
+/// The terminal table whose first header is `first`, if the report has one.
+pub fn terminal_table(text: &str, first: &str) -> Option<Vec<Vec<String>>> {
+    terminal_tables(text).into_iter().find(|t| {
+        t.first()
+            .and_then(|h| h.first())
+            .is_some_and(|h| h == first)
+    })
 }

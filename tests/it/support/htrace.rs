@@ -109,6 +109,50 @@ impl HtraceBuilder {
         self
     }
 
+    /// The records a TIMELINE-mode capture ends with (spec §3.3), all written at stop: at
+    /// `stop_ns` a `heapStatsUpdate` and then a `lastSeenObjectId` event (`last_seen_id`),
+    /// a progress message, the final snapshot's `text` cut into `chunk_size`-byte
+    /// `addHeapSnapshotChunk` messages, and the id-2 end marker, each record 1 ms after the
+    /// one before. Returns the end marker's time.
+    pub fn timeline_stop(
+        &mut self,
+        stop_ns: u64,
+        text: &[u8],
+        chunk_size: usize,
+        last_seen_id: u64,
+    ) -> u64 {
+        const MS: u64 = 1_000_000;
+        self.message(
+            stop_ns,
+            r#"{"method":"HeapProfiler.heapStatsUpdate","params":{"statsUpdate":[0,120,4096,1,3,96]}}"#,
+        )
+        .message(
+            stop_ns + MS,
+            &format!(
+                r#"{{"method":"HeapProfiler.lastSeenObjectId","params":{{"lastSeenObjectId":{last_seen_id},"timestamp":{}.5}}}}"#,
+                stop_ns / MS
+            ),
+        )
+        .message(
+            stop_ns + 2 * MS,
+            &format!(
+                r#"{{"method":"HeapProfiler.reportHeapSnapshotProgress","params":{{"done":0,"total":{}}}}}"#,
+                text.len()
+            ),
+        );
+        let mut time = stop_ns + 3 * MS;
+        for piece in cut(text, chunk_size) {
+            let msg = format!(
+                r#"{{"method":"HeapProfiler.addHeapSnapshotChunk","params":{{"chunk":"{}"}}}}"#,
+                json_escape(piece)
+            );
+            self.message(time, &msg);
+            time += MS;
+        }
+        self.message(time, r#"{"id":2,"result":{}}"#);
+        time
+    }
+
     /// A record of another plugin (e.g. `cpu-plugin`), with no timestamp, which readers
     /// must skip.
     pub fn other_plugin_record(&mut self, name: &str, data: &[u8]) -> &mut Self {

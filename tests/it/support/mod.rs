@@ -11,6 +11,7 @@
 //! `shared/spec/` (heap recount, htrace writer); it uses no code of the arkdiff crate,
 //! so the tests can check the real implementation against it.
 
+pub mod alloc;
 pub mod arkts;
 pub mod cli;
 pub mod cpu_recount;
@@ -34,4 +35,15 @@ pub fn class_row<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_jso
         .iter()
         .find(|r| r["name"] == name)
         .unwrap_or_else(|| panic!("no class row {name}"))
+}
+
+/// The messages of a JSON report's warnings with `code`, in order.
+pub fn warning_messages<'a>(report: &'a serde_json::Value, code: &str) -> Vec<&'a str> {
+    report["warnings"]
+        .as_array()
+        .expect("the report has warnings")
+        .iter()
+        .filter(|w| w["code"] == code)
+        .map(|w| w["message"].as_str().expect("a warning has a message"))
+        .collect()
 }

@@ -200,6 +200,9 @@ pub struct Rawheap {
     /// The global-reference map: None writes no word, Some(None) "tracking off".
     pub refs: Option<Option<Vec<(u64, u64)>>>,
     pub names: Vec<(String, Vec<u64>)>,
+    /// Version 1: string objects whose contents are names because they are property keys
+    /// (the writer's "exempted" string nodes, named after every marked object).
+    pub exempted: Vec<u64>,
     pub objects: Vec<Object>,
     /// Version 1: the object sections the objects are written in, one after the other
     /// (at least one).
@@ -225,6 +228,7 @@ impl Rawheap {
             groups: None,
             refs: None,
             names: Vec::new(),
+            exempted: Vec::new(),
             objects: Vec::new(),
             object_sections: 1,
             metadata: metadata(),
@@ -358,6 +362,331 @@ impl Rawheap {
         put32(&mut out, body as u32);
         put32(&mut out, self.metadata.len() as u32);
         out
+    }
+}
+
+/// The size of a VM heap region: objects are placed in regions of 256 KiB (`mem.h`,
+/// `REGION_SIZE_LOG2`), a version-2 synthetic address numbers the region and the 8-byte
+/// word inside it.
+pub const REGION: u64 = 1 << 18;
+/// Where a region's objects start: past the region's own header.
+const REGION_HEADER: u64 = 0x100;
+/// Objects larger than this get regions of their own (`MAX_REGULAR_HEAP_OBJECT_SIZE`).
+const LARGEST_REGULAR: u64 = REGION * 2 / 3;
+/// The top of the address range regions are handed out from, one below the other (as
+/// the system maps memory), below the 48 bits a version-1 heap address may use.
+const REGION_TOP: u64 = 0x0000_7f3c_0000_0000;
+
+/// Where objects are placed in the heap: regions handed out one below the other, each
+/// filled from its header on; objects of the writer's scaffolding (id 0: hidden classes,
+/// layouts, keys) in regions of their own, as the VM keeps them in a space of their own.
+#[derive(Default)]
+struct Heap {
+    regions: u64,
+    /// The region being filled and how much of it is used, per space.
+    open: [Option<(u64, u64)>; 2],
+}
+
+impl Heap {
+    /// `n` new regions in a row; the lowest one's base.
+    fn take(&mut self, n: u64) -> u64 {
+        self.regions += n;
+        REGION_TOP - self.regions * REGION
+    }
+
+    /// The address of a new object of `bytes` in `space`.
+    fn place(&mut self, space: usize, bytes: u64) -> u64 {
+        let bytes = bytes.max(8).next_multiple_of(8);
+        if bytes > LARGEST_REGULAR {
+            let base = self.take((REGION_HEADER + bytes).div_ceil(REGION));
+            return base + REGION_HEADER;
+        }
+        let (base, used) = match self.open[space] {
+            Some((base, used)) if used + bytes <= REGION => (base, used),
+            _ => (self.take(1), REGION_HEADER),
+        };
+        self.open[space] = Some((base, used + bytes));
+        base + used
+    }
+}
+
+/// The version-2 writer's synthetic addresses: the low 16 bits number the object's region
+/// (0, 8, 16, … in the order the writer first meets the regions), the high 16 bits give its
+/// offset in the region in 8-byte words.
+#[derive(Default)]
+struct Synthetic {
+    regions: std::collections::HashMap<u64, u32>,
+}
+
+impl Synthetic {
+    fn of(&mut self, raw: u64) -> u64 {
+        let next = 8 * self.regions.len() as u32;
+        let region = *self.regions.entry(raw & !(REGION - 1)).or_insert(next);
+        // The writer keeps 16 bits of the region number.
+        let word = (raw & (REGION - 1)) >> 3;
+        word << 16 | u64::from(region & 0xFFFF)
+    }
+}
+
+/// The addresses a version-2 body's tokens name, and each token's place and length.
+fn token_list(body: &[u8]) -> Vec<(usize, usize, Option<u64>)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < body.len() {
+        let b = body[at];
+        let len = if b & 0x02 != 0 {
+            1
+        } else if b & 0x04 != 0 {
+            5
+        } else {
+            4
+        };
+        let len = len.min(body.len() - at);
+        let addr = (len == 4).then(|| {
+            u64::from(u32::from_le_bytes([
+                body[at],
+                body[at + 1],
+                body[at + 2],
+                body[at + 3],
+            ]))
+        });
+        out.push((at, len, addr));
+        at += len;
+    }
+    out
+}
+
+impl Rawheap {
+    /// The objects each object references, in slot order (its hclass first): the
+    /// version-1 slots that hold an object's address (not a weak one), or the version-2
+    /// address tokens.
+    fn references(&self, o: &Object, index: &std::collections::HashMap<u64, usize>) -> Vec<usize> {
+        if self.version == 1 {
+            o.body
+                .chunks_exact(8)
+                .filter_map(|s| index.get(&u64::from_le_bytes(s.try_into().unwrap())))
+                .copied()
+                .collect()
+        } else {
+            token_list(&o.body)
+                .into_iter()
+                .filter_map(|(_, _, a)| a.and_then(|a| index.get(&a)).copied())
+                .collect()
+        }
+    }
+
+    /// The heap as the VM's writer dumps it (`RawHeapDumpV1`/`V2` in `rawheap_dump.cpp`),
+    /// its objects taken to lie in the heap in the order given:
+    ///
+    /// - objects are placed in 256 KiB regions handed out from the top down (the
+    ///   scaffolding, id 0, in regions of its own), and every address is that place:
+    ///   version 1 the real address, version 2 the synthetic one (region number in the low
+    ///   half, numbered as the writer meets the regions: roots, groups, references, then
+    ///   the objects in marking order);
+    /// - the objects are marked breadth first from the roots, each one's hclass before the
+    ///   objects its slots name (weak references not followed), and the object table (and
+    ///   version 1's memory) is in that order; objects the marking does not reach (a V8
+    ///   heap keeps some only weakly) follow, marked the same way from each in turn;
+    /// - the direct roots are in marking order, each once; each root group is in address
+    ///   order (a `std::set` of real addresses);
+    /// - each name lists its objects in marking order, the version-1 property keys after
+    ///   every object in no order (an unordered set); names come in order of first use,
+    ///   one entry per text;
+    /// - the header strings and the root groups are always there (empty where nothing
+    ///   fills them, global-reference tracking off).
+    pub fn into_device_layout(self) -> Rawheap {
+        self.into_device_layout_by(None)
+    }
+
+    /// [`Rawheap::into_device_layout`], the marking following `holds(i)` (the objects
+    /// object `i` holds, its hclass first) where the heap holds more than the file can
+    /// carry: a version-2 object has only as many slots as its size.
+    pub fn into_device_layout_by(mut self, holds: Option<&dyn Fn(usize) -> Vec<usize>>) -> Rawheap {
+        use std::collections::{HashMap, VecDeque};
+        let n = self.objects.len();
+        let index: HashMap<u64, usize> = self
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.addr, i))
+            .collect();
+        // Marking.
+        let mut marked = vec![false; n];
+        let mut order: Vec<usize> = Vec::with_capacity(n);
+        let mut queue = VecDeque::new();
+        let mut mark = |i: usize, order: &mut Vec<usize>, queue: &mut VecDeque<usize>| {
+            if !std::mem::replace(&mut marked[i], true) {
+                order.push(i);
+                queue.push_back(i);
+            }
+        };
+        for r in &self.roots {
+            if let Some(&i) = index.get(r) {
+                mark(i, &mut order, &mut queue);
+            }
+        }
+        let roots: Vec<usize> = order.clone();
+        let mut seed = 0;
+        loop {
+            while let Some(i) = queue.pop_front() {
+                let held = match holds {
+                    Some(holds) => holds(i),
+                    None => self.references(&self.objects[i], &index),
+                };
+                for r in held {
+                    mark(r, &mut order, &mut queue);
+                }
+            }
+            if order.len() == n {
+                break;
+            }
+            // The next object not marked yet (`mark` skips marked ones).
+            while seed < n && {
+                let before = order.len();
+                mark(seed, &mut order, &mut queue);
+                order.len() == before
+            } {
+                seed += 1;
+            }
+        }
+        // Places in the heap, in the given order.
+        let mut heap = Heap::default();
+        let raw: Vec<u64> = self
+            .objects
+            .iter()
+            .map(|o| {
+                let bytes = if self.version == 1 {
+                    u64::from(o.size).max(o.body.len() as u64)
+                } else {
+                    u64::from(o.size)
+                };
+                heap.place(usize::from(o.id != 0), bytes)
+            })
+            .collect();
+        let sorted_set = |list: &[u64]| -> Vec<u64> {
+            let mut raws: Vec<u64> = list
+                .iter()
+                .map(|a| index.get(a).map_or(*a, |&i| raw[i]))
+                .collect();
+            raws.sort_unstable();
+            raws.dedup();
+            raws
+        };
+        let groups: [Vec<u64>; 4] = match &self.groups {
+            Some(g) => [0, 1, 2, 3].map(|k| sorted_set(&g[k])),
+            None => Default::default(),
+        };
+        let refs: Option<Vec<(u64, u64)>> = match &self.refs {
+            Some(Some(refs)) => Some(
+                refs.iter()
+                    .map(|&(r, a)| (r, index.get(&a).map_or(a, |&i| raw[i])))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        // The addresses the file gives: version 2 numbers the regions as the writer meets
+        // them.
+        let mut synthetic = Synthetic::default();
+        let mut file_addr = |a: u64| {
+            if self.version == 1 {
+                a
+            } else {
+                synthetic.of(a)
+            }
+        };
+        let roots: Vec<u64> = roots.iter().map(|&i| file_addr(raw[i])).collect();
+        let groups = groups.map(|g| g.into_iter().map(&mut file_addr).collect::<Vec<u64>>());
+        let refs = refs.map(|r| r.into_iter().map(|(r, a)| (r, file_addr(a))).collect());
+        let mut new_addr = vec![0; n];
+        for &i in &order {
+            new_addr[i] = file_addr(raw[i]);
+        }
+        let remap = |a: u64| index.get(&a).map(|&i| new_addr[i]);
+        // Bodies, with the new addresses.
+        for o in &mut self.objects {
+            if self.version == 1 {
+                for s in o.body.chunks_exact_mut(8) {
+                    let v = u64::from_le_bytes((&*s).try_into().unwrap());
+                    let to = remap(v)
+                        .or_else(|| (v & 1 == 1).then(|| remap(v - 1).map(|a| a | 1)).flatten());
+                    if let Some(to) = to {
+                        s.copy_from_slice(&to.to_le_bytes());
+                    }
+                }
+            } else {
+                for (at, len, a) in token_list(&o.body) {
+                    if let Some(to) = a.and_then(remap) {
+                        o.body[at..at + len].copy_from_slice(&(to as u32).to_le_bytes());
+                    }
+                }
+            }
+        }
+        // Names: each object's last one.
+        let mut name_of: HashMap<u64, usize> = HashMap::new();
+        for (k, (_, addrs)) in self.names.iter().enumerate() {
+            for &a in addrs {
+                name_of.insert(a, k);
+            }
+        }
+        let exempted: std::collections::HashSet<u64> = self.exempted.iter().copied().collect();
+        let mut names: Vec<(String, Vec<u64>)> = Vec::new();
+        let mut entry_of: HashMap<String, usize> = HashMap::new();
+        let mut name = |a: u64, names: &mut Vec<(String, Vec<u64>)>| {
+            if let (Some(&k), Some(to)) = (name_of.get(&a), remap(a)) {
+                let text = &self.names[k].0;
+                let e = *entry_of.entry(text.clone()).or_insert_with(|| {
+                    names.push((text.clone(), Vec::new()));
+                    names.len() - 1
+                });
+                names[e].1.push(to);
+            }
+        };
+        for &i in &order {
+            let a = self.objects[i].addr;
+            if !exempted.contains(&a) {
+                name(a, &mut names);
+            }
+        }
+        // An unordered set's order: by a hash of the address.
+        let mut keys: Vec<u64> = self.exempted.clone();
+        keys.sort_by_key(|&a| a.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29));
+        for a in keys {
+            name(a, &mut names);
+        }
+        for (text, addrs) in &self.names {
+            if addrs.is_empty() && !entry_of.contains_key(text) {
+                names.push((text.clone(), Vec::new()));
+            }
+        }
+        let mut objects: Vec<Object> = Vec::with_capacity(n);
+        let mut old = std::mem::take(&mut self.objects);
+        for &i in &order {
+            let mut o = std::mem::replace(
+                &mut old[i],
+                Object {
+                    addr: 0,
+                    id: 0,
+                    size: 0,
+                    native: 0,
+                    jstype: 0,
+                    body: Vec::new(),
+                },
+            );
+            o.addr = new_addr[i];
+            objects.push(o);
+        }
+        Rawheap {
+            header: self
+                .header
+                .or_else(|| Some([String::new(), String::new(), "dynamic".into()])),
+            roots,
+            groups: Some(groups),
+            refs: Some(refs),
+            names,
+            exempted: self.exempted.iter().filter_map(|&a| remap(a)).collect(),
+            objects,
+            ..self
+        }
     }
 }
 
@@ -589,8 +918,38 @@ const MAX_PROPS: usize = 1023;
 /// in-object property through an hclass and layout per shape (size-0 scaffolding objects
 /// with id 0; nodes with more than 1023 edges get size-0 chunk objects of their own name
 /// and type in between), in version 2 a slot token while the object's slots last.
-/// `hash(i)` gives the high 32 bits of node `i`'s id.
+/// `hash(i)` gives the high 32 bits of node `i`'s id. The file is laid out as the VM's
+/// writer lays it out ([`Rawheap::into_device_layout`]), the snapshot's node order taken for
+/// the order of the objects in the heap.
 pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
+    let heap = from_v8_sorted(v8, version, hash);
+    if version == 1 {
+        return heap.into_device_layout();
+    }
+    // Version 2 keeps only the references its slots can hold: the marking follows the
+    // snapshot's (strings not traversed), as the VM's follows its heap. The objects are
+    // the hclasses (one per JSType, at the index of their JSType), then node 1, 2, ….
+    let hclasses = (jstype::LAYOUT_INFO + 1) as usize;
+    let holds = |k: usize| -> Vec<usize> {
+        if k < hclasses {
+            return vec![jstype::HCLASS as usize];
+        }
+        let node = k - hclasses + 1;
+        let t = jstype_of(v8.type_name(node));
+        let mut held = vec![t as usize];
+        if !is_string_type(t) {
+            held.extend(v8.kept(node).map(|to| to - 1 + hclasses));
+        }
+        held
+    };
+    heap.into_device_layout_by(Some(&holds))
+}
+
+/// [`from_v8`] laid out in the snapshot's node order: the objects in that order at
+/// ascending addresses (the writer's scaffolding after them), each name's objects in
+/// ascending order, no header strings and no root groups. A layout no VM writes, kept as
+/// a case of its own.
+pub fn from_v8_sorted(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
     let mut heap = Rawheap::new(version);
     let n = v8.len();
     let addr = |i: usize| 0x1000_0000u64 + 8 * i as u64;
@@ -787,6 +1146,7 @@ pub fn from_v8(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawheap {
             &mut scaffold,
         );
     }
+    heap.exempted = key_names.iter().flat_map(|k| k.1.iter().copied()).collect();
     heap.names.extend(key_names);
     heap.objects = objects;
     heap

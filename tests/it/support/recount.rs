@@ -1,6 +1,9 @@
 //! A plain, slow, independent recount of a V8 / ArkTS `.heapsnapshot`, following
-//! `shared/spec/semantics.md` §2 (class names, `self_size > 0`, same object = same id and
-//! same class name). It parses the whole document into a `serde_json::Value`.
+//! `shared/spec/semantics.md` §2 (class names with the DOM state passed on between native
+//! nodes, `self_size > 0`, same object = same id and same class name) and arkdiff's rule
+//! for the ids that name no object (docs/semantics.md: ids 0 and 1 in their low 32 bits
+//! are matched by class, the first in node order). It parses the whole document into a
+//! `serde_json::Value`.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -22,6 +25,9 @@ pub struct Recount {
     /// Counted nodes whose id was already taken by an earlier counted node of the same
     /// snapshot (0 in real V8 data). `diff` is exact only when this is 0 on both sides.
     pub duplicate_ids: u64,
+    /// Counted nodes whose id names no object (0 or 1 in its low 32 bits), in node order:
+    /// (class name, `self_size`). They are not in `objects`.
+    pub loose: Vec<(String, u64)>,
 }
 
 /// Recount a snapshot given as its JSON text. Panics on anything malformed (it is test
@@ -73,6 +79,7 @@ pub fn recount(text: &[u8]) -> Recount {
         "heap snapshot: nodes length {} is not a multiple of {stride}",
         nodes.len()
     );
+    let detached = f_detached.map(|f| detached_natives(&doc, &type_names, f_type, f));
 
     let mut out = Recount {
         classes: BTreeMap::new(),
@@ -80,8 +87,9 @@ pub fn recount(text: &[u8]) -> Recount {
         total_count: 0,
         total_size: 0,
         duplicate_ids: 0,
+        loose: Vec::new(),
     };
-    for node in nodes.chunks(stride) {
+    for (index, node) in nodes.chunks(stride).enumerate() {
         let self_size = number(&node[f_size]);
         if self_size == 0 {
             continue;
@@ -91,9 +99,18 @@ pub fn recount(text: &[u8]) -> Recount {
         let name = *strings.get(name_index).unwrap_or_else(|| {
             panic!("heap snapshot: name index {name_index} past the string table")
         });
-        let detachedness = f_detached.map(|f| number(&node[f]));
-        let class = class_name(&type_names, type_index, name, detachedness);
+        let is_detached = detached.as_ref().is_some_and(|d| d[index]);
+        let class = class_name(&type_names, type_index, name, is_detached);
         let id = number(&node[f_id]);
+        if id & 0xFFFF_FFFF <= 1 {
+            let entry = out.classes.entry(class.clone()).or_insert((0, 0));
+            entry.0 += 1;
+            entry.1 += self_size;
+            out.total_count += 1;
+            out.total_size += self_size;
+            out.loose.push((class, self_size));
+            continue;
+        }
 
         let entry = out.classes.entry(class.clone()).or_insert((0, 0));
         entry.0 += 1;
@@ -129,13 +146,89 @@ pub fn maybe_gunzip(raw: Vec<u8>) -> Vec<u8> {
     }
 }
 
-/// The class ("Constructor" column) of a node, per semantics.md §2.
-pub fn class_name(
+/// Which nodes end detached, per `shared/spec/semantics.md` §2: native nodes only; every native node
+/// the snapshot gives a state (the `detachedness` field's two low bits) keeps it; a
+/// native node with none takes "attached" when an attached native node reaches it
+/// through native nodes over edges that are not hidden, invisible or weak, else
+/// "detached" when a detached one does.
+pub fn detached_natives(
+    doc: &Value,
     type_names: &[&str],
-    type_index: u64,
-    name: &str,
-    detachedness: Option<u64>,
-) -> String {
+    f_type: usize,
+    f_detached: usize,
+) -> Vec<bool> {
+    let meta = &doc["snapshot"]["meta"];
+    let node_fields = meta["node_fields"].as_array().unwrap();
+    let stride = node_fields.len();
+    let f_edges = node_fields
+        .iter()
+        .position(|f| f == "edge_count")
+        .expect("heap snapshot: no `edge_count` node field");
+    let edge_fields: Vec<&str> = meta["edge_fields"]
+        .as_array()
+        .expect("heap snapshot: meta.edge_fields is not an array")
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let edge_stride = edge_fields.len();
+    let e_type = edge_fields.iter().position(|f| *f == "type").unwrap();
+    let e_to = edge_fields.iter().position(|f| *f == "to_node").unwrap();
+    let edge_types: Vec<&str> = meta["edge_types"][0]
+        .as_array()
+        .expect("heap snapshot: meta.edge_types[0] is not an array")
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let nodes = doc["nodes"].as_array().unwrap();
+    let edges = doc["edges"]
+        .as_array()
+        .expect("heap snapshot: no `edges` array");
+    let count = nodes.len() / stride;
+    let native =
+        |i: usize| type_names.get(number(&nodes[i * stride + f_type]) as usize) == Some(&"native");
+    // The state of each node: 0 while unknown.
+    let mut state: Vec<u64> = (0..count)
+        .map(|i| {
+            if native(i) {
+                number(&nodes[i * stride + f_detached]) & 3
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut first = vec![0usize; count + 1];
+    for i in 0..count {
+        first[i + 1] = first[i] + number(&nodes[i * stride + f_edges]) as usize;
+    }
+    assert_eq!(
+        first[count] * edge_stride,
+        edges.len(),
+        "heap snapshot: edge counts"
+    );
+    for spread in [1, 2] {
+        let mut queue: std::collections::VecDeque<usize> =
+            (0..count).filter(|&i| state[i] == spread).collect();
+        while let Some(i) = queue.pop_front() {
+            for e in first[i]..first[i + 1] {
+                let edge = &edges[e * edge_stride..(e + 1) * edge_stride];
+                let kind = edge_types.get(number(&edge[e_type]) as usize).copied();
+                if matches!(kind, Some("hidden" | "invisible" | "weak")) {
+                    continue;
+                }
+                let to = number(&edge[e_to]) as usize / stride;
+                if native(to) && state[to] == 0 {
+                    state[to] = spread;
+                    queue.push_back(to);
+                }
+            }
+        }
+    }
+    state.iter().map(|&s| s == 2).collect()
+}
+
+/// The class ("Constructor" column) of a node, per `shared/spec/semantics.md` §2; `detached`: the node
+/// ends detached (see [`detached_natives`]).
+pub fn class_name(type_names: &[&str], type_index: u64, name: &str, detached: bool) -> String {
     let Some(&type_name) = usize::try_from(type_index)
         .ok()
         .and_then(|i| type_names.get(i))
@@ -145,14 +238,17 @@ pub fn class_name(
     match type_name {
         "hidden" => "(system)".to_string(),
         "object" | "native" => {
-            let mut class = match name.find(' ') {
-                Some(space) if name.starts_with('<') => format!("{}>", &name[..space]),
-                _ => name.to_string(),
+            let name = if type_name == "native" && detached {
+                format!("Detached {name}")
+            } else {
+                name.to_string()
             };
-            if type_name == "native" && detachedness == Some(2) && !class.starts_with("Detached ") {
-                class = format!("Detached {class}");
+            // A tag, bare or after the prefix, is cut at its first space.
+            let tag = ["<", "Detached <"].iter().find(|p| name.starts_with(*p));
+            match tag.and_then(|p| name[p.len()..].find(' ').map(|s| p.len() + s)) {
+                Some(space) => format!("{}>", &name[..space]),
+                None => name,
             }
-            class
         }
         "code" => "(compiled code)".to_string(),
         "closure" => "Function".to_string(),
@@ -173,7 +269,7 @@ fn number(v: &Value) -> u64 {
     }
 }
 
-/// One class's row of a heap diff (semantics.md §2).
+/// One class's row of a heap diff (`shared/spec/semantics.md` §2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassDiff {
     pub name: String,
@@ -214,6 +310,39 @@ pub fn diff(base: &Recount, head: &Recount) -> BTreeMap<String, ClassDiff> {
             r.deleted_count += 1;
             r.freed_size += size;
         }
+    }
+    // Nodes no id tells apart: of each class, as many as the other side has are the
+    // same, the first in node order.
+    let per_class = |loose: &[(String, u64)]| {
+        let mut n: BTreeMap<String, u64> = BTreeMap::new();
+        for (class, _) in loose {
+            *n.entry(class.clone()).or_default() += 1;
+        }
+        n
+    };
+    // Those of `loose` past the other side's number of their class.
+    let unmatched = |loose: &[(String, u64)], other: &[(String, u64)]| {
+        let other = per_class(other);
+        let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+        let mut out = Vec::new();
+        for (class, size) in loose {
+            let rank = seen.entry(class.clone()).or_default();
+            *rank += 1;
+            if *rank > other.get(class).copied().unwrap_or(0) {
+                out.push((class.clone(), *size));
+            }
+        }
+        out
+    };
+    for (class, size) in unmatched(&head.loose, &base.loose) {
+        let r = row(&mut rows, &class);
+        r.new_count += 1;
+        r.alloc_size += size;
+    }
+    for (class, size) in unmatched(&base.loose, &head.loose) {
+        let r = row(&mut rows, &class);
+        r.deleted_count += 1;
+        r.freed_size += size;
     }
     rows.retain(|_, r| {
         r.count_base != r.count_head
