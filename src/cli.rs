@@ -34,6 +34,9 @@ Examples:
       sizes and a retainer path from the GC roots for each.
   arkdiff app.htrace --explain LeakedRecord --fail-on-suspects 1MiB
       Also show what holds LeakedRecord; exit 1 when a suspect grew by more than 1 MiB.
+  arkdiff baseline.heapsnapshot target.heapsnapshot final.heapsnapshot --one-action
+      memlab's protocol: the objects the action allocated that are still alive after
+      going back, clustered by how they are held (leak traces).
   arkdiff app.htrace --iterations 100 --fail-on-owners 512KiB
       Leak owners (the objects that keep gaining new objects) per iteration, each
       interval being 100 iterations; exit 1 when an owner grew by more than 512 KiB.
@@ -227,6 +230,13 @@ pub struct Cli {
     /// suspects are also reported per iteration (default 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = LEAKS)]
     pub iterations: Option<u32>,
+
+    /// The three snapshots are memlab's one-action protocol: BASELINE (before the action),
+    /// TARGET (after it) and FINAL (after undoing it). What leaked is what the action
+    /// allocated (in TARGET, not in BASELINE) and is still alive in FINAL, clustered by
+    /// leak trace; there is no trend.
+    #[arg(long, help_heading = LEAKS)]
+    pub one_action: bool,
 
     /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
     /// less memory.
@@ -756,6 +766,7 @@ impl Cli {
                 graph: !self.no_retained,
                 explain: self.explain,
                 iterations: self.iterations.unwrap_or(1),
+                one_action: self.one_action,
                 keep_head: false,
                 floor: SuspectFloor {
                     min_bytes: setting(

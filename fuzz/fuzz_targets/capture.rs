@@ -48,6 +48,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         trend: n > 1,
         same_process: true,
         leaklist: None,
+        target: None,
     };
     let options = HeapOptions {
         graph: true,
@@ -55,6 +56,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         floor: SuspectFloor::default(),
         iterations: 1,
         keep_head: false,
+        one_action: false,
     };
     let _ = compare(&selection, &options, &|_| {});
 });

@@ -138,6 +138,22 @@ fn select<'a>(
             captures.len() > 2,
         )
     };
+    let (middle, trend, target) = if config.heap.one_action {
+        if middle.len() != 1 {
+            return Err(Error::Usage(format!(
+                "--one-action needs three heap snapshots, BASELINE TARGET FINAL (three inputs, or one holding three); got {}",
+                middle.len() + 2
+            )));
+        }
+        if !config.heap.graph {
+            return Err(Error::Usage(
+                "--one-action clusters the leaked objects by their paths, so it needs the object graph: leave out --no-retained".into(),
+            ));
+        }
+        (Vec::new(), false, middle.first().copied())
+    } else {
+        (middle, trend, None)
+    };
     Ok(Selection {
         base,
         head,
@@ -145,6 +161,7 @@ fn select<'a>(
         trend,
         same_process: one_file,
         leaklist,
+        target,
     })
 }
 

@@ -195,7 +195,19 @@ impl<'a> Explainer<'a> {
     /// [`Explainer::detail`], where the instance shown is one `held` accepts (one its leak
     /// owner holds) when there is such a new one.
     pub fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
-        let path = self.explain(name, held);
+        self.detail_with(name, self.explain(name, held))
+    }
+
+    /// [`Explainer::detail`], showing the instance `node` of HEAD (the representative of
+    /// the class's largest leak cluster) where it is reachable.
+    pub fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
+        match self.explain_node(node) {
+            Some(path) => self.detail_with(name, Some(path)),
+            None => self.detail(name),
+        }
+    }
+
+    fn detail_with(&self, name: &str, path: Option<Explanation>) -> ClassDetail {
         ClassDetail {
             name: name.to_owned(),
             retained: self
@@ -222,6 +234,23 @@ impl<'a> Explainer<'a> {
             }
             New::Existed(existed) => !existed[node],
         }
+    }
+
+    fn explain_node(&self, node: u32) -> Option<Explanation> {
+        let snap = &self.head.snap;
+        let graph = snap.graph.as_ref()?;
+        let distances = self.distances.as_ref()?;
+        if !distances.is_reached(node) {
+            return None;
+        }
+        let steps = distances.path(snap, graph, node)?;
+        Some(Explanation {
+            id: snap.ids.get(node as usize),
+            new: self.is_new(node as usize),
+            distance: distances.distance[node as usize],
+            steps,
+            root_group: distances.root_group(snap, graph, node),
+        })
     }
 
     fn explain(&self, name: &str, held: &dyn Fn(usize) -> bool) -> Option<Explanation> {

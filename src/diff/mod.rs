@@ -11,6 +11,7 @@ pub mod family;
 pub mod flame;
 pub mod heap;
 pub mod heapprof;
+pub mod leaks;
 pub mod owners;
 pub mod runs;
 pub mod stats;
@@ -68,6 +69,16 @@ pub struct HeapResult {
     pub allocations: Option<allocations::Allocations>,
     /// ArkTS hybrid pairs on both sides: each VM's totals.
     pub vms: Option<VmTotals>,
+    /// The leaked objects of HEAD clustered by their leak traces, where HEAD's graph was
+    /// read and its ids match BASE's (see [`leaks`]).
+    pub leaks: Option<LeakTraces>,
+}
+
+/// What leaked, and how the leaked objects were told.
+pub struct LeakTraces {
+    /// `pair` (new in HEAD) or `one-action` (memlab's baseline, target, final).
+    pub basis: &'static str,
+    pub clusters: leaks::LeakClusters,
 }
 
 /// Each VM's counted objects in two ArkTS hybrid heaps (base, head), and how many of each

@@ -19,7 +19,7 @@ use crate::analysis::dominators::Dominators;
 use crate::analysis::holders::{EntryCounter, PreferredPaths};
 use crate::analysis::paths::Step;
 use crate::diff::heap::{ById, loose_in_base};
-use crate::diff::trend::{ClassSeries, OwnerGrowth};
+use crate::diff::trend::{ClassSeries, OwnerGrowth, step_bytes};
 use crate::model::change::delta;
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
@@ -119,30 +119,37 @@ fn is_synthetic(snap: &HeapSnapshot, node: u32) -> bool {
 /// both snapshots' objects in id order; nodes whose id names no object are matched by
 /// class (see [`loose_in_base`]). Nodes that are not counted are not marked.
 pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Vec<bool> {
+    existed_as(base, head, |name| name)
+}
+
+/// [`existed`], with classes compared as `canon` gives them (the leak analysis takes a DOM
+/// node that got detached, `<div>` then `Detached <div>`, for the same object).
+pub fn existed_as(
+    base: (&HeapSnapshot, &ById),
+    head: (&HeapSnapshot, &ById),
+    canon: impl Fn(&str) -> &str,
+) -> Vec<bool> {
     let mut old = vec![false; head.0.node_count()];
     for (node, same) in loose_in_base(base, head) {
         old[node as usize] = same;
     }
     let (base, base_ids) = base;
     let (head, head_ids) = head;
-    let base_class: HashMap<&str, u32> = base
-        .class_names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), u32::try_from(i).unwrap_or(NONE)))
-        .collect();
-    let to_base: Vec<u32> = head
-        .class_names
-        .iter()
-        .map(|n| base_class.get(n.as_str()).copied().unwrap_or(NONE))
-        .collect();
+    // One number per canonical class name, over both snapshots.
+    let mut numbers: HashMap<String, u32> = HashMap::new();
+    let mut number = |name: &str| {
+        let next = u32::try_from(numbers.len()).unwrap_or(NONE);
+        *numbers.entry_ref(canon(name)).or_insert(next)
+    };
+    let base_class: Vec<u32> = base.class_names.iter().map(|n| number(n)).collect();
+    let head_class: Vec<u32> = head.class_names.iter().map(|n| number(n)).collect();
     let mut b = base_ids.in_id_order().peekable();
     for (id, node) in head_ids.in_id_order() {
         while b.next_if(|&(bid, _)| bid < id).is_some() {}
-        let class = to_base[head.classes[node as usize] as usize];
+        let class = head_class[head.classes[node as usize] as usize];
         let mut same = false;
         while let Some((_, bn)) = b.next_if(|&(bid, _)| bid == id) {
-            same |= base.classes[bn as usize] == class;
+            same |= base_class[base.classes[bn as usize] as usize] == class;
         }
         old[node as usize] = same;
     }
@@ -453,8 +460,9 @@ pub fn suspect_owner(owners: &[Owner], suspect: &ClassSeries) -> Option<usize> {
 }
 
 /// The owners among the candidates: `series[c]` holds candidate `c`'s measures, one per
-/// snapshot. An owner's entries or retained size grew in at least `required_intervals`
-/// intervals, overall, and by at least `floor_bytes` (what it gained).
+/// snapshot. An owner's entries grew, or its retained size grew by at least the step of
+/// [`crate::diff::trend::step_bytes`], in at least `required_intervals` intervals; it grew
+/// overall, and gained at least `floor_bytes`.
 pub fn owners(
     candidates: &[Candidate],
     series: &[Vec<Measure>],
@@ -478,11 +486,12 @@ pub fn owners(
             candidate: i,
         })
         .filter(|o| {
+            let step = step_bytes(floor_bytes, o.retained.len().saturating_sub(1));
             let grown = o
                 .entries
                 .windows(2)
                 .zip(o.retained.windows(2))
-                .filter(|(e, r)| e[1] > e[0] || r[1] > r[0])
+                .filter(|(e, r)| e[1] > e[0] || (r[1] > r[0] && r[1] - r[0] >= step))
                 .count();
             o.entries.len() >= 2
                 && grown >= required_intervals

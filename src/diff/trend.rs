@@ -65,9 +65,12 @@ impl ClassSeries {
         self.counts.windows(2).map(|w| delta(w[0], w[1])).collect()
     }
 
-    /// In how many intervals the size grew.
-    pub fn grown_intervals(&self) -> usize {
-        self.sizes.windows(2).filter(|w| w[1] > w[0]).count()
+    /// In how many intervals the size grew by at least `min_step` bytes (and at all).
+    pub fn grown_intervals(&self, min_step: u64) -> usize {
+        self.sizes
+            .windows(2)
+            .filter(|w| w[1] > w[0] && w[1] - w[0] >= min_step)
+            .count()
     }
 }
 
@@ -80,6 +83,9 @@ pub struct Trend {
     pub floor_bytes: u64,
     /// In how many intervals a suspect had to grow.
     pub required_intervals: usize,
+    /// How much a class must grow in an interval for that interval to count (see
+    /// [`step_bytes`]).
+    pub step_bytes: u64,
     /// Leak suspects, by size growth (largest first), then name.
     pub suspects: Vec<ClassSeries>,
     /// What the gate needs of the leak owners (filled in once they are known).
@@ -98,8 +104,18 @@ pub struct OwnerGrowth {
     pub gained: Vec<(String, u64)>,
 }
 
+/// How much a class must grow in one interval for that interval to count as growth: a
+/// quarter of the floor's share per interval, `floor_bytes / (4 × intervals)` (rounded
+/// up). A leak that just reaches the floor in equal steps grows four times as much in
+/// every interval; one step followed by a plateau (+193 KiB, then +40 B, +20 B, +20 B) has
+/// one such interval, not a trend.
+pub fn step_bytes(floor_bytes: u64, intervals: usize) -> u64 {
+    floor_bytes.div_ceil(4 * intervals.max(1) as u64)
+}
+
 /// Finds the classes that keep growing. A class is a suspect when its size grows in every
-/// interval (all but one from five snapshots on) and by at least the floor overall.
+/// interval (all but one from five snapshots on) by at least [`step_bytes`], and by at
+/// least the floor overall.
 pub fn trend(series: &[Aggregate], floor: SuspectFloor) -> Trend {
     let intervals = series.len().saturating_sub(1);
     let required_intervals = if series.len() >= 5 {
@@ -109,6 +125,7 @@ pub fn trend(series: &[Aggregate], floor: SuspectFloor) -> Trend {
     };
     let last_size = series.last().map_or(0, |a| a.totals.size);
     let floor_bytes = floor.bytes(last_size);
+    let step_bytes = step_bytes(floor_bytes, intervals);
     let mut names: Vec<&String> = series.iter().flat_map(|a| a.classes.keys()).collect();
     names.sort_unstable();
     names.dedup();
@@ -126,7 +143,7 @@ pub fn trend(series: &[Aggregate], floor: SuspectFloor) -> Trend {
                 }
             })
             .filter(|s| {
-                s.grown_intervals() >= required_intervals
+                s.grown_intervals(step_bytes) >= required_intervals
                     && s.size_growth() > 0
                     && s.size_growth().unsigned_abs() >= floor_bytes
             })
@@ -139,6 +156,7 @@ pub fn trend(series: &[Aggregate], floor: SuspectFloor) -> Trend {
         totals: series.iter().map(|a| a.totals).collect(),
         floor_bytes,
         required_intervals,
+        step_bytes,
         suspects,
         owners: Vec::new(),
     }
@@ -233,6 +251,32 @@ mod tests {
             },
         );
         assert!(t.suspects.is_empty(), "{:?}", t.suspects);
+    }
+
+    #[test]
+    fn one_step_then_a_plateau_is_no_trend() {
+        let suspects = |sizes: [u64; 5]| {
+            let series: Vec<Aggregate> = sizes
+                .iter()
+                .map(|&s| aggregate(&[("Object", s), ("Base", 400 * K)]))
+                .collect();
+            trend(&series, SuspectFloor::default())
+        };
+        // The plateau series of the web captures: +193 KiB once, then a few bytes.
+        let t = suspects([1_528, 199_084, 199_124, 199_144, 199_164]);
+        assert_eq!(
+            t.step_bytes,
+            4 * K,
+            "64 KiB over 4 intervals, a quarter of it"
+        );
+        assert!(t.suspects.is_empty(), "{:?}", t.suspects);
+        // The same total in four steps of at least the step is a trend.
+        let steady = suspects([1_528, 51_000, 100_000, 150_000, 199_164]);
+        assert_eq!(steady.suspects.len(), 1);
+        // From five snapshots on, one interval below the step is allowed.
+        let one_small = suspects([1_528, 60_000, 60_100, 130_000, 199_164]);
+        assert_eq!(one_small.suspects.len(), 1);
+        assert_eq!(step_bytes(10, 0), 3);
     }
 
     #[test]

@@ -80,6 +80,9 @@ pub struct ParseOptions {
     pub graph: bool,
     /// With the graph, keep what retainer paths show: edge kinds and names, node names.
     pub labels: bool,
+    /// With the labels, keep the text of string nodes too (their first [`MAX_TEXT`]
+    /// bytes), for the values of duplicated strings and objects.
+    pub texts: bool,
     /// At most how many bytes the text has, when known: the declared node and edge counts
     /// are trusted for memory reserved up front only as far as this many bytes can hold
     /// (a node takes at least 14 bytes of text, an edge 6). Unknown: nothing is reserved.
@@ -102,6 +105,9 @@ pub struct ParseOptions {
     /// into [`HeapSnapshot::locations`], whether or not the snapshot has allocation data.
     pub locations: bool,
 }
+
+/// How many bytes of a string node's text [`ParseOptions::texts`] keeps.
+pub const MAX_TEXT: usize = 1024;
 
 /// The error of a read with [`ParseOptions::threads`] that met a problem in the `nodes` or
 /// `edges` array.
@@ -464,9 +470,12 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                     b"strings" => {
                         let builder = edges.as_ref().and_then(|e| e.as_ref().ok());
                         let all = names_to_come && !alloc.functions_seen;
-                        let needed = (!strings_seen && nodes_seen && !all)
-                            .then(|| needed_strings(&raw, &type_names, builder, &alloc));
-                        strings_len = read_strings(&mut json, needed.as_ref(), &mut strings)?;
+                        let needed = (!strings_seen && nodes_seen && !all).then(|| {
+                            needed_strings(&raw, &type_names, builder, &alloc, options.texts)
+                        });
+                        let max_len = options.texts.then_some(MAX_TEXT);
+                        strings_len =
+                            read_strings(&mut json, needed.as_ref(), max_len, &mut strings)?;
                         strings_seen = true;
                     }
                     _ => json.skip_value()?,
@@ -858,19 +867,21 @@ fn is_text_type(type_name: Option<&str>) -> bool {
 }
 
 /// The strings to keep: class names, the allocation trace's function and script names, and
-/// with a graph's labels, the names of edges and of nodes that are not text.
+/// with a graph's labels, the names of edges and of nodes that are not text (and of those
+/// that are, with `texts`).
 fn needed_strings(
     raw: &RawNodes,
     type_names: &[String],
     edges: Option<&GraphBuilder>,
     alloc: &AllocReader,
+    texts: bool,
 ) -> Needed {
     let edges = edges.filter(|b| b.has_labels());
     let graph = edges.is_some();
     let named: Vec<bool> = (0..type_names.len())
         .map(|t| {
             let type_name = type_names.get(t).map(String::as_str);
-            is_named_type(type_name) || (graph && !is_text_type(type_name))
+            is_named_type(type_name) || (graph && (texts || !is_text_type(type_name)))
         })
         .collect();
     let is_named = |k: u32| named.get(k as usize).copied().unwrap_or(graph);
@@ -900,11 +911,13 @@ fn needed_strings(
     needed
 }
 
-/// Reads the `strings` array, keeping the strings `needed` names (all when None). Returns
-/// the number of strings in the array.
+/// Reads the `strings` array, keeping the strings `needed` names (all when None), each cut
+/// to its first `max_len` bytes where given (at a character's start). Returns the number
+/// of strings in the array.
 fn read_strings<R: Read>(
     json: &mut JsonReader<R>,
     needed: Option<&Needed>,
+    max_len: Option<usize>,
     strings: &mut StringTable,
 ) -> Result<u64, JsonError> {
     json.expect(b'[', "'[' to open the strings array")?;
@@ -920,6 +933,14 @@ fn read_strings<R: Read>(
         if needed.is_none_or(|n| n.contains(index)) {
             text.clear();
             json.string(&mut text)?;
+            if let Some(max) = max_len.filter(|&m| text.len() > m) {
+                // Back to the start of a UTF-8 character.
+                let cut = (0..=max)
+                    .rev()
+                    .find(|&i| text[i] & 0xC0 != 0x80)
+                    .unwrap_or(0);
+                text.truncate(cut);
+            }
             if let Ok(i) = u32::try_from(index) {
                 strings.insert_lossy(i, &text);
             }
@@ -1237,6 +1258,38 @@ mod tests {
             parse(r#"{"snapshot":{"meta":{"node_fields":["type"],"node_types":[[]]}}}"#.as_bytes())
                 .unwrap_err();
         assert!(err.to_string().contains("no \"name\""), "{err}");
+    }
+
+    #[test]
+    fn texts_keep_the_first_bytes_of_string_nodes() {
+        let long = "\u{e9}".repeat(MAX_TEXT);
+        let text = format!(
+            r#"{{"snapshot":{{"meta":{V8_META}}},"nodes":[2,1,3,16,0,0,0, 2,2,5,16,0,0,0],"edges":[],"strings":["a","dup\u00e9","{long}"]}}"#
+        );
+        let read = |texts| {
+            parse_with(
+                text.as_bytes(),
+                ParseOptions {
+                    graph: true,
+                    labels: true,
+                    texts,
+                    ..ParseOptions::default()
+                },
+            )
+            .unwrap()
+        };
+        let snap = read(false);
+        let g = snap.graph.as_ref().unwrap();
+        assert_eq!(
+            g.node_name(0),
+            None,
+            "the text of a string node is not read"
+        );
+        let snap = read(true);
+        let g = snap.graph.as_ref().unwrap();
+        assert_eq!(g.node_name(0), Some("dup\u{e9}"));
+        // Cut at a character's start: 1024 bytes hold 512 two-byte characters.
+        assert_eq!(g.node_name(1), Some("\u{e9}".repeat(MAX_TEXT / 2).as_str()));
     }
 
     fn parse_graph(text: &str) -> HeapSnapshot {

@@ -224,6 +224,7 @@ pub fn config(p: &OpenParams) -> Result<Config> {
             floor,
             iterations: p.iterations.unwrap_or(1),
             keep_head: true,
+            one_action: false,
         },
         leaklist,
         leaklist_beside: false,

@@ -573,6 +573,7 @@ pub(super) mod fixture {
                 trend: None,
                 explain: Vec::new(),
                 leaklist: None,
+                leak_traces: None,
                 sites: None,
                 timeline: None,
                 vms: None,

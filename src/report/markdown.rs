@@ -7,11 +7,12 @@ use std::io::{self, Write};
 
 use super::arkts;
 use super::columns::{self, Align, Column, Renderer, Shown, Total, first};
+use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
 use super::text::capitalized;
 use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc};
 use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Status, Unit};
-use crate::units::format_size;
+use crate::units::{format_count, format_size};
 
 pub struct Markdown {
     /// Rows per table.
@@ -219,7 +220,8 @@ impl Markdown {
             if trend.suspects.is_empty() {
                 writeln!(
                     out,
-                    "No leak suspect (no class grew in every interval by {} or more).",
+                    "No leak suspect (no class grew in every interval by {} or more, and by {} or more overall).",
+                    format_size(trend.step_bytes),
                     format_size(trend.floor_bytes)
                 )?;
             } else {
@@ -262,6 +264,9 @@ impl Markdown {
             .map(|e| (e.name.as_str(), &e.path))
             .collect();
         retainer_paths(out, &explained)?;
+        if let Some(leaks) = &heap.leak_traces {
+            leak_traces(out, leaks, self.top)?;
+        }
         if let Some(list) = &heap.leaklist {
             self.leaklist(list, out)?;
         }
@@ -392,28 +397,84 @@ fn retainer_paths(out: &mut dyn Write, paths: &[(&str, &PathJson)]) -> io::Resul
             .map(|g| format!(" (held by the {g})"))
             .unwrap_or_default();
         writeln!(out, "{}{new}{group}:\n", code(name))?;
-        // A fence longer than any backtick run in the steps.
-        let longest = steps
+        steps_block(out, steps)?;
+    }
+    writeln!(out, "</details>")
+}
+
+/// A path's steps as a code block.
+fn steps_block(out: &mut dyn Write, steps: &[String]) -> io::Result<()> {
+    // A fence longer than any backtick run in the steps.
+    let longest = steps
+        .iter()
+        .flat_map(|s| s.split(|c| c != '`').map(str::len))
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    writeln!(out, "{fence}text")?;
+    let (head, hidden, tail) = super::shown_steps(steps);
+    for s in head {
+        writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
+    }
+    if hidden > 0 {
+        writeln!(
+            out,
+            "… {hidden} more steps (all of them are in the JSON report)"
+        )?;
+    }
+    for s in tail {
+        writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
+    }
+    writeln!(out, "{fence}\n")
+}
+
+/// The largest leak clusters and those with a web leak shape: a row each, then their
+/// traces.
+fn leak_traces(out: &mut dyn Write, leaks: &LeakTracesJson, top: usize) -> io::Result<()> {
+    let shown = leaks.shown(top);
+    if shown.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n#### Leak traces\n")?;
+    writeln!(out, "{}.\n", leaks.heading().replace('<', "&lt;"))?;
+    // Not a column table: a cluster's classes are counts with code spans.
+    writeln!(out, "| # | Classes | Shape | Objects | Retained |")?;
+    writeln!(out, "| --- | --- | --- | ---: | ---: |")?;
+    for &(rank, c) in &shown {
+        let classes: Vec<String> = c
+            .classes
             .iter()
-            .flat_map(|s| s.split(|c| c != '`').map(str::len))
-            .max()
-            .unwrap_or(0);
-        let fence = "`".repeat(longest.max(2) + 1);
-        writeln!(out, "{fence}text")?;
-        let (head, hidden, tail) = super::shown_steps(steps);
-        for s in head {
-            writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
-        }
-        if hidden > 0 {
-            writeln!(
-                out,
-                "… {hidden} more steps (all of them are in the JSON report)"
-            )?;
-        }
-        for s in tail {
-            writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
-        }
-        writeln!(out, "{fence}\n")?;
+            .take(4)
+            .map(|k| format!("{} {}", format_count(k.count), code(&k.class)))
+            .collect();
+        let shapes: Vec<String> = c
+            .shapes
+            .iter()
+            .map(|s| s.text().replace('|', "\\|").replace('<', "&lt;"))
+            .collect();
+        writeln!(
+            out,
+            "| {rank} | {} | {} | {} | {} |",
+            classes.join(", "),
+            shapes.join("; "),
+            format_count(c.count),
+            format_size(c.retained),
+        )?;
+    }
+    let hidden = leaks.cluster_count.saturating_sub(shown.len());
+    if hidden > 0 {
+        writeln!(
+            out,
+            "\n*… {hidden} more clusters (the JSON report has the first {JSON_CLUSTERS} and those with a shape).*"
+        )?;
+    }
+    writeln!(
+        out,
+        "\n<details><summary>Leak traces (how each cluster is held)</summary>\n"
+    )?;
+    for &(rank, c) in &shown {
+        writeln!(out, "{rank}. {}:\n", code(&c.representative))?;
+        steps_block(out, &c.trace)?;
     }
     writeln!(out, "</details>")
 }

@@ -9,6 +9,7 @@ pub mod flamegraph_json;
 pub mod github;
 pub mod html;
 pub mod json;
+pub mod leaks;
 pub mod line_protocol;
 pub mod markdown;
 pub mod runs_text;
@@ -149,6 +150,9 @@ pub struct HeapSection {
     /// ArkTS: the leak watcher's list joined with HEAD; left out without a list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaklist: Option<LeakListJson>,
+    /// The leaked objects clustered by their leak traces; null where HEAD's graph was not
+    /// read or the ids do not tell which objects are new.
+    pub leak_traces: Option<leaks::LeakTracesJson>,
     /// Where HEAD's new objects were allocated, where HEAD carries an allocation trace
     /// and its objects are matched with BASE's; left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -300,6 +304,8 @@ pub struct TrendJson {
     pub floor_bytes: u64,
     /// In how many intervals a suspect's size had to grow.
     pub required_intervals: usize,
+    /// How much a suspect's size had to grow in an interval for it to count, bytes.
+    pub step_bytes: u64,
     pub suspects: Vec<SuspectJson>,
     /// Iterations of a repeated action per interval (`--iterations`, default 1).
     pub iterations: u32,
@@ -1151,6 +1157,7 @@ impl HeapSection {
                 .collect(),
             floor_bytes: t.trend.floor_bytes,
             required_intervals: t.trend.required_intervals,
+            step_bytes: t.trend.step_bytes,
             suspects: t
                 .trend
                 .suspects
@@ -1236,6 +1243,10 @@ impl HeapSection {
                 .leaklist
                 .as_ref()
                 .map(|l| LeakListJson::from_result(l, &scripts)),
+            leak_traces: r
+                .leaks
+                .as_ref()
+                .map(|l| leaks::LeakTracesJson::from_result(l, &scripts)),
             sites: view.as_ref().and_then(|v| {
                 v.a.sites
                     .as_ref()

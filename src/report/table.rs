@@ -7,6 +7,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::columns::{self, Align, Column, Renderer, first};
+use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
 use super::text::{arrows, percent_change};
 use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc, arkts};
 use crate::diff::heap::IdMatching;
@@ -25,36 +26,95 @@ fn side(label: &str, s: &Side) -> String {
     format!("{label}: {} ({}{})", s.path, s.format, s.picked())
 }
 
+/// An empty table in the house style, fitted to `width` when there is one.
+fn frame(width: Option<u16>) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    match width {
+        Some(w) => {
+            table.set_content_arrangement(ContentArrangement::Dynamic);
+            table.set_width(w);
+        }
+        None => {
+            table.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
+    table
+}
+
 /// A table in the house style: the columns of `table` the terminal shows for `ctx`, a
 /// row per item of `rows`, fitted to `width` when there is one.
 fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -> Table {
     let columns = columns::shown(table, ctx, Renderer::Table);
-    let mut grid = Table::new();
-    grid.load_style(UTF8_FULL_CONDENSED);
-    match width {
-        Some(w) => {
-            grid.set_content_arrangement(ContentArrangement::Dynamic);
-            grid.set_width(w);
-        }
-        None => {
-            grid.set_content_arrangement(ContentArrangement::Disabled);
-        }
-    }
+    let mut grid = frame(width);
     grid.set_header(columns.iter().map(|c| c.header(ctx)).collect::<Vec<_>>());
     for (i, c) in columns.iter().enumerate() {
         if let (Align::Right, Some(column)) = (c.align, grid.column_mut(i)) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    for row in rows {
-        grid.add_row(
+    let mut cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
             columns
                 .iter()
                 .map(|c| c.write(ctx, row).text().into_owned())
-                .collect::<Vec<_>>(),
-        );
+                .collect()
+        })
+        .collect();
+    if columns
+        .first()
+        .is_some_and(|c| matches!(c.cell, columns::Cell::Name(_)))
+    {
+        let headers: Vec<_> = columns.iter().map(|c| c.header(ctx)).collect();
+        fit_names(&mut cells, &headers, width);
+    }
+    for row in cells {
+        grid.add_row(row);
     }
     grid
+}
+
+/// The narrowest a name is shortened to, whatever the terminal's width.
+const MIN_NAME_WIDTH: usize = 24;
+
+/// Shortens the first cell of each row (a class or function name) with an ellipsis in
+/// the middle so that the table fits `width` columns, where there is a width (a
+/// terminal); the JSON and Markdown reports keep the full names.
+fn fit_names(rows: &mut [Vec<String>], header: &[impl AsRef<str>], width: Option<u16>) {
+    let Some(width) = width else {
+        return;
+    };
+    let chars = |t: &str| t.chars().count();
+    let mut widths: Vec<usize> = header.iter().map(|h| chars(h.as_ref())).collect();
+    for row in rows.iter() {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(chars(cell));
+        }
+    }
+    // Each column has a space either side and a border after it, and one border before.
+    let others: usize = widths.iter().skip(1).map(|w| w + 3).sum();
+    let budget = usize::from(width)
+        .saturating_sub(others + 4 + 1)
+        .max(MIN_NAME_WIDTH);
+    for row in rows.iter_mut() {
+        if let Some(name) = row.first_mut()
+            && chars(name) > budget
+        {
+            *name = shortened(name, budget);
+        }
+    }
+}
+
+/// `text` in `max` characters, its middle left out for an ellipsis.
+fn shortened(text: &str, max: usize) -> String {
+    let keep = max.saturating_sub(1);
+    let head = keep * 2 / 3;
+    let tail = keep - head;
+    let count = text.chars().count();
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// The lines the CPU section leads with: the totals, the scale, the run sets' summary
@@ -144,15 +204,16 @@ fn suspects_line(trend: &super::TrendJson) -> String {
     } else {
         "every interval".to_owned()
     };
+    let rule = format!("{rule} (by {} or more)", format_size(trend.step_bytes));
     if trend.suspects.is_empty() {
         return format!(
-            "No leak suspect: no class grows in {rule} by {} or more.",
+            "No leak suspect: no class grows in {rule} and by {} or more overall.",
             format_size(trend.floor_bytes)
         );
     }
     let plural = if trend.suspects.len() == 1 { "" } else { "es" };
     format!(
-        "Leak suspects: {} class{plural} grow in {rule}, by {} or more:",
+        "Leak suspects: {} class{plural} grow in {rule}, by {} or more overall:",
         trend.suspects.len(),
         format_size(trend.floor_bytes)
     )
@@ -440,6 +501,32 @@ fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
 }
 
 impl TableRenderer {
+    /// The largest leak clusters, each with its classes, shapes and trace.
+    fn leak_traces(&self, leaks: &LeakTracesJson, out: &mut dyn Write) -> io::Result<()> {
+        if leaks.clusters.is_empty() {
+            return Ok(());
+        }
+        writeln!(out)?;
+        writeln!(out, "{}:", leaks.heading())?;
+        let shown = leaks.shown(self.top);
+        for &(rank, c) in &shown {
+            writeln!(out)?;
+            writeln!(out, "{rank}. {}", c.summary())?;
+            for shape in &c.shapes {
+                writeln!(out, "   {}", shape.text())?;
+            }
+            write_steps(&c.trace, out)?;
+        }
+        let hidden = leaks.cluster_count.saturating_sub(shown.len());
+        if hidden > 0 {
+            writeln!(
+                out,
+                "… {hidden} more clusters (the JSON report has the first {JSON_CLUSTERS} and those with a shape)"
+            )?;
+        }
+        Ok(())
+    }
+
     /// Where HEAD's new objects were allocated: a row per site.
     fn sites(&self, sites: &alloc::SitesJson, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
@@ -581,6 +668,9 @@ impl Render for TableRenderer {
                     writeln!(out, "  {}", alloc::class_sentence(&e.name, a))?;
                 }
             }
+            if let Some(leaks) = &heap.leak_traces {
+                self.leak_traces(leaks, out)?;
+            }
             if let Some(list) = &heap.leaklist {
                 self.leaklist(list, out)?;
             }
@@ -599,5 +689,50 @@ impl Render for TableRenderer {
             writeln!(out, "  {line}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_shortened_to_fit_a_terminal() {
+        let long = format!(
+            "blink::HeapVectorBacking<{}RegisteredEventListener>",
+            "x".repeat(800)
+        );
+        let header = ["Class", "Count", "Size"];
+        let mut rows = vec![
+            vec![long.clone(), "1".to_owned(), "16 B".to_owned()],
+            vec![
+                "Object".to_owned(),
+                "12,345".to_owned(),
+                "192.89 KiB".to_owned(),
+            ],
+        ];
+        fit_names(&mut rows, &header, Some(80));
+        let name = &rows[0][0];
+        assert!(name.starts_with("blink::HeapVectorBacking<"), "{name}");
+        assert!(name.ends_with("EventListener>"), "{name}");
+        assert!(name.chars().count() < 80, "{name}");
+        assert!(name.contains('…'));
+        assert_eq!(rows[1][0], "Object");
+        let mut table = frame(Some(80));
+        table.set_header(header.to_vec());
+        for row in rows {
+            table.add_row(row);
+        }
+        for line in table.to_string().lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+        // Without a terminal (a file, a pipe), the name stays whole.
+        let mut rows = vec![vec![long.clone(), "1".to_owned(), "16 B".to_owned()]];
+        fit_names(&mut rows, &header, None);
+        assert_eq!(rows[0][0], long);
+        // A narrow terminal still shows a readable part of the name.
+        let mut rows = vec![vec![long, "1".to_owned(), "16 B".to_owned()]];
+        fit_names(&mut rows, &header, Some(20));
+        assert_eq!(rows[0][0].chars().count(), MIN_NAME_WIDTH);
     }
 }

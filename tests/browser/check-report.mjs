@@ -5,7 +5,7 @@
 //
 //   node tests/browser/check-report.mjs --chromium /usr/bin/chromium \
 //     --report report.html --screenshot report.png [--expect heap,cpu] \
-//     [--timeout-ms 60000] [--wait-ms 3000] [--expect-paths]
+//     [--timeout-ms 60000] [--wait-ms 3000] [--expect-paths] [--expect-leaks]
 //
 // Exit code: 0 all checks passed, 1 a check failed, 2 the driver failed
 // (usage, browser would not start, overall timeout); the message is then on
@@ -23,7 +23,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function usage(message) {
   const err = new Error(
     `${message}\nusage: check-report.mjs --chromium PATH --report FILE.html --screenshot OUT.png ` +
-      '[--expect heap,cpu] [--timeout-ms N] [--wait-ms N] [--expect-paths]',
+      '[--expect heap,cpu] [--timeout-ms N] [--wait-ms N] [--expect-paths] [--expect-leaks]',
   );
   err.usage = true;
   return err;
@@ -42,6 +42,7 @@ function parseCli(argv) {
         'timeout-ms': { type: 'string', default: '60000' },
         'wait-ms': { type: 'string', default: '3000' },
         'expect-paths': { type: 'boolean', default: false },
+        'expect-leaks': { type: 'boolean', default: false },
       },
     }));
   } catch (err) {
@@ -70,6 +71,7 @@ function parseCli(argv) {
     timeoutMs: int('timeout-ms'),
     waitMs: int('wait-ms'),
     expectPaths: values['expect-paths'],
+    expectLeaks: values['expect-leaks'],
   };
 }
 
@@ -441,6 +443,17 @@ async function checkPaths(page, ctx, opts) {
   return `${paths.length} .suspect-path, ${steps} steps${without ? `; ${without} without a path (a note instead)` : ''}`;
 }
 
+// Where the report has leak traces (a pair of one process, memlab's protocol), their
+// table filters like the others; --expect-leaks makes them required.
+async function checkLeakTraces(page, opts) {
+  const there = await page.evaluate(() => Boolean(document.querySelector('table#leak-table')));
+  if (!there) {
+    if (opts.expectLeaks) fail('there is no table#leak-table (--expect-leaks)');
+    return 'no table#leak-table: no leak traces';
+  }
+  return checkFilter(page, TABLES.leaks, opts);
+}
+
 async function checkFlameFrames(page, ctx) {
   const s = await page.evaluate(pageFlame);
   if (s.error) fail(s.error);
@@ -610,6 +623,8 @@ async function checkFlameWidth(page, ctx, opts) {
 
 const TABLES = {
   heap: { table: 'table#class-table', sortKey: 'size_delta', filter: 'input#class-filter', count: '#class-count' },
+  // The leak traces' filter also matches the shapes.
+  leaks: { table: 'table#leak-table', sortKey: 'retained', filter: 'input#leak-filter', count: '#leak-count', matchAllCells: true },
   // The function filter also matches the location (the script's URL).
   cpu: {
     table: 'table#function-table',
@@ -628,6 +643,7 @@ const PART_CHECKS = {
     ['class table filter', (page, ctx, opts) => checkFilter(page, TABLES.heap, opts)],
     ['class table keyboard sort', (page, ctx, opts) => checkKeyboardSort(page, TABLES.heap, opts)],
     ['retainer paths', checkPaths],
+    ['leak traces filter', (page, ctx, opts) => checkLeakTraces(page, opts)],
   ],
   cpu: [
     ['flame graph frames', checkFlameFrames],

@@ -30,6 +30,7 @@ use crate::support::recount::maybe_gunzip;
 const EVERYTHING: ParseOptions = ParseOptions {
     graph: true,
     labels: true,
+    texts: false,
     text_bytes: None,
     threads: 0,
     allocations: true,

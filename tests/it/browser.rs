@@ -79,6 +79,8 @@ struct Case {
     expect: &'static str,
     /// Whether the report must show retainer paths.
     paths: bool,
+    /// Whether the report must show leak traces.
+    leaks: bool,
 }
 
 impl Case {
@@ -203,6 +205,7 @@ fn reports_work_in_headless_chromium() {
             args: args(&["leak4.htrace.gz"]),
             expect: "heap",
             paths: true,
+            leaks: false,
         },
         Case {
             name: "cpu-fast-vs-slow",
@@ -215,6 +218,7 @@ fn reports_work_in_headless_chromium() {
             ]),
             expect: "cpu",
             paths: false,
+            leaks: false,
         },
         // A pair: no trend, so no chart; ids match, so new and deleted columns.
         Case {
@@ -223,6 +227,21 @@ fn reports_work_in_headless_chromium() {
             args: args(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]),
             expect: "heap",
             paths: false,
+            leaks: false,
+        },
+        // memlab's one-action protocol on Chromium captures: leak traces with shapes.
+        Case {
+            name: "web-one-action",
+            dir: data("web/leaks"),
+            args: args(&[
+                "web-00.heapsnapshot.gz",
+                "web-01.heapsnapshot.gz",
+                "web-02.heapsnapshot.gz",
+                "--one-action",
+            ]),
+            expect: "heap",
+            paths: true,
+            leaks: true,
         },
         // Two ArkTS captures: heap and CPU in one page.
         Case {
@@ -231,6 +250,7 @@ fn reports_work_in_headless_chromium() {
             args: args(&["before.htrace", "after.htrace", "--max-heap-growth", "1MiB"]),
             expect: "heap,cpu",
             paths: false,
+            leaks: false,
         },
         // ArkTS: native columns, a root group and the leak watcher's list.
         Case {
@@ -246,6 +266,7 @@ fn reports_work_in_headless_chromium() {
             ]),
             expect: "heap",
             paths: true,
+            leaks: false,
         },
         Case {
             name: "hostile-names",
@@ -258,6 +279,7 @@ fn reports_work_in_headless_chromium() {
             ]),
             expect: "cpu",
             paths: false,
+            leaks: false,
         },
     ];
     let shots = output_dir();
@@ -280,6 +302,9 @@ fn reports_work_in_headless_chromium() {
             .args(["--expect", case.expect]);
         if case.paths {
             command.arg("--expect-paths");
+        }
+        if case.leaks {
+            command.arg("--expect-leaks");
         }
         let run = command.output().expect("node runs");
         let result: Value = serde_json::from_slice(&run.stdout).unwrap_or_else(|e| {

@@ -702,6 +702,36 @@ fn the_thresholds_file_gates_owners() {
     assert!(stdout(&out).contains("trend.owner_growth Map @77357"));
 }
 
+#[test]
+fn one_step_then_a_plateau_has_no_suspect() {
+    // Chromium, memlab's rounds: the first action makes 12,345 objects, the next ones only
+    // replace them (`Object` +197,556 B, then +40, +20, +20).
+    let files: Vec<String> = (0..5)
+        .map(|i| format!("web/leaks/plateau-{i}.heapsnapshot.gz"))
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let report = series_report(&files, &["--no-retained"]);
+    let trend = &report["heap"]["trend"];
+    assert!(names(&report).is_empty(), "{:?}", names(&report));
+    assert_eq!(trend["step_bytes"], 4096);
+    // Not for want of growth overall: Object gained more than the floor.
+    let object = support::class_row(&report, "Object");
+    assert!(object["size_delta"].as_i64().unwrap() >= trend["floor_bytes"].as_i64().unwrap());
+    // With a floor so low that the step is a few bytes, the plateau's crumbs count.
+    let low = series_report(
+        &files,
+        &[
+            "--no-retained",
+            "--suspect-min-growth",
+            "64B",
+            "--suspect-min-share",
+            "0",
+        ],
+    );
+    assert_eq!(low["heap"]["trend"]["step_bytes"], 4);
+    assert!(names(&low).contains(&"Object"), "{:?}", names(&low));
+}
+
 /// A pair has no trend: the trend threshold a flag gives is refused by that flag's name,
 /// and one the thresholds file gives is a warning, whichever of the two each gives.
 #[test]

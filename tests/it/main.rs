@@ -34,3 +34,4 @@ mod runsets;
 mod schema;
 mod support_selftest;
 mod viewers;
+mod web_leaks;

@@ -30,6 +30,7 @@ const FULL: ParseOptions = ParseOptions {
     threads: 0,
     allocations: false,
     locations: false,
+    texts: false,
 };
 
 fn read(bytes: &[u8]) -> HeapSnapshot {

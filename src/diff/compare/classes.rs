@@ -84,5 +84,6 @@ pub(super) fn compare(
         kept: None,
         allocations: None,
         vms: None,
+        leaks: None,
     })
 }

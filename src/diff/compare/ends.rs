@@ -24,21 +24,28 @@ pub(super) struct Needs {
     pub(super) leaklist: bool,
     /// HEAD whole until the end (graph, labels, dominator tree), to be kept in the result.
     pub(super) keep: bool,
+    /// HEAD's graph with labels and string texts (that tell the inspection's own objects)
+    /// and its dominator tree, for the leak traces.
+    pub(super) leaks: bool,
 }
 
 impl Needs {
     pub(super) fn of(selection: &Selection<'_>, options: &HeapOptions) -> Needs {
         let (base, head) = (selection.base, selection.head);
         let keep = options.keep_head && options.graph;
+        let same_snapshot = std::ptr::eq(base.capture, head.capture) && base.index == head.index;
+        let leaks = options.graph && !same_snapshot;
         Needs {
-            same_snapshot: std::ptr::eq(base.capture, head.capture) && base.index == head.index,
+            same_snapshot,
             paths: selection.trend
                 || !options.explain.is_empty()
                 || selection.leaklist.is_some()
-                || keep,
+                || keep
+                || leaks,
             owners: selection.trend && options.graph,
             leaklist: selection.leaklist.is_some(),
             keep,
+            leaks,
         }
     }
 }
@@ -110,6 +117,7 @@ pub(super) fn load_ends(
             labels: options.graph && (keep || needs.owners),
             // Where HEAD was taken with allocation tracking: where its objects were made.
             allocations: !is_base,
+            texts: needs.leaks && !is_base,
             ..ParseOptions::default()
         })
         .map(|snap| {
@@ -120,7 +128,7 @@ pub(super) fn load_ends(
                 let a = Analysed::keeping(
                     snap,
                     keep,
-                    needs.owners || (keep && needs.leaklist) || needs.keep,
+                    needs.owners || needs.leaks || (keep && needs.leaklist) || needs.keep,
                 );
                 // A snapshot compared with itself needs no objects in id order.
                 if needs.same_snapshot { a } else { a.sorted() }

@@ -17,7 +17,10 @@
 //! 5. `series::result`: the leak owners, each suspect's owner and its retainer path.
 //! 6. `objects::explain`: the `--explain` classes' paths.
 //! 7. `leaklist::join`: the leak watcher's list joined with HEAD.
-//! 8. `alloc::find`: where HEAD was taken with allocation tracking, the allocation sites
+//! 8. `traces::find` (before stage 3, while BASE is whole): HEAD's leaked objects
+//!    clustered by their leak traces; a class's representative comes from its largest
+//!    cluster in the paths of stages 5 and 6.
+//! 9. `alloc::find`: where HEAD was taken with allocation tracking, the allocation sites
 //!    of its new objects, its recording's survivors, and the closures' positions.
 //!
 //! Where a snapshot of the selection is a baseline (class totals only), `classes`
@@ -31,6 +34,7 @@ mod objects;
 mod owner_stage;
 mod parallel;
 mod series;
+mod traces;
 
 use super::trend::SuspectFloor;
 use super::{HeapResult, SeriesPoint};
@@ -73,6 +77,8 @@ pub struct HeapOptions {
     /// from the roots: [`crate::diff::explain::Kept`]), for questions about single objects
     /// after the comparison. Needs `graph`.
     pub keep_head: bool,
+    /// `--one-action`: the three snapshots are memlab's baseline, target and final.
+    pub one_action: bool,
 }
 
 /// One snapshot of one capture.
@@ -104,6 +110,9 @@ pub struct Selection<'a> {
     pub same_process: bool,
     /// The leak watcher's list to join with HEAD, if any.
     pub leaklist: Option<&'a LeakList>,
+    /// memlab's one-action protocol: the target between BASE (the baseline) and HEAD (the
+    /// final snapshot); there is no trend then.
+    pub target: Option<Pick<'a>>,
 }
 
 impl<'a> Selection<'a> {

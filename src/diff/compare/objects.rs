@@ -3,7 +3,7 @@
 
 use super::ends::{Ends, Needs, diff_ends, load_ends};
 use super::owner_stage::{self, OwnerStage};
-use super::{HeapOptions, Result, Selection, alloc, leaklist, series};
+use super::{HeapOptions, Result, Selection, alloc, leaklist, series, traces};
 use crate::diff::HeapResult;
 use crate::diff::explain::{ClassDetail, Explainer, Kept};
 use crate::diff::heap::{HeapDiff, IdMatching};
@@ -25,6 +25,12 @@ pub(super) fn compare(
     let mut ends = load_ends(selection, options, needs)?;
     let mut warnings = ends.warnings();
     let (diff, retained) = diff_ends(&ends, selection, options, &mut warnings);
+    let leaks = if needs.leaks && diff.id_matching == IdMatching::SameProcess {
+        progress("clustering leak traces".into());
+        traces::find(&ends, selection.target)?
+    } else {
+        None
+    };
     let (stage, owners_note) = if needs.owners {
         owners_of(&ends, &diff, options, progress)
     } else {
@@ -59,17 +65,18 @@ pub(super) fn compare(
         &diff,
         wants_paths || stage.is_some() || needs.keep,
     );
+    let detail = |name: &str| traces::detail(&explainer, leaks.as_ref(), name);
     let mut trend = series.map(|s| {
         series::result(
             s,
             selection.points(),
             stage.as_ref(),
-            &explainer,
+            (&explainer, &detail),
             owners_note,
             options,
         )
     });
-    let mut details = explain(&explainer, &options.explain, &mut warnings);
+    let mut details = explain(&detail, &options.explain, &mut warnings);
     let mut leaklist = selection
         .leaklist
         .map(|list| leaklist::join(list, selection.head.capture, &ends.head, &mut warnings))
@@ -104,6 +111,7 @@ pub(super) fn compare(
         kept,
         allocations,
         vms,
+        leaks,
     })
 }
 
@@ -135,11 +143,11 @@ fn owners_of(
 /// Stage 6: the retainer paths of the classes to explain, with a warning for each that
 /// has none.
 fn explain(
-    explainer: &Explainer<'_>,
+    detail: &dyn Fn(&str) -> ClassDetail,
     classes: &[String],
     warnings: &mut Vec<Warning>,
 ) -> Vec<ClassDetail> {
-    let details: Vec<ClassDetail> = classes.iter().map(|name| explainer.detail(name)).collect();
+    let details: Vec<ClassDetail> = classes.iter().map(|name| detail(name)).collect();
     for (name, d) in classes.iter().zip(&details) {
         if let Some(why) = &d.no_path {
             warnings.push(Warning::new(

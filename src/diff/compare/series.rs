@@ -77,12 +77,12 @@ pub(super) fn read(
 
 /// Stage 5: the leak owners of the series, each suspect's owner (see
 /// [`suspect_owner`]), and each suspect's retainer path, through an instance its owner
-/// holds where it has one.
+/// holds where it has one, else as `detail` shows the class.
 pub(super) fn result(
     series: Series,
     points: Vec<SeriesPoint>,
     stage: Option<&OwnerStage>,
-    explainer: &Explainer<'_>,
+    (explainer, detail): (&Explainer<'_>, &dyn Fn(&str) -> ClassDetail),
     owners_note: Option<String>,
     options: &HeapOptions,
 ) -> TrendResult {
@@ -110,7 +110,7 @@ pub(super) fn result(
                 let candidate = owners[*o].candidate;
                 explainer.detail_held(&s.name, &|n| stage.frontier.owner_of(n) == Some(candidate))
             }
-            _ => explainer.detail(&s.name),
+            _ => detail(&s.name),
         })
         .collect();
     TrendResult {

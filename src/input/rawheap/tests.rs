@@ -18,6 +18,7 @@ use writer::{Object, Rawheap, hclass, jstype, layout, object, off, slot_count, s
 const FULL: ParseOptions = ParseOptions {
     graph: true,
     labels: true,
+    texts: false,
     text_bytes: None,
     threads: 0,
     allocations: false,
@@ -691,6 +692,7 @@ fn names_go_to_the_last_object_of_each_address_and_the_last_name_wins() {
 const COLUMNS: ParseOptions = ParseOptions {
     graph: false,
     labels: false,
+    texts: false,
     text_bytes: None,
     threads: 0,
     allocations: false,

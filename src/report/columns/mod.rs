@@ -526,6 +526,7 @@ mod tests {
             trend: None,
             explain: Vec::new(),
             leaklist: None,
+            leak_traces: None,
             sites: None,
             timeline: None,
             vms: None,

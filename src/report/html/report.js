@@ -383,7 +383,45 @@
         ...paths.map(({ sp, why }) => retainerPath(sp, why))
       );
     }
+    if (heap.leak_traces) renderLeakTraces(heap.leak_traces, root);
     if (heap.leaklist) renderLeakList(heap.leaklist, root);
+  }
+
+  function shapeText(s) {
+    if (s.shape === "detached-dom") return "detached DOM subtree of " + count(s.nodes) + " node" + (s.nodes === 1 ? "" : "s") + " (" + s.root + ")";
+    if (s.shape === "event-listener") return "held by an event listener of " + s.target + " @" + s.target_id + " (" + count(s.listeners) + " listener" + (s.listeners === 1 ? "" : "s") + ")";
+    if (s.shape === "oversized") return "oversized: " + count(s.objects) + " objects retain 1 MiB or more each, the largest " + size(s.retained);
+    if (s.shape === "tagged") return count(s.objects) + " objects tagged as leaks";
+    if (s.shape === "unmounted-fibers") return count(s.fibers) + " unmounted React fibers";
+    return s.shape;
+  }
+
+  function renderLeakTraces(leaks, root) {
+    if (!leaks.clusters.length) return;
+    const what = leaks.basis === "one-action" ? "allocated by the action (BASE to the target) and alive in HEAD" : "new in HEAD";
+    const rows = leaks.clusters.map((c) => Object.assign({ shape_text: c.shapes.map(shapeText).join("; "), class_text: c.classes.slice(0, 4).map((k) => count(k.count) + " " + k.class).join(", ") + (c.classes.length > 4 ? ", …" : "") }, c));
+    root.append(
+      h("h3", null, "Leak traces"),
+      h("p", { class: "note" }, count(leaks.leaked_count) + " objects " + what + " (" + size(leaks.leaked_size) + ") in " + count(leaks.cluster_count) + " clusters, each the objects held the same way from the GC roots" + (leaks.ignored_count ? "; " + count(leaks.ignored_count) + " made by the inspection left out" : "") + "."),
+      dataTable({
+        id: "leak-table",
+        noun: "clusters",
+        rows,
+        text: (c) => c.class_text + " " + c.shape_text,
+        limit: 100,
+        columns: [
+          { key: "rank", label: "#", num: 1, value: (c) => c.rank, show: (c) => String(c.rank) },
+          { key: "name", label: "Classes", value: (c) => c.class_text, show: (c) => h("span", { class: "name" }, c.class_text) },
+          { key: "shape_text", label: "Shape", value: (c) => c.shape_text, show: (c) => c.shape_text },
+          { key: "count", label: "Objects", num: 1, value: (c) => c.count, show: (c) => count(c.count) },
+          { key: "retained", label: "Retained", num: 1, value: (c) => c.retained, show: (c) => size(c.retained) },
+        ],
+      }),
+      ...rows
+        .filter((c) => c.rank <= 3 || c.shapes.length)
+        .slice(0, 20)
+        .map((c) => retainerPath({ name: "#" + c.rank + " " + c.representative + " @" + c.representative_id, retainer_steps: c.trace_steps, retained_size: c.retained }, "trace"))
+    );
   }
 
   // ArkTS: the leak watcher's list joined with HEAD.
