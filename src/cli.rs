@@ -16,7 +16,9 @@ use crate::app::summarize::Summarize;
 use crate::app::thresholds_file::{self, FileSettings};
 use crate::app::{self, ExitStatus, Request};
 use crate::diff::trend::SuspectFloor;
-use crate::gate::{DEFAULT_MIN_FUNCTION_SELF_US, Metric, Rule, Source, Thresholds};
+use crate::gate::{
+    DEFAULT_MIN_FUNCTION_ALLOC, DEFAULT_MIN_FUNCTION_SELF_US, Metric, Rule, Source, Thresholds,
+};
 use crate::input::trace_event::ProfilePick;
 use crate::report::line_protocol::check_tag;
 use crate::units::{parse_duration, parse_share, parse_size, parse_timestamp};
@@ -128,6 +130,14 @@ pub struct Cli {
     #[arg(long, help_heading = INPUTS)]
     pub strip_url_query: bool,
 
+    /// Source maps for the profiles' scripts: a map file (for the script its `file` or
+    /// its own name gives), or a directory searched for each script's `NAME.map` and for
+    /// the script itself (its `sourceMappingURL`). Every CPU and heap-profile function in
+    /// a mapped script is shown at its original file, line and column (and name, where
+    /// the map has one); functions that map to one original position are one row.
+    #[arg(long, value_name = "FILE|DIR", help_heading = INPUTS)]
+    pub source_map: Option<PathBuf>,
+
     /// Thresholds file (default: arkdiff.toml in the working directory, if there).
     /// Command-line thresholds override it.
     #[arg(long, value_name = "FILE", help_heading = INPUTS)]
@@ -153,6 +163,12 @@ pub struct Cli {
     /// default 1ms).
     #[arg(long, value_name = "DUR", help_heading = CPU_THRESHOLDS)]
     pub min_function_self: Option<String>,
+
+    /// Functions whose self-allocated bytes are below SIZE on both sides are not gated
+    /// (sampling noise floor; default 1MiB; `min_alloc` under `[function]` in the
+    /// thresholds file).
+    #[arg(long, value_name = "SIZE", help_heading = ALLOC_THRESHOLDS)]
+    pub min_function_alloc: Option<String>,
 
     /// Comparing run sets (directories of repeated runs): a CPU change exceeds a threshold
     /// only when it is significant at level P (Mann-Whitney U; Holm-corrected over the
@@ -237,6 +253,7 @@ pub struct Cli {
 const INPUTS: &str = "Inputs and selection";
 const HEAP_THRESHOLDS: &str = "Heap thresholds";
 const CPU_THRESHOLDS: &str = "CPU thresholds";
+const ALLOC_THRESHOLDS: &str = "Allocation thresholds (sampling heap profiles)";
 const LEAKS: &str = "Leak hunting";
 const OUTPUT: &str = "Output";
 
@@ -246,6 +263,7 @@ fn heading(metric: Metric) -> &'static str {
         Source::Heap => HEAP_THRESHOLDS,
         Source::Trend | Source::LeakList => LEAKS,
         Source::Cpu => CPU_THRESHOLDS,
+        Source::Alloc => ALLOC_THRESHOLDS,
     }
 }
 
@@ -557,6 +575,13 @@ impl Cli {
             file.min_function_self_us,
             DEFAULT_MIN_FUNCTION_SELF_US,
         )?;
+        thresholds.min_function_alloc = setting(
+            "--min-function-alloc",
+            self.min_function_alloc.as_ref(),
+            parse_size,
+            file.min_function_alloc,
+            DEFAULT_MIN_FUNCTION_ALLOC,
+        )?;
         thresholds.alpha = setting(
             "--alpha",
             self.alpha.as_ref(),
@@ -626,6 +651,7 @@ impl Cli {
                 },
             },
             leaklist: self.leaklist,
+            source_map: self.source_map,
             points,
             exit_zero: self.exit_zero,
             quiet: self.quiet,

@@ -25,6 +25,8 @@ pub struct Remapped {
     pub merged: usize,
     /// The first unmapped function, for the warning.
     pub first_unmapped: Option<Frame>,
+    /// The original sources the mapped functions are in, as shown (`src/cart.ts`).
+    pub sources: std::collections::BTreeSet<String>,
 }
 
 impl Remapped {
@@ -49,6 +51,7 @@ impl Remapped {
         if self.first_unmapped.is_none() {
             self.first_unmapped.clone_from(&other.first_unmapped);
         }
+        self.sources.extend(other.sources.iter().cloned());
     }
 }
 
@@ -71,6 +74,9 @@ pub fn original_frame(maps: &mut SourceMaps, frame: &Frame, counts: &mut Remappe
         }
         Lookup::Mapped(original) => {
             counts.mapped += 1;
+            if !counts.sources.contains(&original.source) {
+                counts.sources.insert(original.source.clone());
+            }
             let name = original.name.as_deref().unwrap_or(&frame.name);
             Frame::one_based(name, &original.source, original.line, original.column)
         }

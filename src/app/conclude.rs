@@ -7,11 +7,13 @@ use super::{ExitStatus, distinct, output, print_warnings};
 use crate::diff::HeapResult;
 use crate::diff::cpu::CpuDiff;
 use crate::diff::flame::Flame;
+use crate::diff::heapprof::HeapProfileDiff;
 use crate::gate::{self, Status};
 use crate::input::{Capture, CpuData};
 use crate::model::cpu::Profile;
 use crate::report::{
-    self, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side, Tool,
+    self, AllocSection, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side,
+    SourceMapJson, Tool,
 };
 use crate::warning::Warning;
 
@@ -25,6 +27,10 @@ pub(super) struct Findings<'a> {
     pub heap: Option<&'a HeapResult>,
     /// The CPU comparison, where CPU profiles were compared.
     pub cpu: Option<CpuFindings<'a>>,
+    /// The allocation comparison, where sampling heap profiles were compared.
+    pub alloc: Option<&'a HeapProfileDiff>,
+    /// What `--source-map` did, where it was given.
+    pub source_map: Option<SourceMapJson>,
 }
 
 /// The CPU side of a comparison.
@@ -46,6 +52,8 @@ pub(super) fn conclude(config: &Config, findings: Findings<'_>) -> Result<ExitSt
         warnings,
         heap,
         cpu,
+        alloc,
+        source_map,
     } = findings;
     let mut verdict = gate::evaluate(
         heap.map(|h| &h.diff),
@@ -55,6 +63,9 @@ pub(super) fn conclude(config: &Config, findings: Findings<'_>) -> Result<ExitSt
     );
     if let Some(list) = heap.and_then(|h| h.leaklist.as_ref()) {
         gate::leaklist::evaluate(list, &config.thresholds, &mut verdict);
+    }
+    if let Some(a) = alloc {
+        gate::alloc::evaluate(a, &config.thresholds, &mut verdict);
     }
     let report = Report {
         schema_version: report::SCHEMA_VERSION,
@@ -67,6 +78,8 @@ pub(super) fn conclude(config: &Config, findings: Findings<'_>) -> Result<ExitSt
         warnings: distinct(warnings),
         heap: heap.map(HeapSection::from_result),
         cpu: cpu.as_ref().map(|c| CpuSection::from_diff(c.diff, c.flame)),
+        alloc: alloc.map(AllocSection::from_diff),
+        source_map,
         gate: GateSection::from_verdict(
             &verdict,
             config.given.file().map(|p| p.display().to_string()),

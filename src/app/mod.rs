@@ -3,6 +3,7 @@
 //! layers below it (`input` → `model` → `analysis` → `diff` → `gate` → `report`) do no
 //! planning and no output of their own.
 
+mod alloc;
 mod arkts;
 mod conclude;
 pub mod error;
@@ -100,8 +101,14 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
     let leaklist = arkts::find(config, last)?;
     let (compare_heap, compare_cpu) = what_to_compare(config, &captures, leaklist.is_some());
-    let checked = if compare_heap || compare_cpu {
-        check_inputs(config, &captures, compare_heap, compare_cpu, &mut warnings)
+    let compare_alloc = alloc::wanted(&captures);
+    let checked = if compare_heap || compare_cpu || compare_alloc {
+        check_inputs(
+            config,
+            &captures,
+            [compare_heap, compare_cpu, compare_alloc],
+            &mut warnings,
+        )
     } else {
         Err(nothing_to_compare(first, last, captures.len() == 1))
     };
@@ -127,11 +134,14 @@ fn compare(config: &Config) -> Result<ExitStatus> {
         print_warnings(config, &distinct(warnings));
         return Err(e);
     }
+    let mut maps = alloc::source_maps(config)?;
     let cpu = if compare_cpu {
-        compare_profiles(config, first, last, &mut warnings)
+        compare_profiles(config, first, last, maps.as_mut(), &mut warnings)
     } else {
         None
     };
+    let alloc = compare_alloc.then(|| alloc::compare_pair(first, last, maps.as_mut()));
+    let source_map = maps.map(|m| m.finish(&mut warnings));
     let indexes = heap.as_ref().map(|h| h.indexes);
     let spans = cpu.as_ref().map(|c| c.spans_us);
     conclude(
@@ -148,6 +158,8 @@ fn compare(config: &Config) -> Result<ExitStatus> {
                 flame: c.flame.as_ref(),
                 profiles: [cpu_profile(first), cpu_profile(last)],
             }),
+            alloc: alloc.as_ref(),
+            source_map,
         },
     )
 }
@@ -180,11 +192,17 @@ fn compare_profiles(
     config: &Config,
     first: &Capture,
     last: &Capture,
+    maps: Option<&mut alloc::Maps>,
     warnings: &mut Vec<Warning>,
 ) -> Option<ProfilesCompared> {
     let (b, h) = (first.cpu.as_ref()?, last.cpu.as_ref()?);
     let strip = config.cpu.strip_url_query;
-    let ((base_times, base_profile), (head_times, head_profile)) = (b.read(strip), h.read(strip));
+    let (mut base, mut head) = (b.read(strip), h.read(strip));
+    if let Some(maps) = maps {
+        maps.cpu(&mut base);
+        maps.cpu(&mut head);
+    }
+    let ((base_times, base_profile), (head_times, head_profile)) = (base, head);
     let diff = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
     // The merged call trees need stacks, which a baseline does not keep.
     let flame = base_profile
@@ -227,8 +245,7 @@ fn print_warnings(config: &Config, warnings: &[Warning]) {
 fn check_inputs(
     config: &Config,
     captures: &[Capture],
-    compare_heap: bool,
-    compare_cpu: bool,
+    [compare_heap, compare_cpu, compare_alloc]: [bool; 3],
     warnings: &mut Vec<Warning>,
 ) -> Result<()> {
     if captures.len() > 1 {
@@ -270,6 +287,12 @@ fn check_inputs(
             "CPU",
             given::cpu_metrics(),
             "CPU profiles on both sides",
+        ),
+        (
+            compare_alloc,
+            "allocation",
+            given::alloc_metrics(),
+            "sampling heap profiles on both sides",
         ),
     ] {
         if !have {

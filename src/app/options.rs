@@ -97,6 +97,9 @@ pub struct Config {
     /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
     /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
     pub leaklist: Option<PathBuf>,
+    /// `--source-map`: a source map, or a directory to search for the maps of the
+    /// profiles' scripts.
+    pub source_map: Option<PathBuf>,
     pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,

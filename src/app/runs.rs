@@ -14,6 +14,7 @@ use crate::diff::cpu::CpuDiff;
 use crate::gate::{self, Metric, Thresholds};
 use crate::input::Capture;
 use crate::model::cpu::{Profile, ProfileTimes};
+use crate::model::heapprof::HeapProfileTotals;
 use crate::warning::{Warning, WarningCode};
 
 /// Whether any input is a directory of runs.
@@ -66,8 +67,48 @@ fn names<'a>(paths: impl Iterator<Item = &'a Path>) -> String {
         .join(", ")
 }
 
-/// Checks that a directory's captures are CPU profiles of one kind.
+/// What a run set compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Cpu,
+    /// Sampling heap profiles.
+    Alloc,
+}
+
+impl Kind {
+    /// The kind of a side's runs: that of its first capture.
+    fn of(side: &RunSide) -> Kind {
+        if side.captures[0].heap_profile.is_some() && side.captures[0].cpu.is_none() {
+            Kind::Alloc
+        } else {
+            Kind::Cpu
+        }
+    }
+}
+
+/// Checks that a directory's captures are CPU profiles, or sampling heap profiles, of
+/// one kind.
 fn check_kinds(side: &RunSide) -> Result<()> {
+    let place = || {
+        if side.is_dir {
+            format!(" (in the run set {})", side.path.display())
+        } else {
+            String::new()
+        }
+    };
+    if Kind::of(side) == Kind::Alloc {
+        if let Some(c) = side.captures.iter().find(|c| c.heap_profile.is_none()) {
+            return Err(Error::input(
+                &c.path,
+                format!(
+                    "a run set of sampling heap profiles holds only those, but it holds {}{}",
+                    c.contents(),
+                    place()
+                ),
+            ));
+        }
+        return Ok(());
+    }
     if let Some(c) = side.captures.iter().find(|c| c.cpu.is_none()) {
         let why = if c.cpu_unreadable {
             "its CPU profile is unreadable".to_owned()
@@ -76,14 +117,7 @@ fn check_kinds(side: &RunSide) -> Result<()> {
         };
         return Err(Error::input(
             &c.path,
-            format!(
-                "a run set compares CPU profiles, but {why}{}",
-                if side.is_dir {
-                    format!(" (in the run set {})", side.path.display())
-                } else {
-                    String::new()
-                }
-            ),
+            format!("a run set compares CPU profiles, but {why}{}", place()),
         ));
     }
     let mut kinds: Vec<(&'static str, Vec<&Path>)> = Vec::new();
@@ -137,29 +171,65 @@ fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
 /// Compares BASE's runs with HEAD's; the inputs are two, one of them at least a
 /// directory.
 pub fn compare(config: &Config) -> Result<ExitStatus> {
-    let heap_unchecked = refuse_options(config)?;
+    if config.inputs.len() != 2 {
+        return Err(Error::Usage(format!(
+            "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
+            config.inputs.len()
+        )));
+    }
     let sides = read_sides(config)?;
+    let kind = Kind::of(&sides[0]);
+    if kind != Kind::of(&sides[1]) {
+        let what = |k: Kind| match k {
+            Kind::Cpu => "CPU profiles",
+            Kind::Alloc => "sampling heap profiles",
+        };
+        return Err(Error::Usage(format!(
+            "BASE's runs ({}) are {} but HEAD's ({}) are {}: a run set is compared with runs of the same kind",
+            sides[0].path.display(),
+            what(kind),
+            sides[1].path.display(),
+            what(Kind::of(&sides[1]))
+        )));
+    }
+    if kind == Kind::Alloc {
+        return compare_alloc(config, &sides);
+    }
+    let heap_unchecked = refuse_options(config)?;
     let mut warnings: Vec<Warning> = sides
         .iter()
         .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
         .collect();
     let strip = config.cpu.strip_url_query;
-    let times: Vec<Vec<ProfileTimes>> = sides
+    let mut maps = super::alloc::source_maps(config)?;
+    // Each run's times, and its profile where it has samples (not a baseline).
+    let reads: Vec<Vec<super::alloc::CpuRead<'_>>> = sides
         .iter()
         .map(|s| {
             s.captures
                 .iter()
-                .filter_map(|c| c.cpu.as_ref().map(|cpu| cpu.times(strip)))
+                .filter_map(|c| {
+                    let mut read = c.cpu.as_ref()?.read(strip);
+                    if let Some(maps) = maps.as_mut() {
+                        maps.cpu(&mut read);
+                    }
+                    Some(read)
+                })
                 .collect()
         })
+        .collect();
+    let times: Vec<Vec<ProfileTimes>> = reads
+        .iter()
+        .map(|side| side.iter().map(|(t, _)| t.clone()).collect())
         .collect();
     for (side, t) in sides.iter().zip(&times) {
         check_program(side, t)?;
     }
     let diff = crate::diff::runs::diff(&times[0], &times[1], config.thresholds.alpha);
-    let flame = flame(config, &sides);
+    let flame = flame(&sides, &reads);
     warnings.extend(too_few_runs(&diff, &config.thresholds)?);
     warnings.extend(heap_unchecked);
+    let source_map = maps.map(|m| m.finish(&mut warnings));
     let report_side = |s: &RunSide, times: &[ProfileTimes]| {
         let mut out = side(
             &s.captures[0],
@@ -188,6 +258,8 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
                     cpu_profile(&sides[1].captures[0]),
                 ],
             }),
+            alloc: None,
+            source_map,
         },
     )
 }
@@ -196,12 +268,6 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
 /// or `--normalize`, and heap thresholds given by a flag. Returns the warning about the
 /// thresholds file's heap thresholds, if it sets any.
 fn refuse_options(config: &Config) -> Result<Option<Warning>> {
-    if config.inputs.len() != 2 {
-        return Err(Error::Usage(format!(
-            "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
-            config.inputs.len()
-        )));
-    }
     let only_cpu = "a directory of runs is compared by its CPU profiles only";
     for (asked, what) in [
         (config.cpu.normalize, "--normalize"),
@@ -212,12 +278,98 @@ fn refuse_options(config: &Config) -> Result<Option<Warning>> {
             return Err(Error::Usage(format!("{what} given, but {only_cpu}")));
         }
     }
-    config.given.unchecked(
+    let alloc = config.given.unchecked(
+        &given::alloc_metrics(),
+        &Unchecked {
+            what: "allocation thresholds",
+            why: "these run sets carry CPU profiles only",
+            refusal: &|flag| {
+                format!(
+                    "{flag} given, but these run sets hold CPU profiles, not sampling heap profiles"
+                )
+            },
+        },
+    )?;
+    let heap = config.given.unchecked(
         &given::heap_metrics(),
         &Unchecked {
             what: "heap thresholds",
             why: "run sets carry CPU profiles only",
             refusal: &|_| format!("heap thresholds given, but {only_cpu}"),
+        },
+    )?;
+    Ok(heap.or(alloc))
+}
+
+/// Compares BASE's sampling heap profiles with HEAD's, function by function with their
+/// statistics.
+fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
+    let only = "a directory of sampling heap profiles is compared by its allocations only";
+    for (asked, what) in [
+        (config.cpu.normalize, "--normalize"),
+        (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
+        (!config.heap.explain.is_empty(), "--explain"),
+    ] {
+        if asked {
+            return Err(Error::Usage(format!("{what} given, but {only}")));
+        }
+    }
+    let mut warnings: Vec<Warning> = sides
+        .iter()
+        .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
+        .collect();
+    let mut unchecked = Vec::new();
+    for (metrics, what) in [
+        (given::heap_metrics(), "heap thresholds"),
+        (given::cpu_metrics(), "CPU thresholds"),
+    ] {
+        unchecked.extend(config.given.unchecked(
+            &metrics,
+            &Unchecked {
+                what,
+                why: "these run sets carry sampling heap profiles only",
+                refusal: &|flag| format!("{flag} given, but {only}"),
+            },
+        )?);
+    }
+    let mut maps = super::alloc::source_maps(config)?;
+    let totals: Vec<Vec<HeapProfileTotals>> = sides
+        .iter()
+        .map(|s| {
+            s.captures
+                .iter()
+                .map(|c| super::alloc::totals(c, maps.as_mut()))
+                .collect()
+        })
+        .collect();
+    let diff = crate::diff::heapprof::diff_runs(&totals[0], &totals[1], config.thresholds.alpha);
+    if let Some(set) = &diff.runs {
+        let t = &config.thresholds;
+        warnings.extend(too_few(
+            set.base_runs,
+            set.head_runs,
+            gate::alloc::family(&diff, t),
+            t,
+        ));
+    }
+    warnings.extend(unchecked);
+    let source_map = maps.map(|m| m.finish(&mut warnings));
+    let report_side = |s: &RunSide| {
+        let mut out = side(&s.captures[0], None, None);
+        if s.is_dir {
+            out.path = s.path.display().to_string();
+        }
+        out
+    };
+    conclude(
+        config,
+        Findings {
+            sides: [report_side(&sides[0]), report_side(&sides[1])],
+            warnings,
+            heap: None,
+            cpu: None,
+            alloc: Some(&diff),
+            source_map,
         },
     )
 }
@@ -258,45 +410,39 @@ fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
     } else {
         0
     };
-    Ok(
-        gate::runs::too_few_runs(set, family, t.alpha).map(|(smallest, level, needed)| {
-            let over = if family > 1 {
-                format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
-            } else {
-                String::new()
-            };
-            Warning::new(
-                WarningCode::TooFewRuns,
-                format!(
-                    "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed",
-                    set.base_runs, set.head_runs
-                ),
-            )
-        }),
-    )
+    Ok(too_few(set.base_runs, set.head_runs, family, t))
+}
+
+/// The warning that no change can be significant with `base` and `head` runs, where
+/// that is so (`family`: the functions gated).
+fn too_few(base: usize, head: usize, family: usize, t: &Thresholds) -> Option<Warning> {
+    gate::runs::too_few_runs(base, head, family, t.alpha).map(|(smallest, level, needed)| {
+        let over = if family > 1 {
+            format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
+        } else {
+            String::new()
+        };
+        Warning::new(
+            WarningCode::TooFewRuns,
+            format!(
+                "with {base} BASE and {head} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed"
+            ),
+        )
+    })
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).
-fn flame(config: &Config, sides: &[RunSide]) -> Option<crate::diff::flame::Flame> {
-    let strip = config.cpu.strip_url_query;
-    let profiles: Vec<Vec<std::borrow::Cow<'_, Profile>>> = sides
+fn flame(
+    sides: &[RunSide],
+    reads: &[Vec<super::alloc::CpuRead<'_>>],
+) -> Option<crate::diff::flame::Flame> {
+    let profiles: Vec<Vec<&Profile>> = reads
         .iter()
-        .map(|s| {
-            s.captures
-                .iter()
-                .filter_map(|c| c.cpu.as_ref().and_then(|cpu| cpu.read(strip).1))
-                .collect()
-        })
+        .map(|side| side.iter().filter_map(|(_, p)| p.as_deref()).collect())
         .collect();
     let whole = sides
         .iter()
         .zip(&profiles)
         .all(|(s, p)| p.len() == s.captures.len());
-    whole.then(|| {
-        let refs: Vec<Vec<&Profile>> = profiles
-            .iter()
-            .map(|p| p.iter().map(AsRef::as_ref).collect())
-            .collect();
-        crate::diff::flame::flame_of_runs(&refs[0], &refs[1])
-    })
+    whole.then(|| crate::diff::flame::flame_of_runs(&profiles[0], &profiles[1]))
 }

@@ -33,6 +33,8 @@ pub struct FileSettings {
     pub functions: Option<Vec<String>>,
     pub ignore: Option<Vec<String>>,
     pub min_function_self_us: Option<u64>,
+    /// `[function] min_alloc`: the floor of the per-function allocation threshold.
+    pub min_function_alloc: Option<u64>,
     pub suspect_min_growth: Option<u64>,
     pub suspect_min_share: Option<f64>,
     /// `[cpu] alpha`: the significance level of run-set comparisons.
@@ -55,17 +57,19 @@ enum Setting {
     ClassInclude,
     FunctionInclude,
     FunctionMinSelf,
+    FunctionMinAlloc,
     SuspectMinGrowth,
     SuspectMinShare,
     Alpha,
 }
 
 /// The keys of the file other than the metrics' rules.
-const SETTINGS: [(&str, Setting); 7] = [
+const SETTINGS: [(&str, Setting); 8] = [
     ("ignore", Setting::Ignore),
     ("class.include", Setting::ClassInclude),
     ("function.include", Setting::FunctionInclude),
     ("function.min_self", Setting::FunctionMinSelf),
+    ("function.min_alloc", Setting::FunctionMinAlloc),
     ("suspects.min_growth", Setting::SuspectMinGrowth),
     ("suspects.min_share", Setting::SuspectMinShare),
     ("cpu.alpha", Setting::Alpha),
@@ -387,6 +391,9 @@ impl Reader<'_> {
             Setting::FunctionInclude => out.functions = Some(self.globs(key, v)?),
             Setting::FunctionMinSelf => {
                 out.min_function_self_us = Some(self.value(key, v, parse_duration)?);
+            }
+            Setting::FunctionMinAlloc => {
+                out.min_function_alloc = Some(self.value(key, v, parse_size)?);
             }
             Setting::SuspectMinGrowth => {
                 out.suspect_min_growth = Some(self.value(key, v, parse_size)?);

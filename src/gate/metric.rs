@@ -35,6 +35,10 @@ pub enum Metric {
     LeakList,
     /// Growth of a leak owner over the series (what it gained).
     OwnerGrowth,
+    /// Growth of any one function's self-allocated bytes (sampling heap profiles).
+    FunctionAlloc,
+    /// Growth of all the bytes the sampling heap profiles account for.
+    AllocTotal,
 }
 
 /// What a metric's values count.
@@ -56,11 +60,13 @@ pub enum Source {
     Cpu,
     /// A leak watcher's list joined with the heap.
     LeakList,
+    /// A pair of sampling heap profiles (allocations).
+    Alloc,
 }
 
 impl Metric {
     /// Every metric, in the order reports and help list them.
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 13] = [
         Metric::HeapSize,
         Metric::ClassCount,
         Metric::ClassSize,
@@ -72,6 +78,8 @@ impl Metric {
         Metric::ClassNative,
         Metric::LeakList,
         Metric::OwnerGrowth,
+        Metric::FunctionAlloc,
+        Metric::AllocTotal,
     ];
 
     /// The command-line option that sets its fail level, without the dashes.
@@ -88,6 +96,8 @@ impl Metric {
             Metric::ClassNative => "max-class-native-growth",
             Metric::LeakList => "fail-on-leaklist",
             Metric::OwnerGrowth => "fail-on-owners",
+            Metric::FunctionAlloc => "max-function-alloc-growth",
+            Metric::AllocTotal => "max-alloc-growth",
         }
     }
 
@@ -105,6 +115,8 @@ impl Metric {
             Metric::ClassNative => "class.native",
             Metric::LeakList => "leaklist.retained",
             Metric::OwnerGrowth => "owners.growth",
+            Metric::FunctionAlloc => "function.alloc",
+            Metric::AllocTotal => "alloc.total",
         }
     }
 
@@ -122,6 +134,8 @@ impl Metric {
             Metric::ClassNative => "class.native_size_delta",
             Metric::LeakList => "leaklist.retained_size",
             Metric::OwnerGrowth => "trend.owner_growth",
+            Metric::FunctionAlloc => "function.self_bytes_delta",
+            Metric::AllocTotal => "alloc.bytes_delta",
         }
     }
 
@@ -133,7 +147,9 @@ impl Metric {
             | Metric::HeapNative
             | Metric::ClassNative
             | Metric::LeakList
-            | Metric::OwnerGrowth => Unit::Bytes,
+            | Metric::OwnerGrowth
+            | Metric::FunctionAlloc
+            | Metric::AllocTotal => Unit::Bytes,
             Metric::ClassCount => Unit::Count,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Unit::Micros,
         }
@@ -149,6 +165,7 @@ impl Metric {
             Metric::LeakList => Source::LeakList,
             Metric::SuspectSize | Metric::OwnerGrowth => Source::Trend,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Source::Cpu,
+            Metric::FunctionAlloc | Metric::AllocTotal => Source::Alloc,
         }
     }
 
@@ -185,6 +202,12 @@ impl Metric {
             }
             Metric::OwnerGrowth => {
                 "Fail when an object is a leak owner (it keeps gaining new objects over a series); with MIN, only when it grew by more than MIN (e.g. 512KiB)"
+            }
+            Metric::FunctionAlloc => {
+                "Fail if any function's self-allocated bytes (sampling heap profiles) grow by more than LIMIT (e.g. 1MiB, 50%)"
+            }
+            Metric::AllocTotal => {
+                "Fail if all the bytes the sampling heap profiles account for grow by more than LIMIT (e.g. 4MiB, 10%)"
             }
         }
     }

@@ -1,5 +1,6 @@
 //! Thresholds → violations → pass or fail, per [`Metric`]. No I/O here.
 
+pub mod alloc;
 pub mod leaklist;
 pub mod metric;
 mod native;
@@ -72,6 +73,10 @@ named!(Level, Status);
 
 /// The default `--min-function-self`: 1 ms.
 pub const DEFAULT_MIN_FUNCTION_SELF_US: u64 = 1_000;
+
+/// The default `--min-function-alloc`: 1 MiB (docs/semantics.md, “Sampling heap
+/// profiles”, says how it was measured).
+pub const DEFAULT_MIN_FUNCTION_ALLOC: u64 = 1 << 20;
 
 /// The limits on one metric's growth: a warn level, a fail level, and floors that a
 /// growth must also exceed to trip either level (so that a 50% growth of a few bytes,
@@ -157,6 +162,8 @@ pub struct Thresholds {
     rules: [Rule; Metric::ALL.len()],
     /// Functions whose self time is below this on both sides are not gated, µs.
     pub min_function_self_us: u64,
+    /// Functions whose self-allocated bytes are below this on both sides are not gated.
+    pub min_function_alloc: u64,
     /// When set, the per-class thresholds apply only to classes matching one of these.
     pub classes: Option<GlobSet>,
     /// When set, the per-function thresholds apply only to functions matching one of these.
@@ -173,6 +180,7 @@ impl Default for Thresholds {
         Thresholds {
             rules: [Rule::default(); Metric::ALL.len()],
             min_function_self_us: DEFAULT_MIN_FUNCTION_SELF_US,
+            min_function_alloc: DEFAULT_MIN_FUNCTION_ALLOC,
             classes: None,
             functions: None,
             ignore: None,
@@ -205,8 +213,9 @@ impl Thresholds {
                 Source::Heap => heap,
                 Source::Trend => trend,
                 Source::Cpu => cpu,
-                // Counted where a list is joined: [`leaklist::evaluate`].
-                Source::LeakList => false,
+                // Counted where a list is joined: [`leaklist::evaluate`]; where heap
+                // profiles are compared: [`alloc::evaluate`].
+                Source::LeakList | Source::Alloc => false,
             })
             .map(|m| self.rule(m).levels())
             .sum()
@@ -226,7 +235,7 @@ impl Thresholds {
 
     /// Whether any threshold looks at heap snapshots.
     pub fn has_heap(&self) -> bool {
-        self.has(|s| s != Source::Cpu)
+        self.has(|s| !matches!(s, Source::Cpu | Source::Alloc))
     }
 
     /// Whether the ignore list leaves `name` out.

@@ -41,17 +41,22 @@ pub fn family(cpu: &CpuDiff, t: &Thresholds) -> usize {
     cpu.functions.iter().filter(|f| gated(f, t)).count()
 }
 
-/// What the run counts allow at level α: None when they suffice, else the smallest
+/// What the run counts (`base_runs`, `head_runs`) allow at level α: None when they suffice, else the smallest
 /// p-value they can give, the level it has to reach, and the runs per side needed.
-pub fn too_few_runs(set: &RunSet, tests: usize, alpha: f64) -> Option<(f64, f64, usize)> {
+pub fn too_few_runs(
+    base_runs: usize,
+    head_runs: usize,
+    tests: usize,
+    alpha: f64,
+) -> Option<(f64, f64, usize)> {
     #[allow(clippy::cast_precision_loss)]
     let level = alpha / tests.max(1) as f64;
-    let smallest = stats::smallest_p(set.base_runs, set.head_runs);
+    let smallest = stats::smallest_p(base_runs, head_runs);
     (smallest > level).then(|| (smallest, level, stats::runs_needed(level)))
 }
 
 /// The violation of `metric` by `values` at p-value `p`, if any.
-fn check(
+pub(super) fn check(
     t: &Thresholds,
     metric: Metric,
     subject: &str,
@@ -209,10 +214,19 @@ mod tests {
                 .all(|v| v.metric != Metric::FunctionSelf)
         );
         let set = d.runs.as_ref().unwrap();
-        let (smallest, level, needed) = too_few_runs(set, 9, t.alpha).unwrap();
+        let (smallest, level, needed) =
+            too_few_runs(set.base_runs, set.head_runs, 9, t.alpha).unwrap();
         assert!((smallest - 0.1).abs() < 1e-12);
         assert!((level - 0.01 / 9.0).abs() < 1e-15);
         assert_eq!(needed, 7);
-        assert_eq!(too_few_runs(d.runs.as_ref().unwrap(), 1, 0.2), None);
+        assert_eq!(
+            too_few_runs(
+                d.runs.as_ref().unwrap().base_runs,
+                d.runs.as_ref().unwrap().head_runs,
+                1,
+                0.2
+            ),
+            None
+        );
     }
 }

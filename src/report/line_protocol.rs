@@ -524,6 +524,8 @@ pub(super) mod fixture {
                     function("hidden", "file:///app/h.js", (1, 1), (1, 2)),
                 ],
             }),
+            alloc: None,
+            source_map: None,
             gate: GateSection {
                 status: Status::Fail,
                 thresholds: 3,

@@ -8,7 +8,9 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::columns::{self, Align, Column, Renderer, first};
 use super::text::{arrows, percent_change};
-use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, arkts};
+use super::{
+    AllocSection, CpuSection, HeapSection, PathJson, Render, Report, Side, SourceMapJson, arkts,
+};
 use crate::diff::heap::IdMatching;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -58,7 +60,12 @@ fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -
 }
 
 impl TableRenderer {
-    fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
+    fn cpu(
+        &self,
+        cpu: &CpuSection,
+        maps: Option<&SourceMapJson>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         writeln!(
             out,
             "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
@@ -106,13 +113,46 @@ impl TableRenderer {
         let table = grid(
             self.width,
             columns::cpu::FUNCTIONS,
-            &columns::cpu::Functions::new(cpu, shown),
+            &columns::cpu::Functions::new(cpu, shown).with_sources(maps),
             shown,
         );
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
         let hidden = cpu.functions.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more functions (--top to show more)")?;
+        }
+        Ok(())
+    }
+}
+
+impl TableRenderer {
+    fn alloc(
+        &self,
+        alloc: &AllocSection,
+        maps: Option<&SourceMapJson>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out, "{}", super::text::alloc_line(alloc))?;
+        for line in super::runs_text::alloc_summary(alloc) {
+            writeln!(out, "{line}")?;
+        }
+        writeln!(out)?;
+        if alloc.functions.is_empty() {
+            return writeln!(out, "No function allocated.");
+        }
+        let shown = first(&alloc.functions, self.top);
+        let table = grid(
+            self.width,
+            columns::alloc::FUNCTIONS,
+            &columns::alloc::Functions::new(alloc, shown).with_sources(maps),
+            shown,
+        );
+        if self.top > 0 {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = alloc.functions.len().saturating_sub(self.top);
         if hidden > 0 {
             writeln!(out, "… {hidden} more functions (--top to show more)")?;
         }
@@ -424,7 +464,16 @@ impl Render for TableRenderer {
             if report.heap.is_some() {
                 writeln!(out)?;
             }
-            self.cpu(cpu, out)?;
+            self.cpu(cpu, report.source_map.as_ref(), out)?;
+        }
+        if let Some(alloc) = &report.alloc {
+            if report.heap.is_some() || report.cpu.is_some() {
+                writeln!(out)?;
+            }
+            self.alloc(alloc, report.source_map.as_ref(), out)?;
+        }
+        if let Some(line) = report.source_map.as_ref().map(super::text::source_map_line) {
+            writeln!(out, "{line}")?;
         }
         writeln!(out)?;
         let gate = &report.gate;

@@ -5,13 +5,15 @@ use hashbrown::HashSet;
 use super::{Cell, Column, HTML};
 use crate::gate::Unit::Micros;
 use crate::report::text::{location, script_name};
-use crate::report::{CategoryJson, CpuSection, FunctionJson, runs_text};
+use crate::report::{CategoryJson, CpuSection, FunctionJson, SourceMapJson, runs_text};
 
 /// What the function table is about: the run sets' significance level, and the script
 /// names that stand for more than one URL among the rows shown.
 pub struct Functions {
     alpha: Option<f64>,
     ambiguous: HashSet<String>,
+    /// Original sources of `--source-map`, shown whole.
+    sources: HashSet<String>,
 }
 
 impl Functions {
@@ -28,7 +30,22 @@ impl Functions {
         Functions {
             alpha: cpu.runs.as_ref().map(|r| r.alpha),
             ambiguous,
+            sources: HashSet::new(),
         }
+    }
+
+    /// The table showing the original sources of `source_map` whole.
+    #[must_use]
+    pub fn with_sources(mut self, source_map: Option<&SourceMapJson>) -> Self {
+        self.sources = source_map
+            .map(|s| s.sources.iter().cloned().collect())
+            .unwrap_or_default();
+        self
+    }
+
+    /// Whether `url`'s location is shown whole.
+    fn whole(&self, url: &str) -> bool {
+        self.sources.contains(url) || self.ambiguous.contains(script_name(url))
     }
 }
 
@@ -41,7 +58,7 @@ pub const FUNCTIONS: &[Column<Functions, FunctionJson>] = &[
     Function::new(
         "location",
         "Location",
-        Cell::Location(|t, f| location(f, t.ambiguous.contains(script_name(&f.url)))),
+        Cell::Location(|t, f| location(f, t.whole(&f.url))),
     ),
     Function::new(
         "self_us_base",

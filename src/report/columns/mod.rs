@@ -12,6 +12,7 @@
 //! keys name the fields the columns read, and the browser test that the page's cells are
 //! the terminal table's.
 
+pub mod alloc;
 pub mod cpu;
 pub mod gate;
 pub mod heap;

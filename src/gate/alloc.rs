@@ -1,0 +1,125 @@
+//! The allocation thresholds on sampling heap profiles (docs/semantics.md, “Sampling
+//! heap profiles”): `--max-function-alloc-growth` on each function's self-allocated
+//! bytes, `--max-alloc-growth` on all the bytes the profiles account for.
+//!
+//! As for CPU time: `--function` and `--ignore` scope the per-function threshold, an
+//! ignored function's bytes are taken out of the total, and a function below
+//! `--min-function-alloc` on both sides is not gated (sampling makes small functions
+//! noisy). Comparing run sets, a change must be significant (Mann-Whitney, Holm over the
+//! functions gated) and its estimated shift exceed the limit ([`super::runs`]).
+
+use super::{Level, Metric, Status, Thresholds, Verdict, Violation, function_subject, runs};
+use crate::diff::heapprof::{AllocFunctionDiff, AllocRunSet, HeapProfileDiff};
+use crate::diff::stats::{self, RunValues};
+use crate::model::change::Change;
+use crate::model::cpu::FrameKind;
+
+/// Whether the per-function threshold looks at `f`: in scope, not ignored, not a
+/// pseudo-function, and at or above the floor on one side.
+pub fn gated(f: &AllocFunctionDiff, t: &Thresholds) -> bool {
+    let floor = t.min_function_alloc;
+    t.function_in_scope(&f.frame.name)
+        && !matches!(f.frame.kind(), FrameKind::Root | FrameKind::Idle)
+        && (f.self_bytes.base >= floor || f.self_bytes.head >= floor)
+}
+
+/// How many functions the per-function threshold tests (Holm's family on run sets).
+pub fn family(d: &HeapProfileDiff, t: &Thresholds) -> usize {
+    if !t.rule(Metric::FunctionAlloc).is_set() {
+        return 0;
+    }
+    d.functions.iter().filter(|f| gated(f, t)).count()
+}
+
+/// Adds the allocation thresholds' violations to `verdict`, and their levels to its
+/// count.
+pub fn evaluate(d: &HeapProfileDiff, t: &Thresholds, verdict: &mut Verdict) {
+    verdict.thresholds +=
+        t.rule(Metric::FunctionAlloc).levels() + t.rule(Metric::AllocTotal).levels();
+    let out = &mut verdict.violations;
+    match &d.runs {
+        Some(set) => check_runs(d, set, t, out),
+        None => check_pair(d, t, out),
+    }
+    verdict.status = match verdict.violations.iter().map(|v| v.level).max() {
+        Some(Level::Fail) => Status::Fail,
+        Some(Level::Warn) => Status::Warn,
+        None => Status::Pass,
+    };
+}
+
+fn check_pair(d: &HeapProfileDiff, t: &Thresholds, out: &mut Vec<Violation>) {
+    if t.rule(Metric::AllocTotal).is_set() {
+        // Ignored functions' self bytes are taken out of the totals.
+        let (mut base, mut head) = (d.bytes.base, d.bytes.head);
+        for f in d.functions.iter().filter(|f| t.ignored(&f.frame.name)) {
+            base -= f.self_bytes.base.min(base);
+            head -= f.self_bytes.head.min(head);
+        }
+        out.extend(t.check(Metric::AllocTotal, "alloc", Change::new(base, head)));
+    }
+    if !t.rule(Metric::FunctionAlloc).is_set() {
+        return;
+    }
+    for f in d.functions.iter().filter(|f| gated(f, t)) {
+        out.extend(t.check(
+            Metric::FunctionAlloc,
+            &function_subject(&f.frame),
+            f.self_bytes,
+        ));
+    }
+}
+
+fn check_runs(d: &HeapProfileDiff, set: &AllocRunSet, t: &Thresholds, out: &mut Vec<Violation>) {
+    if t.rule(Metric::AllocTotal).is_set() {
+        let ignored: Vec<&RunValues> = d
+            .functions
+            .iter()
+            .filter(|f| t.ignored(&f.frame.name))
+            .filter_map(|f| f.runs.as_ref().map(|r| &r.self_bytes))
+            .collect();
+        let values = if ignored.is_empty() {
+            set.bytes.clone()
+        } else {
+            let less = |totals: &[u64], side: fn(&RunValues) -> &[u64]| -> Vec<u64> {
+                totals
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| b.saturating_sub(ignored.iter().map(|r| side(r)[i]).sum()))
+                    .collect()
+            };
+            RunValues::new(
+                less(&set.bytes.base, |r| &r.base),
+                less(&set.bytes.head, |r| &r.head),
+                stats::UDistribution::new(set.base_runs, set.head_runs).as_ref(),
+                set.alpha,
+            )
+        };
+        out.extend(runs::check(
+            t,
+            Metric::AllocTotal,
+            "alloc",
+            &values,
+            values.stats.p_value,
+        ));
+    }
+    if !t.rule(Metric::FunctionAlloc).is_set() {
+        return;
+    }
+    let tested: Vec<(&AllocFunctionDiff, &RunValues)> = d
+        .functions
+        .iter()
+        .filter(|f| gated(f, t))
+        .filter_map(|f| f.runs.as_ref().map(|r| (f, &r.self_bytes)))
+        .collect();
+    let p: Vec<f64> = tested.iter().map(|(_, r)| r.stats.p_value).collect();
+    for ((f, values), adjusted) in tested.iter().zip(stats::holm(&p)) {
+        out.extend(runs::check(
+            t,
+            Metric::FunctionAlloc,
+            &function_subject(&f.frame),
+            values,
+            adjusted,
+        ));
+    }
+}
