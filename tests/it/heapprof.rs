@@ -633,8 +633,16 @@ fn a_pair_fails_the_gate_naming_the_function_in_every_text_format() {
     let section = &r["alloc"];
     assert_eq!(section["bytes_base"], base.bytes);
     assert_eq!(section["bytes_head"], head.bytes);
-    assert_eq!(section["functions"].as_array().unwrap().len(), rows.functions.len());
-    for (row, f) in section["functions"].as_array().unwrap().iter().zip(&rows.functions) {
+    assert_eq!(
+        section["functions"].as_array().unwrap().len(),
+        rows.functions.len()
+    );
+    for (row, f) in section["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&rows.functions)
+    {
         assert_eq!(row["name"], f.frame.name.as_str());
         assert_eq!(row["self_bytes_base"], f.self_bytes.base);
         assert_eq!(row["self_bytes_head"], f.self_bytes.head);
@@ -954,4 +962,52 @@ fn a_bad_map_on_the_command_line_is_a_warning_and_positions_stay() {
     let out = arkdiff(&[file, file, "--source-map", "no/such/map"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no/such/map"), "{}", stderr(&out));
+}
+
+#[test]
+fn benchmark_json_and_annotations_carry_the_allocations() {
+    let (b, h) = (
+        "heapprof/base/run01.heapprofile.gz",
+        "heapprof/head/run01.heapprofile.gz",
+    );
+    let out = arkdiff(&[b, h, "--format", "benchmark-json", "--top", "2"]);
+    assert_eq!(out.status.code(), Some(0));
+    let entries: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = report(&arkdiff(&[b, h, "--format", "json"]));
+    let names: Vec<&str> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "alloc: sampled bytes",
+            "function makeOrders (prog.js:19:20): self bytes",
+            "function keep (prog.js:13:14): self bytes"
+        ]
+    );
+    assert_eq!(entries[0]["value"], r["alloc"]["bytes_head"]);
+    assert_eq!(entries[0]["unit"], "bytes");
+    assert_eq!(
+        entries[1]["value"],
+        r["alloc"]["functions"][0]["self_bytes_head"]
+    );
+    let gh = arkdiff(&[
+        b,
+        h,
+        "--format",
+        "github",
+        "--max-function-alloc-growth",
+        "100%",
+    ]);
+    assert_eq!(gh.status.code(), Some(1));
+    let text = stdout(&gh);
+    assert!(
+        text.contains(&format!(
+            "::error title=arkdiff function.self_bytes_delta::{ORDERS} grew +12.01 MiB, limit 5.07 MiB (100%25 of base)"
+        )),
+        "{text}"
+    );
 }
