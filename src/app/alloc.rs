@@ -7,11 +7,12 @@ use std::borrow::Cow;
 use super::error::Result;
 use super::options::Config;
 use crate::analysis::sourcemap::{Remapped, remap_heap_profile, remap_profile, remap_times};
+use crate::diff::flame::Flame;
 use crate::diff::heapprof::HeapProfileDiff;
 use crate::input::Capture;
 use crate::input::sourcemap::SourceMaps;
 use crate::model::cpu::{Profile, ProfileTimes};
-use crate::model::heapprof::{HeapProfile, HeapProfileTotals};
+use crate::model::heapprof::HeapProfile;
 use crate::report::SourceMapJson;
 use crate::warning::Warning;
 
@@ -82,28 +83,32 @@ impl Maps {
     }
 }
 
-/// A capture's per-function allocation, its functions mapped where maps are given.
-pub(super) fn totals(capture: &Capture, maps: Option<&mut Maps>) -> HeapProfileTotals {
+/// A capture's sampling heap profile, its functions mapped where maps are given.
+pub(super) fn profile<'a>(capture: &'a Capture, maps: Option<&mut Maps>) -> Cow<'a, HeapProfile> {
     let Some(profile) = capture.heap_profile.as_ref() else {
-        return HeapProfileTotals::default();
+        return Cow::Owned(HeapProfile::default());
     };
     match maps {
         Some(maps) => {
             let mut profile = profile.clone();
             maps.heap(&mut profile);
-            profile.functions()
+            Cow::Owned(profile)
         }
-        None => profile.functions(),
+        None => Cow::Borrowed(profile),
     }
 }
 
-/// The sampling heap profiles of the first and the last input compared.
+/// The sampling heap profiles of the first and the last input compared, and their
+/// flame graph.
 pub(super) fn compare_pair(
     first: &Capture,
     last: &Capture,
     mut maps: Option<&mut Maps>,
-) -> HeapProfileDiff {
-    let base = totals(first, maps.as_deref_mut());
-    let head = totals(last, maps);
-    crate::diff::heapprof::diff(&base, &head)
+) -> (HeapProfileDiff, Flame) {
+    let base = profile(first, maps.as_deref_mut());
+    let head = profile(last, maps);
+    (
+        crate::diff::heapprof::diff(&base.functions(), &head.functions()),
+        crate::diff::flame::flame_of(base.as_ref(), head.as_ref(), None),
+    )
 }

@@ -27,8 +27,9 @@ pub(super) struct Findings<'a> {
     pub heap: Option<&'a HeapResult>,
     /// The CPU comparison, where CPU profiles were compared.
     pub cpu: Option<CpuFindings<'a>>,
-    /// The allocation comparison, where sampling heap profiles were compared.
-    pub alloc: Option<&'a HeapProfileDiff>,
+    /// The allocation comparison, where sampling heap profiles were compared, and its
+    /// flame graph.
+    pub alloc: Option<(&'a HeapProfileDiff, &'a Flame)>,
     /// What `--source-map` did, where it was given.
     pub source_map: Option<SourceMapJson>,
 }
@@ -64,7 +65,7 @@ pub(super) fn conclude(config: &Config, findings: Findings<'_>) -> Result<ExitSt
     if let Some(list) = heap.and_then(|h| h.leaklist.as_ref()) {
         gate::leaklist::evaluate(list, &config.thresholds, &mut verdict);
     }
-    if let Some(a) = alloc {
+    if let Some((a, _)) = alloc {
         gate::alloc::evaluate(a, &config.thresholds, &mut verdict);
     }
     let report = Report {
@@ -78,7 +79,7 @@ pub(super) fn conclude(config: &Config, findings: Findings<'_>) -> Result<ExitSt
         warnings: distinct(warnings),
         heap: heap.map(HeapSection::from_result),
         cpu: cpu.as_ref().map(|c| CpuSection::from_diff(c.diff, c.flame)),
-        alloc: alloc.map(AllocSection::from_diff),
+        alloc: alloc.map(|(a, flame)| AllocSection::from_diff(a, Some(flame))),
         source_map,
         gate: GateSection::from_verdict(
             &verdict,

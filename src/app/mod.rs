@@ -158,7 +158,7 @@ fn compare(config: &Config) -> Result<ExitStatus> {
                 flame: c.flame.as_ref(),
                 profiles: [cpu_profile(first), cpu_profile(last)],
             }),
-            alloc: alloc.as_ref(),
+            alloc: alloc.as_ref().map(|(d, f)| (d, f)),
             source_map,
         },
     )

@@ -14,7 +14,7 @@ use crate::diff::cpu::CpuDiff;
 use crate::gate::{self, Metric, Thresholds};
 use crate::input::Capture;
 use crate::model::cpu::{Profile, ProfileTimes};
-use crate::model::heapprof::HeapProfileTotals;
+use crate::model::heapprof::{HeapProfile, HeapProfileTotals};
 use crate::warning::{Warning, WarningCode};
 
 /// Whether any input is a directory of runs.
@@ -333,15 +333,24 @@ fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
         )?);
     }
     let mut maps = super::alloc::source_maps(config)?;
-    let totals: Vec<Vec<HeapProfileTotals>> = sides
+    let profiles: Vec<Vec<std::borrow::Cow<'_, HeapProfile>>> = sides
         .iter()
         .map(|s| {
             s.captures
                 .iter()
-                .map(|c| super::alloc::totals(c, maps.as_mut()))
+                .map(|c| super::alloc::profile(c, maps.as_mut()))
                 .collect()
         })
         .collect();
+    let totals: Vec<Vec<HeapProfileTotals>> = profiles
+        .iter()
+        .map(|side| side.iter().map(|p| p.functions()).collect())
+        .collect();
+    let refs: Vec<Vec<&HeapProfile>> = profiles
+        .iter()
+        .map(|side| side.iter().map(AsRef::as_ref).collect())
+        .collect();
+    let flame = crate::diff::flame::flame_of_runs(&refs[0], &refs[1]);
     let diff = crate::diff::heapprof::diff_runs(&totals[0], &totals[1], config.thresholds.alpha);
     if let Some(set) = &diff.runs {
         let t = &config.thresholds;
@@ -368,7 +377,7 @@ fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
             warnings,
             heap: None,
             cpu: None,
-            alloc: Some(&diff),
+            alloc: Some((&diff, &flame)),
             source_map,
         },
     )

@@ -759,10 +759,60 @@ pub struct AllocSection {
     pub samples: Compared,
     /// Sorted by |self bytes delta|, then |total bytes delta|, then identity.
     pub functions: Vec<AllocFunctionJson>,
+    /// The call trees merged stack by stack, weighed in bytes, for a differential flame
+    /// graph (of the medians, for run sets).
+    pub flame: Option<AllocFlameJson>,
     /// Comparing run sets: the run counts and the total's statistics; absent for one
     /// profile per side.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<AllocRunsJson>,
+}
+
+/// [`FlameJson`] in bytes: BASE's and HEAD's allocation trees merged.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocFlameJson {
+    /// Nodes with fewer bytes than this on both sides are left out (0.1% of the larger
+    /// side's total).
+    pub min_bytes: u64,
+    pub omitted_nodes: usize,
+    pub max_nodes: usize,
+    pub frames: Vec<FrameJson>,
+    /// Depth first; the first node is `(root)`, a parent before its children.
+    pub nodes: Vec<AllocFlameNodeJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocFlameNodeJson {
+    pub frame: usize,
+    pub parent: Option<usize>,
+    #[serde(flatten, with = "self_bytes")]
+    pub self_bytes: BaseHead,
+    #[serde(flatten, with = "total_bytes")]
+    pub total_bytes: BaseHead,
+}
+
+impl AllocFlameJson {
+    /// The flame of [`crate::diff::flame::flame_of`] over sampling heap profiles, whose
+    /// weights are bytes.
+    pub fn from_flame(f: &Flame) -> AllocFlameJson {
+        let cpu = FlameJson::from_flame(f);
+        AllocFlameJson {
+            min_bytes: cpu.min_us,
+            omitted_nodes: cpu.omitted_nodes,
+            max_nodes: cpu.max_nodes,
+            frames: cpu.frames,
+            nodes: cpu
+                .nodes
+                .into_iter()
+                .map(|n| AllocFlameNodeJson {
+                    frame: n.frame,
+                    parent: n.parent,
+                    self_bytes: n.self_us,
+                    total_bytes: n.total_us,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One function's allocation, BASE against HEAD.
@@ -829,7 +879,10 @@ impl BytesStatsJson {
 }
 
 impl AllocSection {
-    pub fn from_diff(d: &crate::diff::heapprof::HeapProfileDiff) -> AllocSection {
+    pub fn from_diff(
+        d: &crate::diff::heapprof::HeapProfileDiff,
+        flame: Option<&Flame>,
+    ) -> AllocSection {
         AllocSection {
             bytes: Compared(d.bytes),
             samples: Compared(d.samples),
@@ -851,6 +904,7 @@ impl AllocSection {
                         .map(|r| BytesStatsJson::from_stats(&r.self_bytes.stats)),
                 })
                 .collect(),
+            flame: flame.map(AllocFlameJson::from_flame),
             runs: d.runs.as_ref().map(|r| AllocRunsJson {
                 base: r.base_runs,
                 head: r.head_runs,

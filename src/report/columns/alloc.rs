@@ -3,7 +3,7 @@
 
 use hashbrown::HashSet;
 
-use super::{Cell, Column, TEXT};
+use super::{Cell, Column};
 use crate::gate::Unit::{Bytes, Count};
 use crate::report::text::{place, script_name};
 use crate::report::{AllocFunctionJson, AllocSection, SourceMapJson, runs_text};
@@ -55,74 +55,62 @@ type Function = Column<Functions, AllocFunctionJson>;
 /// A row per function that allocated. Where two scripts of the same name are shown,
 /// their locations are whole URLs.
 pub const FUNCTIONS: &[Column<Functions, AllocFunctionJson>] = &[
-    Function::new("name", "Function", Cell::Name(|_, f| Some(f.name.clone()))).only(TEXT),
+    Function::new("name", "Function", Cell::Name(|_, f| Some(f.name.clone()))),
     Function::new(
         "location",
         "Location",
         Cell::Location(|t, f| place(&f.url, f.line, f.column, t.whole(&f.url))),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "self_bytes_base",
         "Self base",
         Cell::Amount(Bytes, |_, f| Some(f.self_bytes.base)),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "self_bytes_head",
         "Self head",
         Cell::Amount(Bytes, |_, f| Some(f.self_bytes.head)),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "self_bytes_delta",
         "Δ Self",
         Cell::Delta(Bytes, |_, f| Some(f.self_bytes.delta())),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "self_bytes_percent",
         "Δ Self %",
         Cell::Percent(|_, f| (f.self_bytes.base, f.self_bytes.delta())),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "total_bytes_head",
         "Total head",
         Cell::Amount(Bytes, |_, f| Some(f.total_bytes.head)),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "total_bytes_delta",
         "Δ Total",
         Cell::Delta(Bytes, |_, f| Some(f.total_bytes.delta())),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "self_samples_base",
         "Samples base",
         Cell::Amount(Count, |_, f| Some(f.self_samples.base)),
-    )
-    .only(TEXT),
+    ),
     Function::new(
         "self_samples_head",
         "Samples head",
         Cell::Amount(Count, |_, f| Some(f.self_samples.head)),
-    )
-    .only(TEXT),
+    ),
     Function::made(
-        "shift",
+        "bytes_shift",
         |t| runs_text::shift_header(t.alpha.unwrap_or_default()),
-        Cell::Text(|_, f| f.self_stats.as_ref().map(runs_text::bytes_shift)),
+        Cell::BytesShift(|_, f| f.self_stats.as_ref()),
     )
-    .right()
-    .only(TEXT)
     .when(|t| t.alpha.is_some()),
     Function::new(
         "p",
         "p",
         Cell::PValue(|_, f| f.self_stats.as_ref().map(|s| s.p_value)),
     )
-    .only(TEXT)
     .when(|t| t.alpha.is_some()),
 ];

@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use super::text::{arrows, percent_change};
-use super::{Report, StatsJson, runs_text};
+use super::{BytesStatsJson, Report, StatsJson, runs_text};
 use crate::gate::{Level, Unit};
 use crate::model::change::Change;
 
@@ -82,6 +82,8 @@ pub enum Cell<C: 'static, R: 'static> {
     Location(fn(&C, &R) -> String),
     /// A run-set shift with its confidence interval.
     Shift(for<'a> fn(&'a C, &'a R) -> Option<&'a StatsJson>),
+    /// A run-set shift of bytes with its confidence interval.
+    BytesShift(for<'a> fn(&'a C, &'a R) -> Option<&'a BytesStatsJson>),
     /// A p-value.
     PValue(fn(&C, &R) -> Option<f64>),
 }
@@ -108,6 +110,7 @@ impl<C, R> Cell<C, R> {
             Cell::Percent(_) => "percent",
             Cell::Location(_) => "location",
             Cell::Shift(_) => "shift",
+            Cell::BytesShift(_) => "bytes_shift",
             Cell::PValue(_) => "p_value",
         }
     }
@@ -120,6 +123,7 @@ impl<C, R> Cell<C, R> {
             | Cell::Delta(..)
             | Cell::Percent(_)
             | Cell::Shift(_)
+            | Cell::BytesShift(_)
             | Cell::PValue(_) => Align::Right,
             _ => Align::Left,
         }
@@ -245,6 +249,9 @@ impl<C, R> Column<C, R> {
             Cell::Shift(read) => {
                 read(ctx, row).map_or_else(missing, |s| Shown::Plain(runs_text::shift(s)))
             }
+            Cell::BytesShift(read) => {
+                read(ctx, row).map_or_else(missing, |s| Shown::Plain(runs_text::bytes_shift(s)))
+            }
             Cell::PValue(read) => {
                 read(ctx, row).map_or_else(missing, |p| Shown::Plain(runs_text::p_value(p)))
             }
@@ -335,6 +342,8 @@ pub struct PageTables {
     pub categories: Option<Vec<PageColumn>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub functions: Option<Vec<PageColumn>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_functions: Option<Vec<PageColumn>>,
 }
 
 /// What the page is told of its tables for `report`.
@@ -348,6 +357,10 @@ pub fn page_tables(report: &Report) -> PageTables {
             .map(|l| page_columns(heap::LEAKLIST, l)),
         categories: cpu.map(|c| page_columns(cpu::CATEGORIES, c)),
         functions: cpu.map(|c| page_columns(cpu::FUNCTIONS, &cpu::Functions::new(c, &[]))),
+        alloc_functions: report
+            .alloc
+            .as_ref()
+            .map(|a| page_columns(alloc::FUNCTIONS, &alloc::Functions::new(a, &[]))),
     }
 }
 
@@ -423,7 +436,14 @@ mod tests {
     };
 
     /// The values `report.js` makes itself, by column key (its `columnsOf(…, made)`).
-    const MADE_BY_THE_PAGE: [&str; 4] = ["location", "self_us_percent", "shift", "p"];
+    const MADE_BY_THE_PAGE: [&str; 6] = [
+        "location",
+        "self_us_percent",
+        "self_bytes_percent",
+        "shift",
+        "bytes_shift",
+        "p",
+    ];
 
     /// Each column the page draws, for data that has every column: its key names the
     /// row's JSON field holding the value the column reads, or a value the page makes.
@@ -581,5 +601,69 @@ mod tests {
             .map(|c| c.header(&functions))
             .collect();
         assert_eq!(headers[8..], ["Self shift (99% CI)", "p"]);
+    }
+
+    #[test]
+    fn the_page_reads_the_fields_the_alloc_columns_read() {
+        use crate::report::{AllocFunctionJson, AllocRunsJson, AllocSection, BytesStatsJson};
+        let bytes_stats = |shift: f64| {
+            let s = stats(shift);
+            BytesStatsJson {
+                base: s.base,
+                head: s.head,
+                shift_bytes: s.shift_us,
+                shift_low_bytes: s.shift_low_us,
+                shift_high_bytes: s.shift_high_us,
+                confidence: s.confidence,
+                p_value: s.p_value,
+                exact: s.exact,
+            }
+        };
+        let function = AllocFunctionJson {
+            name: "makeOrders".into(),
+            url: "/app/prog.js".into(),
+            line: 19,
+            column: 20,
+            self_bytes: Compared(change(5 << 20, 16 << 20)),
+            total_bytes: Compared(change(6 << 20, 17 << 20)),
+            self_samples: Compared(change(160, 520)),
+            total_samples: Compared(change(161, 521)),
+            self_stats: Some(bytes_stats(11.0 * 1_048_576.0)),
+        };
+        let alloc = AllocSection {
+            bytes: Compared(change(9 << 20, 21 << 20)),
+            samples: Compared(change(250, 620)),
+            functions: vec![function.clone()],
+            flame: None,
+            runs: Some(AllocRunsJson {
+                base: 10,
+                head: 10,
+                alpha: 0.01,
+                bytes: bytes_stats(12.0 * 1_048_576.0),
+            }),
+        };
+        let functions = alloc::Functions::new(&alloc, &alloc.functions);
+        page_reads_what_the_column_reads(alloc::FUNCTIONS, &functions, &function);
+        let cells: Vec<String> = shown(alloc::FUNCTIONS, &functions, Renderer::Table)
+            .iter()
+            .map(|c| c.write(&functions, &function).text().into_owned())
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "makeOrders",
+                "prog.js:19:20",
+                "5.00 MiB",
+                "16.00 MiB",
+                "+11.00 MiB",
+                "+220.0%",
+                "17.00 MiB",
+                "+11.00 MiB",
+                "160",
+                "520",
+                "+11.00 MiB (+11.00 MiB to +11.00 MiB)",
+                "0.004"
+            ]
+        );
     }
 }
