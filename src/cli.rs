@@ -57,6 +57,17 @@ Examples:
   arkdiff fast.cpuprofile slow.cpuprofile --max-function-self-growth 50%
       Compare two CPU profiles; exit 1 when a function's self time grows by more than
       half (functions under 1 ms on both sides are not gated: --min-function-self).
+  arkdiff base.heapprofile head.heapprofile --max-function-alloc-growth 100%
+      Compare two sampling heap profiles (node --heap-prof, DevTools' allocation
+      sampling); exit 1 when a function allocates more than twice as much (functions
+      under 1 MiB on both sides are not gated: --min-function-alloc).
+  arkdiff base-heapprof/ head-heapprof/ --max-function-alloc-growth 20% \\
+          --max-alloc-growth 10%
+      Run sets of heap profiles: only a significant change whose shift exceeds the
+      limit fails, as for CPU run sets.
+  arkdiff base.cpuprofile head.cpuprofile --source-map dist/
+      Show a bundle's functions at their original file:line:column and name: maps
+      found in dist/ by the script's name or its sourceMappingURL.
   arkdiff app.htrace --format html -o report.html
       A page to open in a browser: growth charts, sortable tables, retainer paths and,
       for two CPU profiles, a differential flame graph (self-contained, no network).
@@ -99,14 +110,14 @@ pub struct Cli {
     pub command: Option<Command>,
 
     /// Captures: .htrace, .heapsnapshot, ArkTS .rawheap, .cpuprofile, Chrome Trace Event
-    /// JSON or a JS Self-Profiling trace, plain or gzip/zlib-compressed, or a baseline
-    /// written by `arkdiff summarize`.
+    /// JSON, a JS Self-Profiling trace or a sampling heap profile (.heapprofile), plain or
+    /// gzip/zlib-compressed, or a baseline written by `arkdiff summarize`.
     ///
     /// One input: its first heap snapshot against its last, plus the trend over all of
     /// them; two: BASE against HEAD (heap and CPU, whichever both carry); more: a series
     /// in order (the first against the last, plus the trend over each input's last
-    /// snapshot). A directory is one side's repeated runs: every CPU profile in it (of
-    /// one kind), compared with statistics (see --alpha).
+    /// snapshot). A directory is one side's repeated runs: every CPU profile (or every
+    /// sampling heap profile) in it, of one kind, compared with statistics (see --alpha).
     #[arg(required = true, value_name = "INPUT", help_heading = INPUTS)]
     pub inputs: Vec<PathBuf>,
 

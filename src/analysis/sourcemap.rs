@@ -131,3 +131,33 @@ pub fn remap_heap_totals(
     });
     (out.unwrap_or_default(), counts)
 }
+
+/// An allocation site's function (or one of its callers) at its original position, as
+/// [`original_frame`] maps a profile's function: the name, script, line and column the
+/// maps give, the module kept. A frame without a line and column, or in a script without
+/// a usable map, stays as it is. For the reports of allocation sites to call.
+pub fn original_site(
+    maps: &mut SourceMaps,
+    frame: &super::sites::Frame,
+    counts: &mut Remapped,
+) -> super::sites::Frame {
+    let (Some(line), Some(column)) = (frame.line, frame.column) else {
+        return frame.clone();
+    };
+    let at = Frame::one_based(frame.name(), &frame.script, line, column);
+    let mapped = original_frame(maps, &at, counts);
+    if mapped == at {
+        return frame.clone();
+    }
+    super::sites::Frame {
+        function: if mapped.name == at.name {
+            frame.function.clone()
+        } else {
+            mapped.name
+        },
+        script: mapped.url,
+        line: Some(mapped.line),
+        column: Some(mapped.column),
+        module: frame.module.clone(),
+    }
+}

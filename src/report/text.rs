@@ -66,10 +66,10 @@ pub fn alloc_line(a: &AllocSection) -> String {
     )
 }
 
-/// `source map: 16 functions at original positions, 0 not covered by their map, …`.
+/// `source map dist: 16 functions of the two sides mapped to original positions, …`.
 pub fn source_map_line(s: &SourceMapJson) -> String {
     format!(
-        "source map {}: {} functions mapped to original positions ({} merged), {} not covered by their map, {} in scripts without a map",
+        "source map {}: {} functions of the two sides mapped to original positions ({} merged), {} not covered by their map, {} in scripts without a map",
         s.path, s.mapped, s.merged, s.unmapped, s.without_map
     )
 }

@@ -1011,3 +1011,50 @@ fn benchmark_json_and_annotations_carry_the_allocations() {
         "{text}"
     );
 }
+
+#[test]
+fn allocation_site_frames_map_as_profile_functions_do() {
+    use arkdiff::analysis::sites::Frame as SiteFrame;
+    use arkdiff::analysis::sourcemap::{Remapped, original_site};
+    let mut maps = SourceMaps::open(&Path::new(BUNDLE).join("dist")).unwrap();
+    let mut counts = Remapped::default();
+    for e in expected() {
+        let site = SiteFrame {
+            function: e.frame.name.clone(),
+            script: "/arkdiff/tests/data/bundle/dist/main.js".into(),
+            line: Some(e.frame.line),
+            column: Some(e.frame.column),
+            module: None,
+        };
+        let want = original_frame(&e);
+        let got = original_site(&mut maps, &site, &mut counts);
+        assert_eq!(
+            (got.name(), got.script.as_str(), got.line, got.column),
+            (
+                want.name.as_str(),
+                want.url.as_str(),
+                Some(want.line),
+                Some(want.column)
+            ),
+            "{e:?}",
+            e = e.frame
+        );
+    }
+    assert_eq!((counts.mapped, counts.unmapped), (expected().len(), 0));
+    // Without a position, or in a script without a map: as it is.
+    let bare = SiteFrame {
+        function: "d".into(),
+        script: "/arkdiff/tests/data/bundle/dist/main.js".into(),
+        line: None,
+        column: None,
+        module: None,
+    };
+    assert_eq!(original_site(&mut maps, &bare, &mut counts), bare);
+    let other = SiteFrame {
+        line: Some(3),
+        column: Some(1),
+        script: "/app/other.js".into(),
+        ..bare
+    };
+    assert_eq!(original_site(&mut maps, &other, &mut counts), other);
+}
