@@ -30,6 +30,18 @@ struct RunSide {
     captures: Vec<Capture>,
 }
 
+impl RunSide {
+    /// This side in the report: its first run's, under the directory's path;
+    /// `profile_span_us` as [`side`] takes it.
+    fn report_side(&self, profile_span_us: Option<u64>) -> crate::report::Side {
+        let mut out = side(&self.captures[0], None, profile_span_us);
+        if self.is_dir {
+            out.path = self.path.display().to_string();
+        }
+        out
+    }
+}
+
 /// The files of `dir` that may be captures (not hidden, not directories), by name.
 fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir)
@@ -231,15 +243,7 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
     warnings.extend(heap_unchecked);
     let source_map = maps.map(|m| m.finish(&mut warnings));
     let report_side = |s: &RunSide, times: &[ProfileTimes]| {
-        let mut out = side(
-            &s.captures[0],
-            None,
-            Some(crate::diff::runs::median_span_us(times)),
-        );
-        if s.is_dir {
-            out.path = s.path.display().to_string();
-        }
-        out
+        s.report_side(Some(crate::diff::runs::median_span_us(times)))
     };
     conclude(
         config,
@@ -264,20 +268,35 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
     )
 }
 
-/// Refuses what run sets cannot do: other than two inputs, options for heap snapshots
-/// or `--normalize`, and heap thresholds given by a flag. Returns the warning about the
-/// thresholds file's heap thresholds, if it sets any.
-fn refuse_options(config: &Config) -> Result<Option<Warning>> {
-    let only_cpu = "a directory of runs is compared by its CPU profiles only";
+/// Refuses the options no run set takes: `--normalize` and those for heap snapshots.
+/// `only` says what the run sets are compared by.
+fn refuse_snapshot_options(config: &Config, only: &str) -> Result<()> {
     for (asked, what) in [
         (config.cpu.normalize, "--normalize"),
         (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
         (!config.heap.explain.is_empty(), "--explain"),
     ] {
         if asked {
-            return Err(Error::Usage(format!("{what} given, but {only_cpu}")));
+            return Err(Error::Usage(format!("{what} given, but {only}")));
         }
     }
+    Ok(())
+}
+
+/// Refuses what CPU run sets cannot do: options for heap snapshots or `--normalize`, and
+/// heap or allocation thresholds given by a flag. Returns the warnings about the
+/// thresholds file's heap and allocation thresholds, where it sets any.
+fn refuse_options(config: &Config) -> Result<Vec<Warning>> {
+    let only_cpu = "a directory of runs is compared by its CPU profiles only";
+    refuse_snapshot_options(config, only_cpu)?;
+    let heap = config.given.unchecked(
+        &given::heap_metrics(),
+        &Unchecked {
+            what: "heap thresholds",
+            why: "run sets carry CPU profiles only",
+            refusal: &|_| format!("heap thresholds given, but {only_cpu}"),
+        },
+    )?;
     let alloc = config.given.unchecked(
         &given::alloc_metrics(),
         &Unchecked {
@@ -290,30 +309,14 @@ fn refuse_options(config: &Config) -> Result<Option<Warning>> {
             },
         },
     )?;
-    let heap = config.given.unchecked(
-        &given::heap_metrics(),
-        &Unchecked {
-            what: "heap thresholds",
-            why: "run sets carry CPU profiles only",
-            refusal: &|_| format!("heap thresholds given, but {only_cpu}"),
-        },
-    )?;
-    Ok(heap.or(alloc))
+    Ok(heap.into_iter().chain(alloc).collect())
 }
 
 /// Compares BASE's sampling heap profiles with HEAD's, function by function with their
 /// statistics.
 fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
     let only = "a directory of sampling heap profiles is compared by its allocations only";
-    for (asked, what) in [
-        (config.cpu.normalize, "--normalize"),
-        (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
-        (!config.heap.explain.is_empty(), "--explain"),
-    ] {
-        if asked {
-            return Err(Error::Usage(format!("{what} given, but {only}")));
-        }
-    }
+    refuse_snapshot_options(config, only)?;
     let mut warnings: Vec<Warning> = sides
         .iter()
         .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
@@ -363,17 +366,10 @@ fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
     }
     warnings.extend(unchecked);
     let source_map = maps.map(|m| m.finish(&mut warnings));
-    let report_side = |s: &RunSide| {
-        let mut out = side(&s.captures[0], None, None);
-        if s.is_dir {
-            out.path = s.path.display().to_string();
-        }
-        out
-    };
     conclude(
         config,
         Findings {
-            sides: [report_side(&sides[0]), report_side(&sides[1])],
+            sides: [sides[0].report_side(None), sides[1].report_side(None)],
             warnings,
             heap: None,
             cpu: None,

@@ -527,6 +527,23 @@ service = "shop app"
     }
 
     #[test]
+    fn the_allocation_keys_are_read() {
+        let s = parsed(
+            "[function]\nmin_alloc = \"512KiB\"\nalloc = { warn = \"1MiB\", fail = \"50%\" }\n\n[alloc]\ntotal = { fail = \"10%\" }\n",
+        )
+        .unwrap();
+        assert_eq!(s.min_function_alloc, Some(512 << 10));
+        assert_eq!(
+            (
+                s.rule(Metric::FunctionAlloc).warn,
+                s.rule(Metric::FunctionAlloc).fail
+            ),
+            (Some(Limit::Absolute(1 << 20)), Some(Limit::Percent(50.0)))
+        );
+        assert_eq!(s.rule(Metric::AllocTotal).fail, Some(Limit::Percent(10.0)));
+    }
+
+    #[test]
     fn an_empty_file_sets_nothing() {
         let s = parsed("# nothing yet\n").unwrap();
         assert!(
@@ -616,7 +633,8 @@ service = "shop app"
             "arkdiff.toml line 2: tags.env: the value of `env` is empty, and line protocol has no empty tags"
         );
         assert!(
-            error("[tag]\nenv = \"ci\"\n").ends_with("`native`, `leaklist`, `owners`, `tags`"),
+            error("[tag]\nenv = \"ci\"\n")
+                .ends_with("`native`, `leaklist`, `owners`, `alloc`, `tags`"),
             "{}",
             error("[tag]\nenv = \"ci\"\n")
         );

@@ -72,29 +72,15 @@ fn check_pair(d: &HeapProfileDiff, t: &Thresholds, out: &mut Vec<Violation>) {
 
 fn check_runs(d: &HeapProfileDiff, set: &AllocRunSet, t: &Thresholds, out: &mut Vec<Violation>) {
     if t.rule(Metric::AllocTotal).is_set() {
+        // Ignored functions' self bytes are taken out of each run's total.
         let ignored: Vec<&RunValues> = d
             .functions
             .iter()
             .filter(|f| t.ignored(&f.frame.name))
             .filter_map(|f| f.runs.as_ref().map(|r| &r.self_bytes))
             .collect();
-        let values = if ignored.is_empty() {
-            set.bytes.clone()
-        } else {
-            let less = |totals: &[u64], side: fn(&RunValues) -> &[u64]| -> Vec<u64> {
-                totals
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &b)| b.saturating_sub(ignored.iter().map(|r| side(r)[i]).sum()))
-                    .collect()
-            };
-            RunValues::new(
-                less(&set.bytes.base, |r| &r.base),
-                less(&set.bytes.head, |r| &r.head),
-                stats::UDistribution::new(set.base_runs, set.head_runs).as_ref(),
-                set.alpha,
-            )
-        };
+        let exact = stats::UDistribution::new(set.base_runs, set.head_runs);
+        let values = runs::without(&set.bytes, &ignored, exact.as_ref(), set.alpha);
         out.extend(runs::check(
             t,
             Metric::AllocTotal,
@@ -106,20 +92,15 @@ fn check_runs(d: &HeapProfileDiff, set: &AllocRunSet, t: &Thresholds, out: &mut 
     if !t.rule(Metric::FunctionAlloc).is_set() {
         return;
     }
-    let tested: Vec<(&AllocFunctionDiff, &RunValues)> = d
+    let tested: Vec<(String, &RunValues)> = d
         .functions
         .iter()
         .filter(|f| gated(f, t))
-        .filter_map(|f| f.runs.as_ref().map(|r| (f, &r.self_bytes)))
+        .filter_map(|f| {
+            f.runs
+                .as_ref()
+                .map(|r| (function_subject(&f.frame), &r.self_bytes))
+        })
         .collect();
-    let p: Vec<f64> = tested.iter().map(|(_, r)| r.stats.p_value).collect();
-    for ((f, values), adjusted) in tested.iter().zip(stats::holm(&p)) {
-        out.extend(runs::check(
-            t,
-            Metric::FunctionAlloc,
-            &function_subject(&f.frame),
-            values,
-            adjusted,
-        ));
-    }
+    runs::check_each(t, Metric::FunctionAlloc, &tested, out);
 }

@@ -78,6 +78,48 @@ pub(super) fn check(
     Some(v)
 }
 
+/// Each run's `total` less the `ignored` subjects' values in that run.
+pub(super) fn without(
+    total: &RunValues,
+    ignored: &[&RunValues],
+    exact: Option<&stats::UDistribution>,
+    alpha: f64,
+) -> RunValues {
+    if ignored.is_empty() {
+        return total.clone();
+    }
+    let less = |totals: &[u64], side: fn(&RunValues) -> &[u64]| -> Vec<u64> {
+        totals
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                let out: u64 = ignored.iter().map(|r| side(r)[i]).sum();
+                d.saturating_sub(out)
+            })
+            .collect()
+    };
+    RunValues::new(
+        less(&total.base, |r| &r.base),
+        less(&total.head, |r| &r.head),
+        exact,
+        alpha,
+    )
+}
+
+/// Checks `metric` on every tested subject, its p-value adjusted by Holm's method over
+/// them all.
+pub(super) fn check_each(
+    t: &Thresholds,
+    metric: Metric,
+    tested: &[(String, &RunValues)],
+    out: &mut Vec<Violation>,
+) {
+    let p: Vec<f64> = tested.iter().map(|(_, r)| r.stats.p_value).collect();
+    for ((subject, values), adjusted) in tested.iter().zip(stats::holm(&p)) {
+        out.extend(check(t, metric, subject, values, adjusted));
+    }
+}
+
 pub(super) fn check_cpu(cpu: &CpuDiff, set: &RunSet, t: &Thresholds, out: &mut Vec<Violation>) {
     let exact = set.distribution();
     if t.rule(Metric::CpuTime).is_set() {
@@ -88,26 +130,7 @@ pub(super) fn check_cpu(cpu: &CpuDiff, set: &RunSet, t: &Thresholds, out: &mut V
             .filter(|f| t.ignored(&f.frame.name))
             .filter_map(|f| f.runs.as_ref().map(|r| &r.self_us))
             .collect();
-        let less = |totals: &[u64], side: fn(&RunValues) -> &[u64]| -> Vec<u64> {
-            totals
-                .iter()
-                .enumerate()
-                .map(|(i, &d)| {
-                    let out: u64 = ignored.iter().map(|r| side(r)[i]).sum();
-                    d.saturating_sub(out)
-                })
-                .collect()
-        };
-        let values = if ignored.is_empty() {
-            set.duration_us.clone()
-        } else {
-            RunValues::new(
-                less(&set.duration_us.base, |r| &r.base),
-                less(&set.duration_us.head, |r| &r.head),
-                exact.as_ref(),
-                set.alpha,
-            )
-        };
+        let values = without(&set.duration_us, &ignored, exact.as_ref(), set.alpha);
         out.extend(check(
             t,
             Metric::CpuTime,
@@ -129,22 +152,17 @@ pub(super) fn check_cpu(cpu: &CpuDiff, set: &RunSet, t: &Thresholds, out: &mut V
     if !t.rule(Metric::FunctionSelf).is_set() {
         return;
     }
-    let tested: Vec<(&FunctionDiff, &RunValues)> = cpu
+    let tested: Vec<(String, &RunValues)> = cpu
         .functions
         .iter()
         .filter(|f| gated(f, t))
-        .filter_map(|f| f.runs.as_ref().map(|r| (f, &r.self_us)))
+        .filter_map(|f| {
+            f.runs
+                .as_ref()
+                .map(|r| (function_subject(&f.frame), &r.self_us))
+        })
         .collect();
-    let p: Vec<f64> = tested.iter().map(|(_, r)| r.stats.p_value).collect();
-    for ((f, values), adjusted) in tested.iter().zip(stats::holm(&p)) {
-        out.extend(check(
-            t,
-            Metric::FunctionSelf,
-            &function_subject(&f.frame),
-            values,
-            adjusted,
-        ));
-    }
+    check_each(t, Metric::FunctionSelf, &tested, out);
 }
 
 #[cfg(test)]

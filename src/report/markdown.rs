@@ -282,7 +282,7 @@ impl Markdown {
         }
         if self.top > 0 {
             let shown = first(&alloc.functions, self.top);
-            let functions = columns::alloc::Functions::new(alloc, shown).with_sources(maps);
+            let functions = columns::alloc::functions(alloc, shown).with_sources(maps);
             table(out, columns::alloc::FUNCTIONS, &functions, shown)?;
         }
         more(
@@ -320,7 +320,7 @@ impl Markdown {
         }
         if self.top > 0 {
             let shown = first(&cpu.functions, self.top);
-            let functions = columns::cpu::Functions::new(cpu, shown).with_sources(maps);
+            let functions = columns::cpu::functions(cpu, shown).with_sources(maps);
             table(out, columns::cpu::FUNCTIONS, &functions, shown)?;
         }
         more(

@@ -864,7 +864,13 @@ pub struct BytesStatsJson {
 
 impl BytesStatsJson {
     pub fn from_stats(c: &crate::diff::stats::Comparison) -> BytesStatsJson {
-        let s = StatsJson::from_stats(c);
+        StatsJson::from_stats(c).into()
+    }
+}
+
+/// The same statistics, read as bytes.
+impl From<StatsJson> for BytesStatsJson {
+    fn from(s: StatsJson) -> BytesStatsJson {
         BytesStatsJson {
             base: s.base,
             head: s.head,

@@ -113,7 +113,7 @@ impl TableRenderer {
         let table = grid(
             self.width,
             columns::cpu::FUNCTIONS,
-            &columns::cpu::Functions::new(cpu, shown).with_sources(maps),
+            &columns::cpu::functions(cpu, shown).with_sources(maps),
             shown,
         );
         if self.top > 0 {
@@ -146,7 +146,7 @@ impl TableRenderer {
         let table = grid(
             self.width,
             columns::alloc::FUNCTIONS,
-            &columns::alloc::Functions::new(alloc, shown).with_sources(maps),
+            &columns::alloc::functions(alloc, shown).with_sources(maps),
             shown,
         );
         if self.top > 0 {

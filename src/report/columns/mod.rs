@@ -21,8 +21,10 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::text::{arrows, percent_change};
-use super::{BytesStatsJson, Report, StatsJson, runs_text};
+use hashbrown::HashSet;
+
+use super::text::{arrows, percent_change, script_name};
+use super::{BytesStatsJson, Report, SourceMapJson, StatsJson, runs_text};
 use crate::gate::{Level, Unit};
 use crate::model::change::Change;
 
@@ -286,6 +288,81 @@ impl Shown {
     }
 }
 
+/// Which locations a function table shows whole (the URL, not the script's name): those
+/// of a script name that stands for more than one URL among the rows shown, and the
+/// original sources of `--source-map`.
+pub struct Places {
+    ambiguous: HashSet<String>,
+    sources: HashSet<String>,
+}
+
+impl Places {
+    /// The places of the rows' `urls`.
+    pub fn new<'a>(urls: impl Iterator<Item = &'a str>) -> Places {
+        let mut first: hashbrown::HashMap<&str, &str> = hashbrown::HashMap::new();
+        let mut ambiguous = HashSet::new();
+        for url in urls {
+            let name = script_name(url);
+            if *first.entry(name).or_insert(url) != url {
+                ambiguous.insert(name.to_owned());
+            }
+        }
+        Places {
+            ambiguous,
+            sources: HashSet::new(),
+        }
+    }
+
+    /// These places with the original sources of `source_map` shown whole.
+    #[must_use]
+    pub fn with_sources(mut self, source_map: Option<&SourceMapJson>) -> Places {
+        self.sources = source_map
+            .map(|s| s.sources.iter().cloned().collect())
+            .unwrap_or_default();
+        self
+    }
+
+    /// Whether `url`'s location is shown whole.
+    pub fn whole(&self, url: &str) -> bool {
+        self.sources.contains(url) || self.ambiguous.contains(script_name(url))
+    }
+}
+
+/// What a function table (CPU times, allocations) is about: the run sets' significance
+/// level, and which locations are shown whole.
+pub struct Functions {
+    alpha: Option<f64>,
+    places: Places,
+}
+
+impl Functions {
+    /// A table of run sets compared at `alpha` (None: one profile per side), showing the
+    /// rows at `urls`.
+    pub fn new<'a>(alpha: Option<f64>, urls: impl Iterator<Item = &'a str>) -> Functions {
+        Functions {
+            alpha,
+            places: Places::new(urls),
+        }
+    }
+
+    /// The table showing the original sources of `source_map` whole.
+    #[must_use]
+    pub fn with_sources(mut self, source_map: Option<&SourceMapJson>) -> Self {
+        self.places = self.places.with_sources(source_map);
+        self
+    }
+
+    /// Whether `url`'s location is shown whole.
+    pub fn whole(&self, url: &str) -> bool {
+        self.places.whole(url)
+    }
+
+    /// The run sets' significance level; None for one profile per side.
+    pub fn alpha(&self) -> Option<f64> {
+        self.alpha
+    }
+}
+
 /// The columns of `table` that `renderer` shows for the table's data, in order.
 pub fn shown<'t, C, R>(
     table: &'t [Column<C, R>],
@@ -356,11 +433,11 @@ pub fn page_tables(report: &Report) -> PageTables {
             .and_then(|h| h.leaklist.as_ref())
             .map(|l| page_columns(heap::LEAKLIST, l)),
         categories: cpu.map(|c| page_columns(cpu::CATEGORIES, c)),
-        functions: cpu.map(|c| page_columns(cpu::FUNCTIONS, &cpu::Functions::new(c, &[]))),
+        functions: cpu.map(|c| page_columns(cpu::FUNCTIONS, &cpu::functions(c, &[]))),
         alloc_functions: report
             .alloc
             .as_ref()
-            .map(|a| page_columns(alloc::FUNCTIONS, &alloc::Functions::new(a, &[]))),
+            .map(|a| page_columns(alloc::FUNCTIONS, &alloc::functions(a, &[]))),
     }
 }
 
@@ -592,7 +669,7 @@ mod tests {
                 gc: stats(2.0),
             }),
         };
-        let functions = cpu::Functions::new(&cpu, &cpu.functions);
+        let functions = cpu::functions(&cpu, &cpu.functions);
         page_reads_what_the_column_reads(cpu::FUNCTIONS, &functions, &function);
         page_reads_what_the_column_reads(cpu::CATEGORIES, &cpu, &category);
         // The run sets' columns, headed by the intervals' confidence.
@@ -606,19 +683,7 @@ mod tests {
     #[test]
     fn the_page_reads_the_fields_the_alloc_columns_read() {
         use crate::report::{AllocFunctionJson, AllocRunsJson, AllocSection, BytesStatsJson};
-        let bytes_stats = |shift: f64| {
-            let s = stats(shift);
-            BytesStatsJson {
-                base: s.base,
-                head: s.head,
-                shift_bytes: s.shift_us,
-                shift_low_bytes: s.shift_low_us,
-                shift_high_bytes: s.shift_high_us,
-                confidence: s.confidence,
-                p_value: s.p_value,
-                exact: s.exact,
-            }
-        };
+        let bytes_stats = |shift: f64| BytesStatsJson::from(stats(shift));
         let function = AllocFunctionJson {
             name: "makeOrders".into(),
             url: "/app/prog.js".into(),
@@ -642,7 +707,7 @@ mod tests {
                 bytes: bytes_stats(12.0 * 1_048_576.0),
             }),
         };
-        let functions = alloc::Functions::new(&alloc, &alloc.functions);
+        let functions = alloc::functions(&alloc, &alloc.functions);
         page_reads_what_the_column_reads(alloc::FUNCTIONS, &functions, &function);
         let cells: Vec<String> = shown(alloc::FUNCTIONS, &functions, Renderer::Table)
             .iter()

@@ -465,6 +465,21 @@
     return f.line ? file + ":" + f.line + ":" + f.column : file;
   }
 
+  // A function table's location cell: [whole, shown]. Script names that stand for more
+  // than one URL among the functions, and the original sources of --source-map, are
+  // shown whole, as in the text reports.
+  function locations(functions) {
+    const urls = new Map();
+    const ambiguous = new Set();
+    for (const f of functions) {
+      const name = scriptName(f.url);
+      if (!urls.has(name)) urls.set(name, f.url);
+      else if (urls.get(name) !== f.url) ambiguous.add(name);
+    }
+    const sources = new Set(data.source_map ? data.source_map.sources : []);
+    return (f) => [location(f), ambiguous.has(scriptName(f.url)) || sources.has(f.url) ? location(f) : shortLocation(f)];
+  }
+
   function renderCpu(cpu, root) {
     root.append(
       cards([
@@ -503,17 +518,7 @@
         })
       );
     }
-    // Script names that stand for more than one URL among the functions: their locations
-    // are whole URLs, as in the text reports.
-    const urls = new Map();
-    const ambiguous = new Set();
-    for (const f of cpu.functions) {
-      const name = scriptName(f.url);
-      if (!urls.has(name)) urls.set(name, f.url);
-      else if (urls.get(name) !== f.url) ambiguous.add(name);
-    }
-    // The original sources of --source-map are shown whole, as in the text reports.
-    const sources = new Set(data.source_map ? data.source_map.sources : []);
+    const cpuPlaces = locations(cpu.functions);
     root.append(
       h("h3", null, "Functions"),
       dataTable({
@@ -523,7 +528,7 @@
         text: (f) => f.name + " " + location(f),
         limit: 400,
         columns: columnsOf("functions", {
-          location: (f) => [location(f), ambiguous.has(scriptName(f.url)) || sources.has(f.url) ? location(f) : shortLocation(f)],
+          location: (f) => cpuPlaces(f),
           self_us_percent: (f) => [f.self_us_base, f.self_us_delta],
           shift: (f) => f.self_stats,
           p: (f) => (f.self_stats ? f.self_stats.p_value : null),
@@ -553,14 +558,7 @@
     if (alloc.flame) {
       root.append(h("h3", null, alloc.runs ? "Differential allocation flame graph (medians over the runs)" : "Differential allocation flame graph"), flameGraph(alloc.flame, ALLOC_FLAME));
     }
-    const urls = new Map();
-    const ambiguous = new Set();
-    for (const f of alloc.functions) {
-      const name = scriptName(f.url);
-      if (!urls.has(name)) urls.set(name, f.url);
-      else if (urls.get(name) !== f.url) ambiguous.add(name);
-    }
-    const sources = new Set(data.source_map ? data.source_map.sources : []);
+    const allocPlaces = locations(alloc.functions);
     root.append(
       h("h3", null, "Functions"),
       dataTable({
@@ -570,7 +568,7 @@
         text: (f) => f.name + " " + location(f),
         limit: 400,
         columns: columnsOf("alloc_functions", {
-          location: (f) => [location(f), ambiguous.has(scriptName(f.url)) || sources.has(f.url) ? location(f) : shortLocation(f)],
+          location: (f) => allocPlaces(f),
           self_bytes_percent: (f) => [f.self_bytes_base, f.self_bytes_delta],
           bytes_shift: (f) => f.self_stats,
           p: (f) => (f.self_stats ? f.self_stats.p_value : null),
