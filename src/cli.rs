@@ -4,21 +4,19 @@
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::app::error::{Error, Result};
 use crate::app::given::ThresholdsGiven;
+use crate::app::history::History;
 use crate::app::options::{
-    Config, CpuOptions, HeapOptions, OutputFormat, OutputTarget, PointOptions,
+    Config, CpuOptions, HeapOptions, OutputFormat, OutputTarget, PointOptions, globs, profile_pick,
 };
 use crate::app::output::write_output;
 use crate::app::summarize::Summarize;
 use crate::app::thresholds_file::{self, FileSettings};
 use crate::app::{self, ExitStatus, Request};
 use crate::diff::trend::SuspectFloor;
-use crate::gate::{
-    DEFAULT_MIN_FUNCTION_ALLOC, DEFAULT_MIN_FUNCTION_SELF_US, Metric, Rule, Source, Thresholds,
-};
+use crate::gate::{Metric, Rule, Source};
 use crate::input::trace_event::ProfilePick;
 use crate::report::line_protocol::check_tag;
 use crate::units::{parse_duration, parse_share, parse_size, parse_timestamp};
@@ -73,8 +71,13 @@ Examples:
       for two CPU profiles, a differential flame graph (self-contained, no network).
   arkdiff base-runs/ head-runs/ --max-function-self-growth 10%
       Directories of repeated runs (all the CPU profiles in each, of one kind): exit 1
-      only for a change that is significant (Mann-Whitney, --alpha 0.01, Holm over the
-      functions) and whose estimated shift exceeds the limit.
+      only when the runs show, at --alpha 0.01 (one-sided, the functions tested as one
+      family), that a function grew past the limit; the report says what growth these
+      runs could detect.
+  arkdiff history .arkdiff-history runs/*.cpuprofile --label \"$GITHUB_SHA\"
+  arkdiff .arkdiff-history pr-runs/ --ignore-positions --max-function-self-growth 10%
+      Keep the main branch's runs as small summaries (the newest 30), and gate a pull
+      request's three runs against them.
   arkdiff base-trace.json head-trace.json --profile 17026:0x2 --function 'parse*'
       Pick one profile of a Chrome trace, and gate only functions named parse*.
   arkdiff jsleakwatcher-1-2-3.rawheap --leaklist jsleakwatcher-1-2-3.jsleaklist \\
@@ -83,6 +86,14 @@ Examples:
       from the GC roots; exit 1 when one retains more than 64 KiB.
   arkdiff before.heapsnapshot after.heapsnapshot --max-class-native-growth 1MiB
       ArkTS snapshots with native sizes: gate the native memory a class holds.
+  arkdiff before.heapsnapshot after.heapsnapshot --max-site-growth 1000 --site '*/src/*'
+      Snapshots taken with allocation tracking: where the new objects were allocated
+      (function, script, line); exit 1 when one site under src/ made more than 1000
+      surviving new objects (a size such as 256KiB limits their bytes instead).
+  arkdiff timeline.htrace --format github
+      One snapshot with its timeline recording (an ArkTS TIMELINE htrace, or a
+      heap snapshot with samples): what the recording left alive, when and where it was
+      allocated; annotations on the allocating lines.
 
 Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or input.";
 
@@ -148,6 +159,11 @@ pub struct Cli {
     /// the map has one); functions that map to one original position are one row.
     #[arg(long, value_name = "FILE|DIR", help_heading = INPUTS)]
     pub source_map: Option<PathBuf>,
+    /// Comparing run sets: match functions by name and script URL, not line and column,
+    /// so that a run history spanning commits that move code keeps one row per function
+    /// (functions of one name in one script are added up).
+    #[arg(long, help_heading = INPUTS)]
+    pub ignore_positions: bool,
 
     /// Thresholds file (default: arkdiff.toml in the working directory, if there).
     /// Command-line thresholds override it.
@@ -182,15 +198,21 @@ pub struct Cli {
     pub min_function_alloc: Option<String>,
 
     /// Comparing run sets (directories of repeated runs): a CPU change exceeds a threshold
-    /// only when it is significant at level P (Mann-Whitney U; Holm-corrected over the
-    /// functions gated) and its estimated shift exceeds the limit (default 0.01; `alpha`
-    /// under `[cpu]` in the thresholds file).
+    /// only when the runs show at level P that it grew past the limit (one-sided; the
+    /// functions tested as one family, calibrated by relabelling the runs) and its
+    /// estimated shift exceeds the limit (default 0.01; `alpha` under `[cpu]` in the
+    /// thresholds file).
     #[arg(long, value_name = "P", help_heading = CPU_THRESHOLDS)]
     pub alpha: Option<String>,
 
     /// Limit the per-function thresholds to functions whose name matches GLOB (repeatable).
     #[arg(long = "function", value_name = "GLOB", help_heading = CPU_THRESHOLDS)]
     pub functions: Vec<String>,
+
+    /// Limit the allocation-site threshold to sites whose function or script matches
+    /// GLOB, e.g. 'placeOrder' or '*/src/*' (repeatable).
+    #[arg(long = "site", value_name = "GLOB", help_heading = LEAKS)]
+    pub sites: Vec<String>,
 
     /// Show what holds CLASS alive: one shortest path from the GC roots to an instance
     /// (a new one where possible) in HEAD (repeatable).
@@ -272,9 +294,9 @@ const OUTPUT: &str = "Output";
 fn heading(metric: Metric) -> &'static str {
     match metric.source() {
         Source::Heap => HEAP_THRESHOLDS,
-        Source::Trend | Source::LeakList => LEAKS,
+        Source::Trend | Source::LeakList | Source::Allocations => LEAKS,
         Source::Cpu => CPU_THRESHOLDS,
-        Source::Alloc => ALLOC_THRESHOLDS,
+        Source::HeapProfile => ALLOC_THRESHOLDS,
     }
 }
 
@@ -284,15 +306,6 @@ fn heading(metric: Metric) -> &'static str {
 pub struct ThresholdArgs {
     /// The limits given, as written, in [`Metric::ALL`] order.
     pub given: Vec<(Metric, String)>,
-}
-
-impl ThresholdArgs {
-    fn get(&self, metric: Metric) -> Option<&String> {
-        self.given
-            .iter()
-            .find(|(m, _)| *m == metric)
-            .map(|(_, v)| v)
-    }
 }
 
 impl clap::FromArgMatches for ThresholdArgs {
@@ -356,6 +369,20 @@ Examples:
       Compare a capture with the baseline (class level: no ids are kept, so there are
       no new/deleted objects, retained sizes or retainer paths).")]
     Summarize(SummarizeArgs),
+    /// Add CPU runs to a branch's run history: a directory of small per-run summaries
+    /// (function self and total times), the oldest removed past --keep or --max-age. A
+    /// pull request's few runs are then gated against the directory as BASE.
+    #[command(after_help = "\
+Examples:
+  arkdiff history .arkdiff-history runs/ --label \"$GITHUB_SHA\" \\
+          --runtime \"node $(node --version)\" --cpu-model \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)\"
+      On the main branch: add every profile in runs/ and keep the newest 30 runs.
+  arkdiff history .arkdiff-history --keep 50 --max-age 30d
+      Prune only: keep the newest 50 runs, none older than 30 days.
+  arkdiff .arkdiff-history pr-runs/ --ignore-positions --max-function-self-growth 10%
+      On a pull request: its runs against the branch's history (functions matched by
+      name and script, as the history spans commits that move code).")]
+    History(HistoryArgs),
     /// Print a shell completion script on stdout.
     #[command(after_help = "\
 Examples:
@@ -367,12 +394,43 @@ Examples:
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Serve arkdiff's analyses to coding agents: a Model Context Protocol server on
+    /// stdin and stdout, which keeps the captures it opens in memory and answers
+    /// questions about them (verdict and summary, classes, suspects, owners, objects,
+    /// retainer paths, functions and their callers, run-set statistics, the gate).
+    #[command(after_help = MCP_EXAMPLES)]
+    Mcp(McpArgs),
     /// Print the manual page (roff) on stdout.
     #[command(after_help = "\
 Examples:
   arkdiff man > arkdiff.1 && man ./arkdiff.1
   arkdiff man | gzip > /usr/local/share/man/man1/arkdiff.1.gz")]
     Man,
+}
+
+const MCP_EXAMPLES: &str = "\
+Examples:
+  arkdiff mcp
+      Serve on stdin and stdout; an MCP client starts it. Register it with the client:
+        Claude Code:    claude mcp add arkdiff -- arkdiff mcp
+        Claude Desktop, Cursor and others (mcpServers in their JSON configuration):
+          {\"mcpServers\": {\"arkdiff\": {\"command\": \"arkdiff\", \"args\": [\"mcp\"]}}}
+        VS Code (.vscode/mcp.json):
+          {\"servers\": {\"arkdiff\": {\"type\": \"stdio\", \"command\": \"arkdiff\", \"args\": [\"mcp\"]}}}
+  arkdiff mcp --memory-limit 16GiB
+      Keep up to 16 GiB of comparisons between calls (estimated); past it the least
+      recently used are let go of.
+
+The server reads only the files a request names, refuses paths that are not regular
+files (a directory only as a run set) and writes nothing. See docs/mcp.md.";
+
+/// `arkdiff mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The most memory the comparisons kept between calls may hold together (an
+    /// estimate; one comparison alone may pass it). Sizes as elsewhere: 4GiB, 500MB.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB")]
+    pub memory_limit: String,
 }
 
 #[derive(Debug, Args)]
@@ -393,9 +451,73 @@ pub struct SummarizeArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
 
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
+
     /// Do not print warnings on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The history directory (made when missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Runs to add: CPU profiles (any format arkdiff reads), or directories of them.
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+
+    /// Keep the newest N runs.
+    #[arg(long, value_name = "N", default_value_t = crate::app::history::DEFAULT_KEEP, value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: u32,
+
+    /// Remove runs recorded longer ago than AGE: days (30d) or hours (36h).
+    #[arg(long, value_name = "AGE")]
+    pub max_age: Option<String>,
+
+    /// What the runs are of, kept in each summary (e.g. the commit).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+
+    /// When the runs were made (default: now): nanoseconds since the Unix epoch or RFC
+    /// 3339; it names the files and orders the history.
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+
+    #[command(flatten)]
+    pub environment: EnvironmentArgs,
+
+    /// Print nothing on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// What a summary records of where the profile was taken, where the profile does not say
+/// (a `.cpuprofile` says neither); compared run sets warn when the two sides differ.
+#[derive(Debug, Args)]
+pub struct EnvironmentArgs {
+    /// The runtime and its version, e.g. "node v20.20.2".
+    #[arg(long, value_name = "TEXT")]
+    pub runtime: Option<String>,
+
+    /// The CPU model of the machine that ran the profiles.
+    #[arg(long, value_name = "TEXT")]
+    pub cpu_model: Option<String>,
+}
+
+impl EnvironmentArgs {
+    fn environment(self) -> crate::app::summarize::Environment {
+        let clean = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        crate::app::summarize::Environment {
+            runtime: clean(self.runtime),
+            cpu_model: clean(self.cpu_model),
+        }
+    }
 }
 
 /// Which CPU profile of a Chrome trace to use, for both commands.
@@ -413,39 +535,16 @@ pub struct ProfileArgs {
 
 impl ProfileArgs {
     pub fn pick(&self) -> Result<ProfilePick> {
-        Ok(ProfilePick {
-            profile: parse_profile(self.profile.as_deref())?,
-            pid: self.pid,
-        })
+        profile_pick(self.profile.as_deref(), self.pid)
     }
 }
 
-fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
-    if patterns.is_empty() {
-        return Ok(None);
-    }
-    let mut builder = GlobSetBuilder::new();
-    for p in patterns {
-        let glob = Glob::new(p).map_err(|e| Error::Usage(format!("{flag} '{p}': {e}")))?;
-        builder.add(glob);
-    }
-    builder
-        .build()
-        .map(Some)
-        .map_err(|e| Error::Usage(format!("{flag}: {e}")))
-}
-
-/// A threshold flag over the file's rule for the same metric: the flag's limit replaces
-/// the rule (its warn level and floors too), so the limit given is the limit applied.
-fn rule(metric: Metric, value: Option<&String>, from_file: Rule) -> Result<Rule> {
-    Ok(match value {
-        Some(v) => Rule::fail(
-            metric
-                .parse_limit(v)
-                .map_err(|e| Error::Usage(format!("--{}: {e}", metric.flag())))?,
-        ),
-        None => from_file,
-    })
+/// A threshold flag's rule, which replaces the file's rule for the same metric (its warn
+/// level and floors too), so the limit given is the limit applied.
+fn rule(metric: Metric, limit: &str) -> Result<Rule> {
+    Ok(Rule::fail(metric.parse_limit(limit).map_err(|e| {
+        Error::Usage(format!("--{}: {e}", metric.flag()))
+    })?))
 }
 
 /// The flag's value if given, else the file's, else the default.
@@ -546,6 +645,12 @@ pub fn run(mut cli: Cli) -> Result<ExitStatus> {
             })?;
             Ok(ExitStatus::Success)
         }
+        Some(Command::Mcp(args)) => {
+            let memory_limit = parse_size(&args.memory_limit)
+                .map_err(|e| Error::Usage(format!("--memory-limit: {e}")))?;
+            crate::mcp::serve(&crate::mcp::Options { memory_limit })?;
+            Ok(ExitStatus::Success)
+        }
         command => {
             cli.command = command;
             app::run(&cli.into_request()?)
@@ -557,14 +662,38 @@ impl Cli {
     /// What the command line asks for, validated.
     pub fn into_request(mut self) -> Result<Request> {
         match self.command.take() {
-            Some(Command::Completions { .. } | Command::Man) => Err(Error::Internal(
-                "completions and the man page are written by cli::run".into(),
-            )),
+            Some(Command::Completions { .. } | Command::Man | Command::Mcp(_)) => {
+                Err(Error::Internal(
+                    "completions, the man page and the MCP server are run by cli::run".into(),
+                ))
+            }
             Some(Command::Summarize(args)) => Ok(Request::Summarize(Summarize {
                 input: args.input,
                 output: stdout_dash(args.output),
                 snapshot: args.snapshot,
                 profile_pick: args.profile.pick()?,
+                environment: args.environment.environment(),
+                quiet: args.quiet,
+            })),
+            Some(Command::History(args)) => Ok(Request::History(History {
+                dir: args.dir,
+                runs: args.runs,
+                keep: args.keep as usize,
+                max_age_s: args
+                    .max_age
+                    .as_deref()
+                    .map(crate::app::history::parse_age)
+                    .transpose()
+                    .map_err(|e| Error::Usage(format!("--max-age: {e}")))?,
+                label: args.label,
+                time_ns: args
+                    .time
+                    .as_deref()
+                    .map(parse_timestamp)
+                    .transpose()
+                    .map_err(|e| Error::Usage(format!("--time: {e}")))?,
+                profile_pick: args.profile.pick()?,
+                environment: args.environment.environment(),
                 quiet: args.quiet,
             })),
             None => Ok(Request::Compare(Box::new(self.into_config()?))),
@@ -578,39 +707,41 @@ impl Cli {
             Some(p) => thresholds_file::load(p)?,
             None => FileSettings::default(),
         };
-        let mut thresholds = Thresholds::default();
+        // The file's thresholds, each replaced where a flag gives it.
+        let mut thresholds = file.thresholds()?;
         thresholds.min_function_self_us = setting(
             "--min-function-self",
             self.min_function_self.as_ref(),
             parse_duration,
-            file.min_function_self_us,
-            DEFAULT_MIN_FUNCTION_SELF_US,
+            None,
+            thresholds.min_function_self_us,
         )?;
         thresholds.min_function_alloc = setting(
             "--min-function-alloc",
             self.min_function_alloc.as_ref(),
             parse_size,
-            file.min_function_alloc,
-            DEFAULT_MIN_FUNCTION_ALLOC,
+            None,
+            thresholds.min_function_alloc,
         )?;
         thresholds.alpha = setting(
             "--alpha",
             self.alpha.as_ref(),
             crate::gate::runs::parse_alpha,
-            file.alpha,
-            crate::gate::runs::DEFAULT_ALPHA,
+            None,
+            thresholds.alpha,
         )?;
-        thresholds.classes = globs("--class", &pick_list(self.classes, file.classes.as_ref()))?;
-        thresholds.functions = globs(
-            "--function",
-            &pick_list(self.functions, file.functions.as_ref()),
-        )?;
-        thresholds.ignore = globs("--ignore", &pick_list(self.ignore, file.ignore.as_ref()))?;
-        for metric in Metric::ALL {
-            thresholds.set(
-                metric,
-                rule(metric, self.thresholds.get(metric), file.rule(metric))?,
-            );
+        for (flag, given, set) in [
+            ("--class", self.classes, &mut thresholds.classes),
+            ("--function", self.functions, &mut thresholds.functions),
+            ("--ignore", self.ignore, &mut thresholds.ignore),
+            ("--site", self.sites, &mut thresholds.sites),
+        ] {
+            if !given.is_empty() {
+                *set = globs(flag, &given)?;
+            }
+        }
+        for (metric, limit) in &self.thresholds.given {
+            thresholds.set(*metric, rule(*metric, limit)?);
         }
         let given = ThresholdsGiven::new(
             config_path,
@@ -638,12 +769,14 @@ impl Cli {
             cpu: CpuOptions {
                 normalize: self.normalize,
                 strip_url_query: self.strip_url_query,
+                ignore_positions: self.ignore_positions,
                 profile_pick,
             },
             heap: HeapOptions {
                 graph: !self.no_retained,
                 explain: self.explain,
                 iterations: self.iterations.unwrap_or(1),
+                keep_head: false,
                 floor: SuspectFloor {
                     min_bytes: setting(
                         "--suspect-min-growth",
@@ -663,6 +796,7 @@ impl Cli {
             },
             leaklist: self.leaklist,
             source_map: self.source_map,
+            leaklist_beside: true,
             points,
             exit_zero: self.exit_zero,
             quiet: self.quiet,
@@ -686,26 +820,4 @@ fn tags(
         from_file.insert(key.to_owned(), value.to_owned());
     }
     Ok(from_file.into_iter().collect())
-}
-
-/// The command line's list if it has one, else the file's.
-fn pick_list(cli: Vec<String>, file: Option<&Vec<String>>) -> Vec<String> {
-    if cli.is_empty() {
-        file.cloned().unwrap_or_default()
-    } else {
-        cli
-    }
-}
-
-/// `--profile PID:ID`.
-fn parse_profile(text: Option<&str>) -> Result<Option<(u64, String)>> {
-    text.map(|p| {
-        p.split_once(':')
-            .and_then(|(pid, id)| Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned())))
-            .filter(|(_, id)| !id.is_empty())
-            .ok_or_else(|| {
-                Error::Usage(format!("--profile '{p}': expected PID:ID, e.g. 17026:0x2"))
-            })
-    })
-    .transpose()
 }

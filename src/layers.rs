@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The layers, first to last; a module may refer only to modules of earlier layers.
-const LAYERS: [&[&str]; 9] = [
+const LAYERS: [&[&str]; 10] = [
     &["units", "warning"],
     &["model"],
     &["input"],
@@ -15,6 +15,7 @@ const LAYERS: [&[&str]; 9] = [
     &["gate"],
     &["report"],
     &["app"],
+    &["mcp"],
     &["cli"],
 ];
 

@@ -14,8 +14,12 @@
 //! 6. [`gate`]: thresholds and the verdict, by [`gate::Metric`].
 //! 7. [`report`]: the report model (the JSON contract) and one renderer per format.
 //! 8. [`app`]: plans a run (what to compare, which snapshots), opens the inputs, reports
-//!    progress and writes the outputs.
-//! 9. [`cli`]: the command line, which builds an [`app::Request`].
+//!    progress and writes the outputs; [`app::comparison`] is the comparison kept in
+//!    memory, before the gate and the outputs.
+//! 9. [`mcp`]: the MCP server (`arkdiff mcp`), a front end that keeps comparisons and
+//!    answers an agent's questions about them.
+//! 10. [`cli`]: the command line, which builds an [`app::Request`] (or starts the MCP
+//!     server).
 //!
 //! A test (`src/layers.rs`) fails on any reference against this order, and on an
 //! import cycle between sibling modules.
@@ -26,6 +30,7 @@ pub mod cli;
 pub mod diff;
 pub mod gate;
 pub mod input;
+pub mod mcp;
 pub mod model;
 pub mod report;
 pub mod units;

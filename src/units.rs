@@ -3,10 +3,13 @@
 /// A growth limit: absolute, or relative to the base value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Limit {
-    /// Bytes, or a plain count.
+    /// Bytes, or a plain count, in the metric's unit.
     Absolute(u64),
     /// Percent of the base value.
     Percent(f64),
+    /// A number of objects, where a metric takes a count or a size
+    /// ([`parse_count_or_size_limit`]): its sizes are then [`Limit::Absolute`].
+    Count(u64),
 }
 
 impl Limit {
@@ -14,7 +17,7 @@ impl Limit {
     pub fn resolve(self, base: u64) -> f64 {
         match self {
             #[allow(clippy::cast_precision_loss)]
-            Limit::Absolute(v) => v as f64,
+            Limit::Absolute(v) | Limit::Count(v) => v as f64,
             #[allow(clippy::cast_precision_loss)]
             Limit::Percent(p) => base as f64 * p / 100.0,
         }
@@ -38,6 +41,15 @@ pub fn parse_size_limit(text: &str) -> Result<Limit, String> {
     parse_size(text)
         .map(Limit::Absolute)
         .map_err(|e| e.replace("GB or GiB)", "GB, GiB or %)"))
+}
+
+/// Parses a number of objects (`1000`, a whole number alone) or a size with its unit
+/// (`256KiB`, `64 B`), or a percentage (`10%`).
+pub fn parse_count_or_size_limit(text: &str) -> Result<Limit, String> {
+    if let Ok(n) = text.trim().parse::<u64>() {
+        return Ok(Limit::Count(n));
+    }
+    parse_size_limit(text).map_err(|e| format!("{e}; or a number of objects (e.g. 1000)"))
 }
 
 /// Parses a count (`100`) or a percentage (`10%`).
@@ -323,10 +335,72 @@ fn days_since_epoch(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + day_of_era - 719_468
 }
 
+/// The date of a day counted from 1970-01-01 (the inverse of [`days_since_epoch`]):
+/// year, month (1 to 12), day (1 to 31).
+fn date_of_day(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// A time in nanoseconds since the Unix epoch as a compact UTC stamp to the second,
+/// `20261126T101530Z`, which sorts as the times do.
+pub fn format_utc_stamp(ns: u64) -> String {
+    let seconds = i64::try_from(ns / 1_000_000_000).unwrap_or(i64::MAX);
+    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (year, month, day) = date_of_day(days);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// Reads a stamp of [`format_utc_stamp`] back, in nanoseconds since the Unix epoch.
+pub fn parse_utc_stamp(stamp: &str) -> Option<u64> {
+    let b = stamp.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let text = format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &stamp[0..4],
+        &stamp[4..6],
+        &stamp[6..8],
+        &stamp[9..11],
+        &stamp[11..13],
+        &stamp[13..15]
+    );
+    rfc3339_ns(&text).and_then(|ns| u64::try_from(ns).ok())
+}
+
 #[cfg(test)]
 #[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_stamps_round_trip() {
+        let ns = parse_timestamp("2026-11-26T10:15:30Z").unwrap();
+        assert_eq!(format_utc_stamp(ns + 999_999_999), "20261126T101530Z");
+        assert_eq!(parse_utc_stamp("20261126T101530Z"), Some(ns));
+        // A leap day, and the end of a year.
+        let ns = parse_timestamp("2024-02-29T23:59:59Z").unwrap();
+        assert_eq!(format_utc_stamp(ns), "20240229T235959Z");
+        let ns = parse_timestamp("1999-12-31T00:00:00Z").unwrap();
+        assert_eq!(format_utc_stamp(ns), "19991231T000000Z");
+        assert_eq!(parse_utc_stamp("20240230T000000Z"), None);
+        assert_eq!(parse_utc_stamp("2024-02-29"), None);
+    }
 
     #[test]
     fn sizes_parse_with_units() {

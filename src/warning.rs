@@ -163,6 +163,9 @@ warning_codes! {
     FreshIds => "fresh-ids",
     /// A class given to `--explain` has no retainer path to show.
     ExplainNoPath => "explain-no-path",
+    /// HEAD carries an allocation trace, but its objects cannot be matched with BASE's,
+    /// so no allocation sites are shown.
+    SitesUnmatched => "sites-unmatched",
 
     // Thresholds and options.
     /// A threshold of the thresholds file cannot be checked with these inputs.
@@ -185,6 +188,9 @@ warning_codes! {
     // Run sets (directories of repeated runs).
     /// Too few runs per side for a change to be significant at the chosen α.
     TooFewRuns => "too-few-runs",
+    /// BASE's and HEAD's runs name different runtimes, CPU models or CPU throttling, or
+    /// were sampled at different intervals: a difference may be the environment's.
+    RunsNotComparable => "runs-not-comparable",
 }
 
 impl fmt::Display for WarningCode {

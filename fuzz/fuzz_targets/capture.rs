@@ -54,6 +54,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         explain: vec!["Object".into()],
         floor: SuspectFloor::default(),
         iterations: 1,
+        keep_head: false,
     };
     let _ = compare(&selection, &options, &|_| {});
 });

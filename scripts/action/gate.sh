@@ -7,6 +7,8 @@
 # Reads INPUT_BASE (one path per line), INPUT_HEAD, INPUT_CONFIG, INPUT_ARGS (quoted
 # as in a shell) and INPUT_COMMENT (never, always, on-violation: a pull-request comment
 # through the gh CLI and GH_TOKEN); ARKDIFF names the binary (default: arkdiff on PATH).
+# With INPUT_HISTORY (a branch's run history, scripts/action/history.sh) instead of
+# INPUT_BASE, HEAD's runs are gated against the history.
 set -uo pipefail
 
 bin=${ARKDIFF:-arkdiff}
@@ -31,12 +33,32 @@ while IFS= read -r line; do
         args+=("$line")
     fi
 done <<<"${INPUT_BASE:-}"
-if [ ${#args[@]} -eq 0 ]; then
-    echo "::error title=arkdiff::the base input is empty"
+if [ -n "${INPUT_HISTORY:-}" ]; then
+    # HEAD's runs against the branch's history: summarized as the history's runs are, and
+    # functions matched by name and script, since the history spans commits.
+    if [ ${#args[@]} -gt 0 ]; then
+        echo "::error title=arkdiff::give base or history, not both (the history is BASE)"
+        output "status=error"
+        exit 2
+    fi
+    if ! compgen -G "$INPUT_HISTORY/*.json" >/dev/null; then
+        # The first pull requests come before main has recorded any run.
+        echo "::warning title=arkdiff::the history $INPUT_HISTORY holds no runs yet, so nothing is gated (pushes to the main branch record them)"
+        output "status=pass"
+        output "violations=0"
+        exit 0
+    fi
+    head_runs="$out_dir/head-runs"
+    if ! bash "$(dirname "$0")/history.sh" head "$head_runs"; then
+        output "status=error"
+        exit 2
+    fi
+    args=("$INPUT_HISTORY" "$head_runs" --ignore-positions)
+elif [ ${#args[@]} -eq 0 ]; then
+    echo "::error title=arkdiff::the base input is empty (give base, or history and head)"
     output "status=error"
     exit 2
-fi
-if [ -n "${INPUT_HEAD:-}" ]; then
+elif [ -n "${INPUT_HEAD:-}" ]; then
     args+=("$INPUT_HEAD")
 fi
 if [ -n "${INPUT_CONFIG:-}" ]; then

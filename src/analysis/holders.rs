@@ -236,6 +236,8 @@ impl PreferredPaths {
                 edge_kind: edge.map(|e| g.edge_kind(e).name()),
                 node: snap.node_label(v),
                 id: snap.ids.get(v as usize),
+                index: v,
+                position: None,
             });
             if edge.is_none() {
                 break;

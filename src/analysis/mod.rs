@@ -1,5 +1,5 @@
 //! What one heap snapshot says on its own: the dominator tree and retained sizes, the
-//! shortest retainer paths from the GC roots, where objects were allocated (sites and a
+//! shortest retainer paths from the GC roots, who refers to an object, where objects were allocated (sites and a
 //! timeline recording's survivors) and where functions are in the source; and a profile's
 //! functions put at their original positions through source maps.
 
@@ -8,6 +8,7 @@ pub mod holders;
 pub mod leaklist;
 pub mod paths;
 pub mod positions;
+pub mod retainers;
 pub mod sites;
 pub mod sourcemap;
 pub mod timeline;

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use hashbrown::HashMap;
 
+use super::positions::{Positions, SourcePosition};
 use crate::model::graph::{HeapGraph, ROOT};
 use crate::model::heap::{ClassId, HeapSnapshot, root_group};
 
@@ -42,6 +43,23 @@ pub struct Step {
     /// The node's class, or its name where that says more.
     pub node: String,
     pub id: u64,
+    /// The node's index in the snapshot.
+    pub index: u32,
+    /// Where a closure's function is in the source, where the snapshot tells and
+    /// positions are shown (see [`annotate`]).
+    pub position: Option<SourcePosition>,
+}
+
+/// Adds the position of each closure on `steps` (a path through `snap`). A step whose
+/// ArkTS name carries its place (`Function file#onTick(line:29)[entry]`) is shown by its
+/// function's name alone, the place going to the position.
+pub fn annotate(steps: &mut [Step], snap: &HeapSnapshot, positions: &Positions) {
+    for step in steps {
+        step.position = positions.of_closure(snap, step.index);
+        if let Some(function) = step.position.as_ref().and_then(|p| p.function.as_ref()) {
+            step.node = format!("Function {function}");
+        }
+    }
 }
 
 /// Starts a root-first path at the root's first child when the root has no name (V8's
@@ -110,6 +128,8 @@ impl Distances {
                 edge_kind: edge.map(|e| g.edge_kind(e).name()),
                 node: snap.node_label(v),
                 id: snap.ids.get(v as usize),
+                index: v,
+                position: None,
             };
             if edge == NONE {
                 steps.push(step(None));

@@ -15,7 +15,7 @@ use hashbrown::HashMap;
 use super::sites::split_ark_script;
 use crate::model::alloc::ArkName;
 use crate::model::graph::EdgeKind;
-use crate::model::heap::HeapSnapshot;
+use crate::model::heap::{HeapSnapshot, Totals};
 
 /// A place in the source, 1-based.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -50,6 +50,18 @@ impl fmt::Display for SourcePosition {
     }
 }
 
+/// Closures of one function at one place in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closures {
+    /// The function's name, where the snapshot's node names were read (ArkTS's split
+    /// out of its `file#function(line:N)` name); None where they were not, or it has
+    /// none.
+    pub name: Option<String>,
+    /// Where the function is; None where the snapshot does not tell.
+    pub position: Option<SourcePosition>,
+    pub totals: Totals,
+}
+
 /// The names of a snapshot's scripts by script id, gathered once.
 #[derive(Debug, Default, Clone)]
 pub struct Positions {
@@ -69,6 +81,13 @@ fn script_of_closure(snap: &HeapSnapshot, node: u32) -> Option<&str> {
     let shared = along(node, &["shared"])?;
     let script = along(shared, &["script_or_debug_info", "script"])?;
     g.node_name(script).filter(|name| !name.is_empty())
+}
+
+/// Whether `node` is a closure (of class `Function`).
+fn is_closure(snap: &HeapSnapshot, node: u32) -> bool {
+    snap.classes
+        .get(node as usize)
+        .is_some_and(|&c| snap.class_name(c) == "Function")
 }
 
 impl Positions {
@@ -106,6 +125,67 @@ impl Positions {
             }
         }
         Positions { scripts }
+    }
+
+    /// Where closure `node` is in the source; None for a node that is no closure, or
+    /// where the snapshot does not tell.
+    pub fn of_closure(&self, snap: &HeapSnapshot, node: u32) -> Option<SourcePosition> {
+        if is_closure(snap, node) {
+            self.of(snap, node)
+        } else {
+            None
+        }
+    }
+
+    /// The closures among `nodes` (counted ones, each once), by function name and
+    /// position: largest size first, then count, name and position.
+    pub fn closures(&self, snap: &HeapSnapshot, nodes: &[u32]) -> Vec<Closures> {
+        let mut groups: HashMap<(Option<String>, Option<SourcePosition>), Totals> = HashMap::new();
+        let mut seen = hashbrown::HashSet::new();
+        for &node in nodes {
+            let n = node as usize;
+            if n >= snap.node_count()
+                || !snap.is_counted(n)
+                || !is_closure(snap, node)
+                || !seen.insert(node)
+            {
+                continue;
+            }
+            let position = self.of(snap, node);
+            let name = match position.as_ref().and_then(|p| p.function.clone()) {
+                Some(ark) => Some(ark),
+                None => snap
+                    .graph
+                    .as_ref()
+                    .and_then(|g| g.node_name(node))
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_owned),
+            };
+            let t = groups.entry((name, position)).or_default();
+            t.count += 1;
+            t.size = t.size.saturating_add(snap.self_sizes.get(n));
+        }
+        let mut out: Vec<Closures> = groups
+            .into_iter()
+            .map(|((name, position), totals)| Closures {
+                name,
+                position,
+                totals,
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (
+                std::cmp::Reverse(a.totals.size),
+                std::cmp::Reverse(a.totals.count),
+            )
+                .cmp(&(
+                    std::cmp::Reverse(b.totals.size),
+                    std::cmp::Reverse(b.totals.count),
+                ))
+                .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| a.position.cmp(&b.position))
+        });
+        out
     }
 
     /// The script named by `script_id`, if the snapshot holds its name.

@@ -8,6 +8,11 @@
 //! (`trace_node_id` 0, which V8 writes for objects made before tracking began, by the
 //! runtime outside any JS frame, or whose trace it lost when the object moved) is
 //! counted as unattributed, never given a site.
+//!
+//! The runtime's own objects (compiled code, object shapes, V8's hidden internals) are
+//! left out of the sites and counted apart: the runtime makes them when a function is
+//! first compiled or run, and charges them to the JS function that was running then, so
+//! they would rank the functions that ran first rather than what the program keeps.
 
 use std::cmp::Reverse;
 use std::fmt::{self, Write as _};
@@ -16,6 +21,19 @@ use hashbrown::HashMap;
 
 use crate::model::alloc::AllocationData;
 use crate::model::heap::{ClassId, HeapSnapshot, Totals};
+
+/// The classes of the runtime's own objects, which sites leave out: bytecode and
+/// machine code, object shapes (V8's maps, ArkTS's hidden classes), and V8's hidden
+/// internals (feedback, descriptors, allocation sites).
+pub const RUNTIME_CLASSES: [&str; 3] = ["(compiled code)", "(object shape)", "(system)"];
+
+/// Whether each class of `snap` (by class id) is one of the runtime's own objects.
+pub fn runtime_classes(snap: &HeapSnapshot) -> Vec<bool> {
+    snap.class_names
+        .iter()
+        .map(|n| RUNTIME_CLASSES.contains(&n.as_str()))
+        .collect()
+}
 
 /// A function of the allocation trace, as a site or a caller shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -172,6 +190,17 @@ pub struct Sites {
     /// does not have (a damaged or cut file).
     pub unattributed: Totals,
     pub unknown_trace: Totals,
+    /// The runtime's own objects of the set ([`RUNTIME_CLASSES`]), left out of the rest.
+    pub runtime: Totals,
+}
+
+impl Sites {
+    /// The share of the program's objects (the runtime's own left out) that carry a
+    /// trace, in percent (rounded down); None for none.
+    pub fn traced_percent(&self) -> Option<u64> {
+        let all = self.attributed.count + self.unattributed.count;
+        (all > 0).then(|| self.attributed.count * 100 / all)
+    }
 }
 
 fn add(t: &mut Totals, size: u64) {
@@ -284,8 +313,9 @@ fn class_entry(classes: &mut HashMap<ClassId, ClassSites>, class: ClassId) -> &m
 type PerSite = (Totals, HashMap<usize, Totals>);
 
 /// Where the objects `nodes` of `snap` were allocated. Only counted objects (a non-zero
-/// self size) take part, each once however often it is listed. None when the snapshot
-/// has no allocation trace (it was not taken while allocations were tracked).
+/// self size) take part, each once however often it is listed; the runtime's own are
+/// only counted. None when the snapshot has no allocation trace (it was not taken while
+/// allocations were tracked).
 pub fn sites(snap: &HeapSnapshot, nodes: &[u32]) -> Option<Sites> {
     let data = snap.allocations.as_deref().filter(|d| d.has_trace())?;
     let mut table = SiteTable::new(data);
@@ -298,7 +328,9 @@ pub fn sites(snap: &HeapSnapshot, nodes: &[u32]) -> Option<Sites> {
         attributed: Totals::default(),
         unattributed: Totals::default(),
         unknown_trace: Totals::default(),
+        runtime: Totals::default(),
     };
+    let runtime = runtime_classes(snap);
     let mut seen = vec![false; snap.node_count()];
     for &node in nodes {
         let n = node as usize;
@@ -308,6 +340,10 @@ pub fn sites(snap: &HeapSnapshot, nodes: &[u32]) -> Option<Sites> {
         seen[n] = true;
         let size = snap.self_sizes.get(n);
         let class = snap.classes[n];
+        if runtime.get(class as usize).copied().unwrap_or(false) {
+            add(&mut result.runtime, size);
+            continue;
+        }
         match origin(data, n) {
             Origin::Traced(t) => {
                 let (at, stack) = table.of(t);

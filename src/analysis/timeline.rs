@@ -6,15 +6,16 @@
 //! grow, so an object with an id above sample `k - 1`'s and at most sample `k`'s was
 //! allocated in interval `k`; one above the first sample's was allocated during the
 //! recording, and one above the last sample's after it (before the snapshot). Objects
-//! made before the recording began are left out. A site (or class) that left survivors
-//! in every bucket of the recording is flagged: like a suspect of a series, it keeps
-//! leaving objects behind.
+//! made before the recording began are left out, and so are the runtime's own objects
+//! (counted apart, as [`super::sites`] does). A site (or class) that left survivors in
+//! every bucket of the recording is flagged: like a suspect of a series, it keeps leaving
+//! objects behind.
 
 use std::cmp::Reverse;
 
 use hashbrown::HashMap;
 
-use super::sites::{Frame, Origin, SiteTable, origin};
+use super::sites::{Frame, Origin, SiteTable, origin, runtime_classes};
 use crate::model::heap::{ClassId, HeapSnapshot, Totals};
 
 /// One sample interval.
@@ -85,6 +86,8 @@ impl Row {
 pub struct TimelineSite {
     pub frame: Frame,
     pub row: Row,
+    /// The site's survivors by class, largest size first.
+    pub classes: Vec<(ClassId, Totals)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,11 +99,15 @@ pub struct TimelineClass {
 /// The survivors of a timeline recording.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Timeline {
+    /// How many samples the recording took.
+    pub samples: usize,
     /// One per pair of consecutive samples.
     pub intervals: Vec<Interval>,
     pub buckets: Vec<Bucket>,
     /// Alive objects allocated before the recording (at most the first sample's id).
     pub before: Totals,
+    /// The runtime's own survivors, left out of the rest.
+    pub runtime: Totals,
     /// All survivors of the recording.
     pub survivors: Row,
     /// The survivors with no trace.
@@ -179,12 +186,15 @@ pub fn timeline(snap: &HeapSnapshot, buckets: usize) -> Option<Timeline> {
     let nb = bucket_list.len();
     let traced = data.has_trace();
     let mut table = SiteTable::new(data);
-    let mut site_rows: Vec<Row> = Vec::new();
+    let mut site_rows: Vec<(Row, HashMap<ClassId, Totals>)> = Vec::new();
     let mut class_rows: HashMap<ClassId, Row> = HashMap::new();
+    let runtime = runtime_classes(snap);
     let mut result = Timeline {
+        samples: samples.len(),
         intervals: Vec::new(),
         buckets: Vec::new(),
         before: Totals::default(),
+        runtime: Totals::default(),
         survivors: Row::new(nb),
         unattributed: Row::new(nb),
         sites: Vec::new(),
@@ -201,6 +211,12 @@ pub fn timeline(snap: &HeapSnapshot, buckets: usize) -> Option<Timeline> {
             result.before.size = result.before.size.saturating_add(size);
             continue;
         }
+        let class = snap.classes[n];
+        if runtime.get(class as usize).copied().unwrap_or(false) {
+            result.runtime.count += 1;
+            result.runtime.size = result.runtime.size.saturating_add(size);
+            continue;
+        }
         // The first interval whose last id is at least this one (ids only grow).
         let k = intervals.partition_point(|i| i.last_id < id);
         let bucket = (k < intervals.len()).then(|| {
@@ -211,16 +227,20 @@ pub fn timeline(snap: &HeapSnapshot, buckets: usize) -> Option<Timeline> {
         });
         result.survivors.add(bucket, size);
         class_rows
-            .entry(snap.classes[n])
+            .entry(class)
             .or_insert_with(|| Row::new(nb))
             .add(bucket, size);
         match traced.then(|| origin(data, n)) {
             Some(Origin::Traced(t)) => {
                 let (at, _) = table.of(t);
                 if at == site_rows.len() {
-                    site_rows.push(Row::new(nb));
+                    site_rows.push((Row::new(nb), HashMap::new()));
                 }
-                site_rows[at].add(bucket, size);
+                let (row, classes) = &mut site_rows[at];
+                row.add(bucket, size);
+                let c = classes.entry(class).or_default();
+                c.count += 1;
+                c.size = c.size.saturating_add(size);
             }
             _ => result.unattributed.add(bucket, size),
         }
@@ -241,9 +261,15 @@ pub fn timeline(snap: &HeapSnapshot, buckets: usize) -> Option<Timeline> {
         .frames
         .into_iter()
         .zip(site_rows)
-        .map(|(frame, mut row)| {
+        .map(|(frame, (mut row, classes))| {
             row.finish();
-            TimelineSite { frame, row }
+            let mut classes: Vec<(ClassId, Totals)> = classes.into_iter().collect();
+            classes.sort_by_key(|&(class, t)| (Reverse(t.size), Reverse(t.count), class));
+            TimelineSite {
+                frame,
+                row,
+                classes,
+            }
         })
         .collect();
     result.sites.sort_by(|a, b| {

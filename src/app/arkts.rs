@@ -10,14 +10,16 @@ use crate::input::Capture;
 use crate::input::leaklist::{self, LeakList};
 use crate::warning::Warning;
 
-/// The list named by `--leaklist`, else the `.jsleaklist` beside HEAD's file, read; None
-/// when there is neither. Refuses `--fail-on-leaklist` without a list, and a list with
+/// The list named by `--leaklist`, else the `.jsleaklist` beside HEAD's file (where
+/// [`Config::leaklist_beside`] says to look), read; None when there is neither. Refuses `--fail-on-leaklist` without a list, and a list with
 /// `--no-retained` (the join needs the object graph).
 pub fn find(config: &Config, head: &Capture) -> Result<Option<LeakList>> {
-    let path = config
-        .leaklist
-        .clone()
-        .or_else(|| leaklist::beside(&head.path));
+    let path = config.leaklist.clone().or_else(|| {
+        config
+            .leaklist_beside
+            .then(|| leaklist::beside(&head.path))
+            .flatten()
+    });
     let Some(path) = path else {
         // A flag's threshold is refused here, before the heap is read; the file's is
         // warned about with the others (`check_thresholds`).

@@ -35,35 +35,16 @@ pub fn resolve_index(capture: &Capture, flag: &str, requested: i64) -> Result<us
 }
 
 /// Picks the snapshots (the pair, and the series for the trend) and compares them.
+/// `progress` is told what is being done, in words.
 pub fn compare_heaps(
     config: &Config,
     captures: &[Capture],
     leaklist: Option<&LeakList>,
-    bar: &indicatif::ProgressBar,
+    progress: &dyn Fn(String),
 ) -> Result<HeapResult> {
     let selection = select(config, captures, leaklist)?;
-    let mut warnings = Vec::new();
-    if !selection.trend {
-        for (metric, what) in [
-            (Metric::SuspectSize, "suspects threshold"),
-            (Metric::OwnerGrowth, "owners threshold"),
-        ] {
-            warnings.extend(config.given.unchecked(
-                &[metric],
-                &Unchecked {
-                    what,
-                    why: "a pair of snapshots has no trend",
-                    refusal: &|flag| {
-                        format!(
-                            "{flag} needs a series of heap snapshots: one input holding two or more, or three inputs or more"
-                        )
-                    },
-                },
-            )?);
-        }
-    }
-    let progress = |message| bar.set_message(message);
-    let mut result = compare::compare(&selection, &config.heap, &progress)?;
+    let mut warnings = unchecked_trend(config, selection.trend)?;
+    let mut result = compare::compare(&selection, &config.heap, progress)?;
     result.warnings.append(&mut warnings);
     if captures.len() > 2 {
         for c in &captures[1..captures.len() - 1] {
@@ -79,6 +60,33 @@ pub fn compare_heaps(
         }
     }
     Ok(result)
+}
+
+/// The suspects and owners thresholds, where the heap comparison has no trend (`trend`
+/// false): a flag's is refused, the file's warned about.
+pub fn unchecked_trend(config: &Config, trend: bool) -> Result<Vec<Warning>> {
+    let mut warnings = Vec::new();
+    if trend {
+        return Ok(warnings);
+    }
+    for (metric, what) in [
+        (Metric::SuspectSize, "suspects threshold"),
+        (Metric::OwnerGrowth, "owners threshold"),
+    ] {
+        warnings.extend(config.given.unchecked(
+            &[metric],
+            &Unchecked {
+                what,
+                why: "a pair of snapshots has no trend",
+                refusal: &|flag| {
+                    format!(
+                        "{flag} needs a series of heap snapshots: one input holding two or more, or three inputs or more"
+                    )
+                },
+            },
+        )?);
+    }
+    Ok(warnings)
 }
 
 /// The snapshots to compare: BASE (`--base-snapshot`, by default the first snapshot of
@@ -138,4 +146,67 @@ fn select<'a>(
         same_process: one_file,
         leaklist,
     })
+}
+
+/// Whether a heap comparison found a timeline recording in HEAD.
+pub fn has_recording(h: &HeapResult) -> bool {
+    h.allocations.as_ref().is_some_and(|a| a.timeline.is_some())
+}
+
+/// One snapshot on its own, reported for its timeline recording, has nothing to compare
+/// it with: the thresholds on a pair's growth are refused as flags, and warned about
+/// from the thresholds file.
+pub fn check_recording_thresholds(config: &Config, warnings: &mut Vec<Warning>) -> Result<()> {
+    let pair: Vec<Metric> = Metric::ALL
+        .into_iter()
+        .filter(|m| m.source() == crate::gate::Source::Heap)
+        .collect();
+    warnings.extend(config.given.unchecked(
+        &pair,
+        &Unchecked {
+            what: "heap thresholds",
+            why: "one snapshot on its own has nothing to compare with (its timeline recording is reported)",
+            refusal: &|flag| {
+                format!(
+                    "{flag} needs two heap snapshots to compare, but the input holds one (its timeline recording is reported; --max-site-growth gates it)"
+                )
+            },
+        },
+    )?);
+    Ok(())
+}
+
+/// Refuses `--max-site-growth` where the comparison has no allocation sites to check (a
+/// gate must not pass on data it did not see), and warns when the thresholds file sets
+/// it.
+pub fn check_site_threshold(
+    config: &Config,
+    heap: Option<&HeapResult>,
+    warnings: &mut Vec<Warning>,
+) -> Result<()> {
+    let Some(heap) = heap else {
+        // Refused with the other heap thresholds when no heap is compared.
+        return Ok(());
+    };
+    let allocations = heap.allocations.as_ref();
+    if allocations
+        .and_then(crate::diff::allocations::Allocations::site_growth)
+        .is_some()
+    {
+        return Ok(());
+    }
+    let why = match allocations {
+        None => "HEAD was not taken with allocation tracking (it carries no allocation trace)",
+        Some(a) if !a.traced => "HEAD carries no allocation trace (only timeline samples)",
+        Some(_) => "no object of HEAD is known to be new (its ids name other objects than BASE's)",
+    };
+    warnings.extend(config.given.unchecked(
+        &[Metric::SiteGrowth],
+        &Unchecked {
+            what: "allocation-site threshold",
+            why,
+            refusal: &|flag| format!("{flag} is given, but {why}"),
+        },
+    )?);
+    Ok(())
 }

@@ -9,6 +9,7 @@ mod conclude;
 pub mod error;
 pub mod given;
 pub mod heap;
+pub mod history;
 pub mod options;
 pub mod output;
 pub mod runs;
@@ -22,8 +23,10 @@ use crate::diff::flame::Flame;
 use crate::gate::Metric;
 use crate::input::trace_event::ProfilePick;
 use crate::input::{Capture, CpuData};
+use crate::report::GateSection;
 use crate::warning::{Warning, WarningCode};
-use conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
+pub use conclude::{AllocCompared, Comparison, CpuCompared};
+use conclude::{Scope, conclude, side};
 use error::{Error, Result};
 use given::Unchecked;
 use options::Config;
@@ -36,6 +39,8 @@ pub enum Request {
     Compare(Box<Config>),
     /// Write a capture's totals as a baseline.
     Summarize(Summarize),
+    /// Add runs to a history directory, and prune it.
+    History(history::History),
 }
 
 /// Carries out a request. Errors are returned, not printed: the caller reports them.
@@ -43,6 +48,7 @@ pub fn run(request: &Request) -> Result<ExitStatus> {
     match request {
         Request::Compare(config) => compare(config),
         Request::Summarize(s) => summarize::run(s).map(|()| ExitStatus::Success),
+        Request::History(h) => history::run(h).map(|()| ExitStatus::Success),
     }
 }
 
@@ -89,12 +95,51 @@ fn open_all(paths: &[std::path::PathBuf], pick: &ProfilePick) -> Result<Vec<Capt
 
 /// Compares the inputs of `config`, writes the reports and returns the gate's verdict.
 fn compare(config: &Config) -> Result<ExitStatus> {
-    if runs::wanted(config) {
-        return runs::compare(config);
-    }
     let bar = progress(config.quiet);
-    bar.set_message("reading inputs");
-    // On an error the spinner clears itself when dropped.
+    let compared = comparison(config, &|message| bar.set_message(message));
+    // On an error the spinner is cleared before the warnings are printed.
+    bar.finish_and_clear();
+    match compared {
+        Ok(c) => conclude(config, &c),
+        Err(stopped) => {
+            print_warnings(config, &stopped.warnings);
+            Err(stopped.error)
+        }
+    }
+}
+
+/// Why a comparison stopped, and the warnings met before, to print with the error.
+#[derive(Debug)]
+pub struct Stopped {
+    pub error: Error,
+    pub warnings: Vec<Warning>,
+}
+
+impl From<Error> for Stopped {
+    fn from(error: Error) -> Stopped {
+        Stopped {
+            error,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Opens the inputs of `config` and compares them: everything the report is made of,
+/// before the gate and the outputs. `progress` is told what is being done, in words.
+pub fn comparison(
+    config: &Config,
+    progress: &dyn Fn(String),
+) -> std::result::Result<Comparison, Stopped> {
+    if runs::wanted(config) {
+        return runs::comparison(config, progress);
+    }
+    if config.cpu.ignore_positions {
+        return Err(Error::Usage(
+            "--ignore-positions is for run sets: give a directory of runs on one side at least (a directory of one file will do)".into(),
+        )
+        .into());
+    }
+    progress("reading inputs".into());
     let captures = open_all(&config.inputs, &config.cpu.profile_pick)?;
     let first = &captures[0];
     let last = &captures[captures.len() - 1];
@@ -102,37 +147,54 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     let leaklist = arkts::find(config, last)?;
     let (compare_heap, compare_cpu) = what_to_compare(config, &captures, leaklist.is_some());
     let compare_alloc = alloc::wanted(&captures);
-    let checked = if compare_heap || compare_cpu || compare_alloc {
+    // One snapshot on its own is a report where it holds a timeline recording: it is
+    // read to find out.
+    let recording = !compare_heap && !compare_cpu && !compare_alloc && may_be_recording(&captures);
+    let checked = if compare_heap || compare_cpu || compare_alloc || recording {
         check_inputs(
             config,
             &captures,
-            [compare_heap, compare_cpu, compare_alloc],
+            [compare_heap || recording, compare_cpu, compare_alloc],
             &mut warnings,
         )
     } else {
         Err(nothing_to_compare(first, last, captures.len() == 1))
     };
-    if let Err(e) = checked {
-        bar.finish_and_clear();
+    if let Err(error) = checked {
         // Which profile of a trace was picked means nothing when none is compared.
         if !compare_cpu {
             warnings.retain(|w| w.code != WarningCode::TraceProfiles);
         }
-        print_warnings(config, &distinct(warnings));
-        return Err(e);
+        return Err(Stopped {
+            error,
+            warnings: distinct(warnings),
+        });
     }
 
-    let heap = compare_heap
-        .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), &bar))
-        .transpose();
-    bar.finish_and_clear();
-    let mut heap = heap?;
+    let mut heap = (compare_heap || recording)
+        .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), progress))
+        .transpose()?;
+    if recording && !heap.as_ref().is_some_and(heap::has_recording) {
+        return Err(Stopped {
+            error: nothing_to_compare(first, last, true),
+            warnings: distinct(warnings),
+        });
+    }
     if let Some(h) = &mut heap {
         warnings.append(&mut h.warnings);
     }
-    if let Err(e) = arkts::check_thresholds(config, heap.as_ref(), &mut warnings) {
-        print_warnings(config, &distinct(warnings));
-        return Err(e);
+    let thresholds = if recording {
+        heap::check_recording_thresholds(config, &mut warnings)
+    } else {
+        Ok(())
+    }
+    .and_then(|()| arkts::check_thresholds(config, heap.as_ref(), &mut warnings))
+    .and_then(|()| heap::check_site_threshold(config, heap.as_ref(), &mut warnings));
+    if let Err(error) = thresholds {
+        return Err(Stopped {
+            error,
+            warnings: distinct(warnings),
+        });
     }
     let mut maps = alloc::source_maps(config)?;
     let cpu = if compare_cpu {
@@ -144,24 +206,83 @@ fn compare(config: &Config) -> Result<ExitStatus> {
     let source_map = maps.map(|m| m.finish(&mut warnings));
     let indexes = heap.as_ref().map(|h| h.indexes);
     let spans = cpu.as_ref().map(|c| c.spans_us);
-    conclude(
-        config,
-        Findings {
-            sides: [
-                side(first, indexes.map(|i| i.0), spans.map(|s| s.0)),
-                side(last, indexes.map(|i| i.1), spans.map(|s| s.1)),
-            ],
-            warnings,
-            heap: heap.as_ref(),
-            cpu: cpu.as_ref().map(|c| CpuFindings {
-                diff: &c.diff,
-                flame: c.flame.as_ref(),
-                profiles: [cpu_profile(first), cpu_profile(last)],
-            }),
-            alloc: alloc.as_ref().map(|(d, f)| (d, f)),
-            source_map,
-        },
-    )
+    let sides = [
+        side(first, indexes.map(|i| i.0), spans.map(|s| s.0)),
+        side(last, indexes.map(|i| i.1), spans.map(|s| s.1)),
+    ];
+    let scope = Scope::Captures {
+        compare_heap,
+        compare_cpu,
+        compare_alloc,
+        trend: heap.as_ref().is_some_and(|h| h.trend.is_some()),
+        holdings: holdings(&captures),
+    };
+    let last_index = captures.len() - 1;
+    Ok(Comparison {
+        sides,
+        warnings,
+        heap,
+        cpu: cpu.map(|c| CpuCompared {
+            diff: c.diff,
+            flame: c.flame,
+            base: vec![0],
+            head: vec![last_index],
+        }),
+        alloc: alloc.map(|(diff, flame)| AllocCompared { diff, flame }),
+        source_map,
+        captures,
+        scope,
+    })
+}
+
+impl Comparison {
+    /// The gate again, under other thresholds (`config` is the comparison's own, its
+    /// thresholds and where they were given replaced): the verdict, and the warnings
+    /// about thresholds the inputs cannot check (one given by a flag is refused, as when
+    /// the comparison was made).
+    pub fn gate(&self, config: &Config) -> Result<(GateSection, Vec<Warning>)> {
+        let mut notes = Vec::new();
+        match &self.scope {
+            Scope::AllocRuns => {
+                notes.extend(runs::refuse_alloc_options(config)?);
+                if let Some(a) = &self.alloc {
+                    notes.extend(runs::too_few_alloc_runs(&a.diff, &config.thresholds));
+                }
+            }
+            Scope::Runs => {
+                notes.extend(runs::refuse_options(config)?);
+                if let Some(c) = &self.cpu {
+                    notes.extend(runs::too_few_runs(&c.diff, &config.thresholds)?);
+                }
+            }
+            Scope::Captures {
+                compare_heap,
+                compare_cpu,
+                compare_alloc,
+                trend,
+                holdings,
+            } => {
+                notes.extend(cpu_threshold_notes(config, *compare_cpu));
+                notes.extend(unchecked_kinds(
+                    config,
+                    holdings,
+                    [*compare_heap, *compare_cpu, *compare_alloc],
+                )?);
+                if *compare_heap {
+                    notes.extend(heap::unchecked_trend(config, *trend)?);
+                }
+                arkts::check_thresholds(config, self.heap.as_ref(), &mut notes)?;
+            }
+        }
+        let verdict = self.verdict(&config.thresholds);
+        Ok((
+            GateSection::from_verdict(
+                &verdict,
+                config.given.file().map(|p| p.display().to_string()),
+            ),
+            distinct(notes),
+        ))
+    }
 }
 
 /// Whether the heap and the CPU are compared: the heap where both ends hold snapshots
@@ -261,20 +382,71 @@ fn check_inputs(
         ));
     }
     flame_graph_inputs(config, captures, compare_cpu)?;
+    warnings.extend(cpu_threshold_notes(config, compare_cpu));
+    warnings.extend(unchecked_kinds(
+        config,
+        &holdings(captures),
+        [compare_heap, compare_cpu, compare_alloc],
+    )?);
+    for (wanted, have, what, asked) in [
+        (
+            config.picks_snapshots(),
+            compare_heap,
+            "heap snapshots",
+            "--base-snapshot/--head-snapshot is",
+        ),
+        (
+            !config.heap.explain.is_empty(),
+            compare_heap,
+            "heap snapshots",
+            "--explain is",
+        ),
+        (
+            wants_flame_graph(config),
+            compare_cpu,
+            "CPU profiles on both sides",
+            "--format flamegraph-json is",
+        ),
+    ] {
+        if wanted && !have {
+            return Err(Error::Usage(format!(
+                "{asked} given, but the inputs carry no {what} to compare ({})",
+                holdings(captures)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the thresholds say that cannot be as meant: a CPU time limit with `--normalize`
+/// (the normalized totals are equal), a GC limit whose function the ignore list matches.
+fn cpu_threshold_notes(config: &Config, compare_cpu: bool) -> Vec<Warning> {
     let t = &config.thresholds;
+    let mut notes = Vec::new();
     if config.cpu.normalize && t.rule(Metric::CpuTime).is_set() {
-        warnings.push(Warning::new(
+        notes.push(Warning::new(
             WarningCode::NormalizeCpuTime,
             "--max-cpu-time-growth with --normalize: the normalized totals are equal, so it cannot fail",
         ));
     }
     if compare_cpu && t.rule(Metric::GcTime).is_set() && t.ignored("(garbage collector)") {
-        warnings.push(Warning::new(
+        notes.push(Warning::new(
             WarningCode::GcThresholdIgnored,
             "the GC threshold checks nothing: the ignore list matches (garbage collector)",
         ));
     }
-    let holdings = holdings(captures);
+    notes
+}
+
+/// The heap or CPU thresholds given where the inputs carry no such data to compare: a
+/// flag's is refused, the file's warned about (see [`given`]). `holdings` is what the
+/// inputs hold, in words.
+fn unchecked_kinds(
+    config: &Config,
+    holdings: &str,
+    [compare_heap, compare_cpu, compare_alloc]: [bool; 3],
+) -> Result<Vec<Warning>> {
+    let mut notes = Vec::new();
     for (have, kind, metrics, what) in [
         (
             compare_heap,
@@ -298,7 +470,7 @@ fn check_inputs(
         if !have {
             let why = format!("the inputs carry no {what} to compare");
             let refusal = |_: &str| format!("{kind} thresholds are given, but {why} ({holdings})");
-            warnings.extend(config.given.unchecked(
+            notes.extend(config.given.unchecked(
                 &metrics,
                 &Unchecked {
                     what: &format!("{kind} thresholds"),
@@ -308,33 +480,7 @@ fn check_inputs(
             )?);
         }
     }
-    for (wanted, have, what, asked) in [
-        (
-            config.picks_snapshots(),
-            compare_heap,
-            "heap snapshots",
-            "--base-snapshot/--head-snapshot is",
-        ),
-        (
-            !config.heap.explain.is_empty(),
-            compare_heap,
-            "heap snapshots",
-            "--explain is",
-        ),
-        (
-            wants_flame_graph(config),
-            compare_cpu,
-            "CPU profiles on both sides",
-            "--format flamegraph-json is",
-        ),
-    ] {
-        if wanted && !have {
-            return Err(Error::Usage(format!(
-                "{asked} given, but the inputs carry no {what} to compare ({holdings})"
-            )));
-        }
-    }
-    Ok(())
+    Ok(notes)
 }
 
 /// The warnings about data that only one end of the inputs holds: a CPU profile, or heap
@@ -427,6 +573,19 @@ fn flame_graph_inputs(config: &Config, captures: &[Capture], compare_cpu: bool) 
     Ok(())
 }
 
+/// Whether the inputs are one snapshot on its own that may hold a timeline recording: a
+/// heap snapshot or htrace holding one (it has one where it has samples).
+fn may_be_recording(captures: &[Capture]) -> bool {
+    let [only] = captures else {
+        return false;
+    };
+    only.snapshot_count() == 1
+        && matches!(
+            only.detected.format,
+            crate::input::Format::HeapSnapshot | crate::input::Format::Htrace
+        )
+}
+
 /// The error for inputs that share no kind of data.
 fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error {
     if one_file {
@@ -437,8 +596,14 @@ fn nothing_to_compare(first: &Capture, last: &Capture, one_file: bool) -> Error 
                 first.cpu_profiles
             )
         } else {
+            // A TIMELINE recording is a report on its own where its snapshot has samples.
+            let timeline = if first.heap_mode() == Some(crate::input::htrace::HeapMode::Timeline) {
+                " (a TIMELINE recording, but its snapshot holds no samples)"
+            } else {
+                ""
+            };
             format!(
-                "{}, so there is nothing to compare inside it",
+                "{}{timeline}, so there is nothing to compare inside it",
                 first.contents().replacen("a ", "a single ", 1)
             )
         };

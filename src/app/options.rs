@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use super::error::{Error, Result};
 use super::given::ThresholdsGiven;
 pub use crate::diff::compare::HeapOptions;
 use crate::gate::Thresholds;
@@ -95,11 +98,15 @@ pub struct Config {
     pub cpu: CpuOptions,
     pub heap: HeapOptions,
     /// `--leaklist`: the leak watcher's list to join with HEAD. Without it, a
-    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one.
+    /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one
+    /// and `leaklist_beside` says to look for it.
     pub leaklist: Option<PathBuf>,
     /// `--source-map`: a source map, or a directory to search for the maps of the
     /// profiles' scripts.
     pub source_map: Option<PathBuf>,
+    /// Look for the leak list beside HEAD when none is named (the command line does; the
+    /// MCP server reads only the files it is given).
+    pub leaklist_beside: bool,
     pub points: PointOptions,
     pub exit_zero: bool,
     pub quiet: bool,
@@ -119,6 +126,8 @@ pub struct CpuOptions {
     pub normalize: bool,
     /// Match script URLs without their query string and fragment.
     pub strip_url_query: bool,
+    /// Run sets: match functions by name and script, not line and column.
+    pub ignore_positions: bool,
     /// Which profile of a Trace Event file.
     pub profile_pick: ProfilePick,
 }
@@ -131,4 +140,35 @@ pub struct PointOptions {
     pub tags: Vec<(String, String)>,
     /// `--timestamp`: every point's time, ns since the Unix epoch.
     pub timestamp_ns: Option<u64>,
+}
+
+/// Which CPU profile of a Chrome trace to use: `--profile PID:ID` (`profile`) or `--pid`.
+pub fn profile_pick(profile: Option<&str>, pid: Option<u64>) -> Result<ProfilePick> {
+    let profile = profile
+        .map(|p| {
+            p.split_once(':')
+                .and_then(|(pid, id)| Some((pid.trim().parse::<u64>().ok()?, id.trim().to_owned())))
+                .filter(|(_, id)| !id.is_empty())
+                .ok_or_else(|| {
+                    Error::Usage(format!("--profile '{p}': expected PID:ID, e.g. 17026:0x2"))
+                })
+        })
+        .transpose()?;
+    Ok(ProfilePick { profile, pid })
+}
+
+/// Globs as one set, None for none; `flag` names them in errors.
+pub fn globs(flag: &str, patterns: &[String]) -> Result<Option<GlobSet>> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = Glob::new(p).map_err(|e| Error::Usage(format!("{flag} '{p}': {e}")))?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map(Some)
+        .map_err(|e| Error::Usage(format!("{flag}: {e}")))
 }

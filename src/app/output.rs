@@ -23,7 +23,7 @@ fn renderer<'a>(
                 .flatten(),
         }),
         OutputFormat::Markdown => Box::new(report::markdown::Markdown { top }),
-        OutputFormat::Github => Box::new(report::github::Github),
+        OutputFormat::Github => Box::new(report::github::Github::from_env()),
         OutputFormat::LineProtocol => Box::new(report::line_protocol::LineProtocol {
             top,
             tags: config.points.tags.clone(),

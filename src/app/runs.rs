@@ -5,13 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::conclude::{CpuFindings, Findings, conclude, cpu_profile, side};
+use super::conclude::{AllocCompared, Comparison, CpuCompared, Scope, side};
 use super::error::{Error, Result};
 use super::given::{self, Unchecked};
 use super::options::Config;
-use super::{ExitStatus, open_all, progress};
+use super::{Stopped, open_all};
 use crate::diff::cpu::CpuDiff;
-use crate::gate::{self, Metric, Thresholds};
+use crate::diff::heapprof::HeapProfileDiff;
+use crate::gate::{self, Thresholds};
 use crate::input::Capture;
 use crate::model::cpu::{Profile, ProfileTimes};
 use crate::model::heapprof::{HeapProfile, HeapProfileTotals};
@@ -43,7 +44,7 @@ impl RunSide {
 }
 
 /// The files of `dir` that may be captures (not hidden, not directories), by name.
-fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn files_of(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::input(dir, format!("cannot list the directory: {e}")))?;
     let mut files = Vec::new();
@@ -182,13 +183,12 @@ fn check_program(side: &RunSide, times: &[ProfileTimes]) -> Result<()> {
 
 /// Compares BASE's runs with HEAD's; the inputs are two, one of them at least a
 /// directory.
-pub fn compare(config: &Config) -> Result<ExitStatus> {
-    if config.inputs.len() != 2 {
-        return Err(Error::Usage(format!(
-            "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
-            config.inputs.len()
-        )));
-    }
+pub fn comparison(
+    config: &Config,
+    progress: &dyn Fn(String),
+) -> std::result::Result<Comparison, Stopped> {
+    check_two(config)?;
+    progress("reading runs".into());
     let sides = read_sides(config)?;
     let kind = Kind::of(&sides[0]);
     if kind != Kind::of(&sides[1]) {
@@ -196,16 +196,16 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
             Kind::Cpu => "CPU profiles",
             Kind::Alloc => "sampling heap profiles",
         };
-        return Err(Error::Usage(format!(
+        return Err(Stopped::from(Error::Usage(format!(
             "BASE's runs ({}) are {} but HEAD's ({}) are {}: a run set is compared with runs of the same kind",
             sides[0].path.display(),
             what(kind),
             sides[1].path.display(),
             what(Kind::of(&sides[1]))
-        )));
+        ))));
     }
     if kind == Kind::Alloc {
-        return compare_alloc(config, &sides);
+        return Ok(alloc_comparison(config, sides)?);
     }
     let heap_unchecked = refuse_options(config)?;
     let mut warnings: Vec<Warning> = sides
@@ -225,6 +225,9 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
                     if let Some(maps) = maps.as_mut() {
                         maps.cpu(&mut read);
                     }
+                    if config.cpu.ignore_positions {
+                        read.0 = read.0.without_positions();
+                    }
                     Some(read)
                 })
                 .collect()
@@ -237,7 +240,21 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
     for (side, t) in sides.iter().zip(&times) {
         check_program(side, t)?;
     }
-    let diff = crate::diff::runs::diff(&times[0], &times[1], config.thresholds.alpha);
+    let mut diff = crate::diff::runs::diff(&times[0], &times[1], config.thresholds.alpha);
+    let environments = environments(&sides, &times);
+    let differences = environments.differences();
+    if !differences.is_empty() {
+        warnings.push(Warning::new(
+            WarningCode::RunsNotComparable,
+            format!(
+                "BASE's and HEAD's runs are not alike, so a change may be the environment's: {}",
+                differences.join("; ")
+            ),
+        ));
+    }
+    if let Some(set) = diff.runs.as_mut() {
+        set.environments = Some(environments);
+    }
     let flame = flame(&sides, &reads);
     warnings.extend(too_few_runs(&diff, &config.thresholds)?);
     warnings.extend(heap_unchecked);
@@ -245,27 +262,38 @@ pub fn compare(config: &Config) -> Result<ExitStatus> {
     let report_side = |s: &RunSide, times: &[ProfileTimes]| {
         s.report_side(Some(crate::diff::runs::median_span_us(times)))
     };
-    conclude(
-        config,
-        Findings {
-            sides: [
-                report_side(&sides[0], &times[0]),
-                report_side(&sides[1], &times[1]),
-            ],
-            warnings,
-            heap: None,
-            cpu: Some(CpuFindings {
-                diff: &diff,
-                flame: flame.as_ref(),
-                profiles: [
-                    cpu_profile(&sides[0].captures[0]),
-                    cpu_profile(&sides[1].captures[0]),
-                ],
-            }),
-            alloc: None,
-            source_map,
-        },
-    )
+    let report_sides = [
+        report_side(&sides[0], &times[0]),
+        report_side(&sides[1], &times[1]),
+    ];
+    let base_runs = sides[0].captures.len();
+    let head_runs = sides[1].captures.len();
+    Ok(Comparison {
+        captures: sides.into_iter().flat_map(|s| s.captures).collect(),
+        sides: report_sides,
+        warnings,
+        heap: None,
+        cpu: Some(CpuCompared {
+            diff,
+            flame,
+            base: (0..base_runs).collect(),
+            head: (base_runs..base_runs + head_runs).collect(),
+        }),
+        alloc: None,
+        source_map,
+        scope: Scope::Runs,
+    })
+}
+
+/// Refuses other than two inputs: a run set is one side's.
+fn check_two(config: &Config) -> Result<()> {
+    if config.inputs.len() != 2 {
+        return Err(Error::Usage(format!(
+            "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
+            config.inputs.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses the options no run set takes: `--normalize` and those for heap snapshots.
@@ -283,10 +311,12 @@ fn refuse_snapshot_options(config: &Config, only: &str) -> Result<()> {
     Ok(())
 }
 
-/// Refuses what CPU run sets cannot do: options for heap snapshots or `--normalize`, and
-/// heap or allocation thresholds given by a flag. Returns the warnings about the
-/// thresholds file's heap and allocation thresholds, where it sets any.
-fn refuse_options(config: &Config) -> Result<Vec<Warning>> {
+/// Refuses what CPU run sets cannot do: other than two inputs, options for heap
+/// snapshots or `--normalize`, and heap or allocation thresholds given by a flag.
+/// Returns the warnings about the thresholds file's heap and allocation thresholds,
+/// where it sets any.
+pub(super) fn refuse_options(config: &Config) -> Result<Vec<Warning>> {
+    check_two(config)?;
     let only_cpu = "a directory of runs is compared by its CPU profiles only";
     refuse_snapshot_options(config, only_cpu)?;
     let heap = config.given.unchecked(
@@ -312,15 +342,19 @@ fn refuse_options(config: &Config) -> Result<Vec<Warning>> {
     Ok(heap.into_iter().chain(alloc).collect())
 }
 
-/// Compares BASE's sampling heap profiles with HEAD's, function by function with their
-/// statistics.
-fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
+/// Refuses what run sets of sampling heap profiles cannot do: other than two inputs,
+/// options for heap snapshots or `--normalize`, and heap or CPU thresholds given by a
+/// flag. Returns the warnings about the thresholds file's heap and CPU thresholds, where
+/// it sets any.
+pub(super) fn refuse_alloc_options(config: &Config) -> Result<Vec<Warning>> {
+    check_two(config)?;
     let only = "a directory of sampling heap profiles is compared by its allocations only";
     refuse_snapshot_options(config, only)?;
-    let mut warnings: Vec<Warning> = sides
-        .iter()
-        .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
-        .collect();
+    if config.cpu.ignore_positions {
+        return Err(Error::Usage(format!(
+            "--ignore-positions given, but {only} (it matches CPU functions)"
+        )));
+    }
     let mut unchecked = Vec::new();
     for (metrics, what) in [
         (given::heap_metrics(), "heap thresholds"),
@@ -335,6 +369,25 @@ fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
             },
         )?);
     }
+    Ok(unchecked)
+}
+
+/// The warning that no change of the allocations can be significant with so few runs,
+/// where that is so.
+pub(super) fn too_few_alloc_runs(diff: &HeapProfileDiff, t: &Thresholds) -> Option<Warning> {
+    let set = diff.runs.as_ref()?;
+    gate::runs::too_few(set.base_runs, set.head_runs, t.alpha)
+        .map(|message| Warning::new(WarningCode::TooFewRuns, message))
+}
+
+/// Compares BASE's sampling heap profiles with HEAD's, function by function with their
+/// statistics.
+fn alloc_comparison(config: &Config, sides: Vec<RunSide>) -> Result<Comparison> {
+    let unchecked = refuse_alloc_options(config)?;
+    let mut warnings: Vec<Warning> = sides
+        .iter()
+        .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
+        .collect();
     let mut maps = super::alloc::source_maps(config)?;
     let profiles: Vec<Vec<std::borrow::Cow<'_, HeapProfile>>> = sides
         .iter()
@@ -355,34 +408,25 @@ fn compare_alloc(config: &Config, sides: &[RunSide]) -> Result<ExitStatus> {
         .collect();
     let flame = crate::diff::flame::flame_of_runs(&refs[0], &refs[1]);
     let diff = crate::diff::heapprof::diff_runs(&totals[0], &totals[1], config.thresholds.alpha);
-    if let Some(set) = &diff.runs {
-        let t = &config.thresholds;
-        warnings.extend(too_few(
-            set.base_runs,
-            set.head_runs,
-            gate::alloc::family(&diff, t),
-            t,
-        ));
-    }
+    drop(profiles);
+    warnings.extend(too_few_alloc_runs(&diff, &config.thresholds));
     warnings.extend(unchecked);
     let source_map = maps.map(|m| m.finish(&mut warnings));
-    conclude(
-        config,
-        Findings {
-            sides: [sides[0].report_side(None), sides[1].report_side(None)],
-            warnings,
-            heap: None,
-            cpu: None,
-            alloc: Some((&diff, &flame)),
-            source_map,
-        },
-    )
+    let report_sides = [sides[0].report_side(None), sides[1].report_side(None)];
+    Ok(Comparison {
+        captures: sides.into_iter().flat_map(|s| s.captures).collect(),
+        sides: report_sides,
+        warnings,
+        heap: None,
+        cpu: None,
+        alloc: Some(AllocCompared { diff, flame }),
+        source_map,
+        scope: Scope::AllocRuns,
+    })
 }
 
 /// Opens the runs of both sides, each side's of one kind.
 fn read_sides(config: &Config) -> Result<Vec<RunSide>> {
-    let bar = progress(config.quiet);
-    bar.set_message("reading runs");
     let mut sides = Vec::with_capacity(2);
     for input in &config.inputs {
         let is_dir = input.is_dir();
@@ -400,40 +444,37 @@ fn read_sides(config: &Config) -> Result<Vec<RunSide>> {
         check_kinds(&side)?;
         sides.push(side);
     }
-    bar.finish_and_clear();
     Ok(sides)
 }
 
 /// The warning that no change can be significant with so few runs, where that is so.
-fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
+pub(super) fn too_few_runs(diff: &CpuDiff, t: &Thresholds) -> Result<Option<Warning>> {
     let set = diff
         .runs
         .as_ref()
         .ok_or_else(|| Error::Internal("a run set without runs".into()))?;
-    let family = if t.rule(Metric::FunctionSelf).is_set() {
-        gate::runs::family(diff, t)
-    } else {
-        0
-    };
-    Ok(too_few(set.base_runs, set.head_runs, family, t))
+    Ok(gate::runs::too_few_runs(set, t.alpha)
+        .map(|message| Warning::new(WarningCode::TooFewRuns, message)))
 }
 
-/// The warning that no change can be significant with `base` and `head` runs, where
-/// that is so (`family`: the functions gated).
-fn too_few(base: usize, head: usize, family: usize, t: &Thresholds) -> Option<Warning> {
-    gate::runs::too_few_runs(base, head, family, t.alpha).map(|(smallest, level, needed)| {
-        let over = if family > 1 {
-            format!(" (α = {} over {family} functions gated, Holm)", t.alpha)
-        } else {
-            String::new()
-        };
-        Warning::new(
-            WarningCode::TooFewRuns,
-            format!(
-                "with {base} BASE and {head} HEAD runs the smallest p-value is {smallest:.2e}, above {level:.2e}{over}: no change can be significant; at least {needed} runs per side are needed"
-            ),
-        )
-    })
+/// Where each side's runs ran, as far as their captures say.
+fn environments(
+    sides: &[RunSide],
+    times: &[Vec<ProfileTimes>],
+) -> crate::diff::stats::Environments {
+    let side = |s: &RunSide, t: &[ProfileTimes]| {
+        let runs: Vec<_> = s
+            .captures
+            .iter()
+            .filter_map(|c| c.cpu.as_ref().map(|cpu| &cpu.source))
+            .zip(t)
+            .collect();
+        crate::diff::stats::SideEnvironment::of(&runs)
+    };
+    crate::diff::stats::Environments {
+        base: side(&sides[0], &times[0]),
+        head: side(&sides[1], &times[1]),
+    }
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).

@@ -15,6 +15,14 @@ use crate::input::trace_event::ProfilePick;
 use crate::model::aggregate::Aggregate;
 use crate::model::cpu::{Frame, FunctionTime};
 
+/// What a summary records of the machine and the runtime, where the profile does not
+/// say it (a `.cpuprofile` says neither).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Environment {
+    pub runtime: Option<String>,
+    pub cpu_model: Option<String>,
+}
+
 /// What to summarize, and where to write the baseline.
 #[derive(Debug, Clone)]
 pub struct Summarize {
@@ -24,6 +32,8 @@ pub struct Summarize {
     /// Which heap snapshot (negative counts from the end); None: the last.
     pub snapshot: Option<i64>,
     pub profile_pick: ProfilePick,
+    /// What to record of the machine and the runtime where the capture does not say.
+    pub environment: Environment,
     pub quiet: bool,
 }
 
@@ -67,6 +77,7 @@ pub fn make(capture: &Capture, snapshot: Option<usize>) -> Result<Baseline> {
             gc_us: t.gc_us,
             program_us: t.program_us,
             samples: t.samples,
+            interval_us: t.interval_us,
             categories: t
                 .categories
                 .into_iter()
@@ -99,6 +110,17 @@ pub fn make(capture: &Capture, snapshot: Option<usize>) -> Result<Baseline> {
             snapshot_count: capture.snapshot_count(),
             start_time_ns: snapshot.and_then(|i| capture.snapshot_info(i).start_time_ns),
             profile: capture.cpu.as_ref().and_then(|c| c.label.clone()),
+            runtime: capture.cpu.as_ref().and_then(|c| c.source.runtime.clone()),
+            cpu_model: capture
+                .cpu
+                .as_ref()
+                .and_then(|c| c.source.cpu_model.clone()),
+            cpu_throttling: capture
+                .cpu
+                .as_ref()
+                .and_then(|c| c.source.cpu_throttling.clone()),
+            label: None,
+            recorded_ns: None,
         },
         heap,
         cpu,
@@ -132,7 +154,10 @@ pub fn run(args: &Summarize) -> Result<()> {
         (_, n) => Some(resolve_index(&capture, "--snapshot", n.unwrap_or(-1))?),
     };
     bar.set_message("summarizing");
-    let baseline = make(&capture, snapshot)?;
+    let mut baseline = make(&capture, snapshot)?;
+    let env = &args.environment;
+    baseline.source.runtime = env.runtime.clone().or(baseline.source.runtime);
+    baseline.source.cpu_model = env.cpu_model.clone().or(baseline.source.cpu_model);
     bar.finish_and_clear();
     if !args.quiet {
         for w in capture.warnings() {

@@ -13,7 +13,8 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::error::{Error, Result};
-use crate::gate::{Metric, Rule};
+use super::options::globs;
+use crate::gate::{Metric, Rule, Thresholds};
 use crate::report::line_protocol::check_tag;
 use crate::units::{Limit, parse_duration, parse_share, parse_size, parse_size_limit};
 
@@ -31,6 +32,8 @@ pub struct FileSettings {
     pub rules: BTreeMap<Metric, Rule>,
     pub classes: Option<Vec<String>>,
     pub functions: Option<Vec<String>>,
+    /// `[site] include`: the allocation sites the site threshold checks.
+    pub sites: Option<Vec<String>>,
     pub ignore: Option<Vec<String>>,
     pub min_function_self_us: Option<u64>,
     /// `[function] min_alloc`: the floor of the per-function allocation threshold.
@@ -48,6 +51,29 @@ impl FileSettings {
     pub fn rule(&self, metric: Metric) -> Rule {
         self.rules.get(&metric).copied().unwrap_or_default()
     }
+
+    /// The thresholds the file sets, the defaults where it is silent.
+    pub fn thresholds(&self) -> Result<Thresholds> {
+        let mut t = Thresholds::default();
+        if let Some(us) = self.min_function_self_us {
+            t.min_function_self_us = us;
+        }
+        if let Some(bytes) = self.min_function_alloc {
+            t.min_function_alloc = bytes;
+        }
+        if let Some(alpha) = self.alpha {
+            t.alpha = alpha;
+        }
+        let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
+        t.classes = globs("class.include", &list(&self.classes))?;
+        t.functions = globs("function.include", &list(&self.functions))?;
+        t.ignore = globs("ignore", &list(&self.ignore))?;
+        t.sites = globs("site.include", &list(&self.sites))?;
+        for (&metric, &rule) in &self.rules {
+            t.set(metric, rule);
+        }
+        Ok(t)
+    }
 }
 
 /// A key of the file other than a metric's rule.
@@ -56,6 +82,7 @@ enum Setting {
     Ignore,
     ClassInclude,
     FunctionInclude,
+    SiteInclude,
     FunctionMinSelf,
     FunctionMinAlloc,
     SuspectMinGrowth,
@@ -64,7 +91,7 @@ enum Setting {
 }
 
 /// The keys of the file other than the metrics' rules.
-const SETTINGS: [(&str, Setting); 8] = [
+const SETTINGS: [(&str, Setting); 9] = [
     ("ignore", Setting::Ignore),
     ("class.include", Setting::ClassInclude),
     ("function.include", Setting::FunctionInclude),
@@ -73,6 +100,7 @@ const SETTINGS: [(&str, Setting); 8] = [
     ("suspects.min_growth", Setting::SuspectMinGrowth),
     ("suspects.min_share", Setting::SuspectMinShare),
     ("cpu.alpha", Setting::Alpha),
+    ("site.include", Setting::SiteInclude),
 ];
 
 /// The table of tags for the line protocol's points.
@@ -268,7 +296,7 @@ impl Reader<'_> {
                 "absolute_floor" => {
                     rule.absolute_floor = Some(self.value(&field, value, |t| {
                         match metric.parse_limit(t)? {
-                            Limit::Absolute(n) => Ok(n),
+                            Limit::Absolute(n) | Limit::Count(n) => Ok(n),
                             Limit::Percent(_) => Err("an absolute floor takes an amount, not a percentage (use relative_floor)".into()),
                         }
                     })?);
@@ -299,6 +327,11 @@ impl Reader<'_> {
                 &warn_key,
                 span,
                 format!("the warn level ({w}) is not below the fail level ({f})"),
+            )),
+            (Some(Limit::Count(w)), Some(Limit::Count(f))) if w >= f => Err(self.at(
+                &warn_key,
+                span,
+                format!("the warn level ({w} objects) is not below the fail level ({f} objects)"),
             )),
             (Some(Limit::Percent(w)), Some(Limit::Percent(f))) if w >= f => Err(self.at(
                 &warn_key,
@@ -389,6 +422,7 @@ impl Reader<'_> {
             Setting::Ignore => out.ignore = Some(self.globs(key, v)?),
             Setting::ClassInclude => out.classes = Some(self.globs(key, v)?),
             Setting::FunctionInclude => out.functions = Some(self.globs(key, v)?),
+            Setting::SiteInclude => out.sites = Some(self.globs(key, v)?),
             Setting::FunctionMinSelf => {
                 out.min_function_self_us = Some(self.value(key, v, parse_duration)?);
             }
@@ -634,7 +668,7 @@ service = "shop app"
         );
         assert!(
             error("[tag]\nenv = \"ci\"\n")
-                .ends_with("`native`, `leaklist`, `owners`, `alloc`, `tags`"),
+                .ends_with("`native`, `leaklist`, `owners`, `alloc`, `site`, `tags`"),
             "{}",
             error("[tag]\nenv = \"ci\"\n")
         );

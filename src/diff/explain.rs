@@ -1,6 +1,7 @@
 //! What holds a class alive: for a suspect or an `--explain` class, its retained size on
 //! each side and one instance of it in HEAD with its shortest path from the GC roots.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use hashbrown::HashMap;
@@ -8,8 +9,9 @@ use hashbrown::HashMap;
 use crate::analysis::dominators::{Dominators, dominators, dominators_of_owned};
 use crate::analysis::paths::{Distances, Step};
 use crate::diff::heap::{ById, HeapDiff, IdMatching, ObjectIndex, loose_in_base, match_id};
-use crate::diff::owners::{NodeMeasures, all_entries};
+use crate::diff::owners::{NodeMeasures, all_entries, existed};
 use crate::model::change::Change;
+use crate::model::graph::HeapGraph;
 use crate::model::heap::HeapSnapshot;
 
 /// An instance picked to show how a class is retained, and its path from the roots.
@@ -126,15 +128,22 @@ impl Analysed {
     }
 }
 
+/// Which of HEAD's objects are new since BASE.
+enum New<'a> {
+    /// Unknown: ids do not match across the pair, BASE is HEAD, or no path is wanted.
+    Unknown,
+    /// BASE's objects, looked up as asked; with them, HEAD's new nodes among those whose
+    /// id names no object (matched by class), in node order.
+    Base(ObjectIndex<'a>, Vec<u32>),
+    /// Whether each of HEAD's nodes existed in BASE (see [`existed`]).
+    Existed(&'a [bool]),
+}
+
 /// Finds, for a class, an instance in HEAD and its shortest path from the roots.
 pub struct Explainer<'a> {
     head: &'a Analysed,
-    /// BASE's objects, when ids match across the pair (so "new" means something).
-    base_objects: Option<ObjectIndex<'a>>,
-    /// With them, HEAD's new nodes among those whose id names no object (matched by
-    /// class), in node order.
-    new_loose: Vec<u32>,
-    distances: Option<Distances>,
+    new: New<'a>,
+    distances: Option<Cow<'a, Distances>>,
     /// Retained size per class name on each side.
     retained: Option<HashMap<&'a str, Change>>,
     head_classes: HashMap<&'a str, u32>,
@@ -149,58 +158,33 @@ impl<'a> Explainer<'a> {
         diff: &HeapDiff,
         paths: bool,
     ) -> Explainer<'a> {
-        let base_objects =
-            (paths && diff.id_matching == IdMatching::SameProcess && !std::ptr::eq(base, head))
-                .then(|| ObjectIndex::new(&base.snap, base.by_id()));
-        let new_loose = if base_objects.is_some() {
-            loose_in_base((&base.snap, base.by_id()), (&head.snap, head.by_id()))
-                .into_iter()
-                .filter(|&(_, same)| !same)
-                .map(|(n, _)| n)
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let new =
+            if paths && diff.id_matching == IdMatching::SameProcess && !std::ptr::eq(base, head) {
+                let loose = loose_in_base((&base.snap, base.by_id()), (&head.snap, head.by_id()))
+                    .into_iter()
+                    .filter(|&(_, same)| !same)
+                    .map(|(n, _)| n)
+                    .collect();
+                New::Base(ObjectIndex::new(&base.snap, base.by_id()), loose)
+            } else {
+                New::Unknown
+            };
         let distances = head
             .snap
             .graph
             .as_ref()
             .filter(|_| paths)
-            .map(Distances::new);
+            .map(|g| Cow::Owned(Distances::new(g)));
         let retained = match (&base.class_retained, &head.class_retained) {
-            (Some(b), Some(h)) => {
-                let mut by_name: HashMap<&str, Change> = HashMap::new();
-                for (class, &size) in b.iter().enumerate() {
-                    by_name
-                        .entry(base.snap.class_names[class].as_str())
-                        .or_default()
-                        .base += size;
-                }
-                for (class, &size) in h.iter().enumerate() {
-                    by_name
-                        .entry(head.snap.class_names[class].as_str())
-                        .or_default()
-                        .head += size;
-                }
-                Some(by_name)
-            }
+            (Some(b), Some(h)) => Some(retained_by_name((&base.snap, b), (&head.snap, h))),
             _ => None,
         };
-        #[allow(clippy::cast_possible_truncation)] // class counts fit a u32
-        let head_classes = head
-            .snap
-            .class_names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.as_str(), i as u32))
-            .collect();
         Explainer {
             head,
-            base_objects,
-            new_loose,
+            new,
             distances,
             retained,
-            head_classes,
+            head_classes: class_ids(&head.snap),
         }
     }
 
@@ -223,21 +207,29 @@ impl<'a> Explainer<'a> {
         }
     }
 
+    /// Whether a node of HEAD is new since BASE; false where that is unknown.
+    pub fn is_new(&self, node: usize) -> bool {
+        let snap = &self.head.snap;
+        match &self.new {
+            New::Unknown => false,
+            New::Base(base, loose) => {
+                let id = snap.ids.get(node);
+                if match_id(id).is_some() {
+                    !base.contains(id, snap.class_name(snap.classes[node]))
+                } else {
+                    u32::try_from(node).is_ok_and(|n| loose.binary_search(&n).is_ok())
+                }
+            }
+            New::Existed(existed) => !existed[node],
+        }
+    }
+
     fn explain(&self, name: &str, held: &dyn Fn(usize) -> bool) -> Option<Explanation> {
         let snap = &self.head.snap;
         let graph = snap.graph.as_ref()?;
-        let distances = self.distances.as_ref()?;
+        let distances = self.distances.as_deref()?;
         let &class = self.head_classes.get(name)?;
-        let is_new = |node: usize| {
-            self.base_objects.as_ref().is_some_and(|b| {
-                let id = snap.ids.get(node);
-                if match_id(id).is_some() {
-                    !b.contains(id, name)
-                } else {
-                    u32::try_from(node).is_ok_and(|n| self.new_loose.binary_search(&n).is_ok())
-                }
-            })
-        };
+        let is_new = |node: usize| self.is_new(node);
         let (node, new) = distances
             .representative(snap, graph, class, |n| is_new(n) && held(n))
             .filter(|&(_, new)| new)
@@ -254,8 +246,14 @@ impl<'a> Explainer<'a> {
 
     /// How many edges a shortest path from the roots to a node of HEAD has.
     pub fn distance(&self, node: u32) -> Option<u32> {
-        let d = self.distances.as_ref()?;
+        let d = self.distances.as_deref()?;
         d.is_reached(node).then(|| d.distance[node as usize])
+    }
+
+    /// The distances from the roots, where paths were wanted: what the walk found, for
+    /// whoever keeps HEAD after the comparison.
+    pub fn into_distances(self) -> Option<Distances> {
+        self.distances.map(Cow::into_owned)
     }
 
     fn why_no_path(&self, name: &str) -> String {
@@ -267,5 +265,121 @@ impl<'a> Explainer<'a> {
         } else {
             format!("no object of class {name} in HEAD is reachable from the GC roots")
         }
+    }
+}
+
+/// Each class name's retained size on both sides, from the per-class sums of each.
+fn retained_by_name<'a>(
+    base: (&'a HeapSnapshot, &[u64]),
+    head: (&'a HeapSnapshot, &[u64]),
+) -> HashMap<&'a str, Change> {
+    let mut by_name: HashMap<&str, Change> = HashMap::new();
+    for (class, &size) in base.1.iter().enumerate() {
+        by_name
+            .entry(base.0.class_names[class].as_str())
+            .or_default()
+            .base += size;
+    }
+    for (class, &size) in head.1.iter().enumerate() {
+        by_name
+            .entry(head.0.class_names[class].as_str())
+            .or_default()
+            .head += size;
+    }
+    by_name
+}
+
+/// Each class name's id.
+fn class_ids(snap: &HeapSnapshot) -> HashMap<&str, u32> {
+    #[allow(clippy::cast_possible_truncation)] // class counts fit a u32
+    snap.class_names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i as u32))
+        .collect()
+}
+
+/// HEAD kept whole after a comparison, for questions about single objects: its graph with
+/// what paths show, its dominator tree, every node's distance from the roots, which of its
+/// objects are new since BASE, and each class's retained size on both sides. What the
+/// report says of a class's path, [`Kept::explainer`] says again for any class.
+pub struct Kept {
+    /// HEAD, with its graph (and labels) and its dominator tree.
+    pub head: Analysed,
+    pub distances: Distances,
+    /// Whether each node of HEAD existed in BASE; None where ids do not match across the
+    /// pair, or BASE is HEAD.
+    pub existed: Option<Vec<bool>>,
+    /// Each class's retained size on both sides, by name, where both graphs were read.
+    retained: Option<HashMap<String, Change>>,
+}
+
+impl Kept {
+    /// Keeps HEAD after the comparison of `base` with it; None where HEAD's graph, its
+    /// dominator tree or the distances were not kept (`distances` is what the comparison's
+    /// [`Explainer`] found).
+    pub fn new(
+        base: Option<&Analysed>,
+        head: Analysed,
+        diff: &HeapDiff,
+        distances: Option<Distances>,
+    ) -> Option<Kept> {
+        head.snap.graph.as_ref()?;
+        head.dominators.as_ref()?;
+        let distances = distances?;
+        let existed = base
+            .filter(|_| diff.id_matching == IdMatching::SameProcess)
+            .map(|b| existed((&b.snap, b.by_id()), (&head.snap, head.by_id())));
+        // BASE is HEAD where there is no BASE of its own.
+        let base_side = base.unwrap_or(&head);
+        let retained = match (&base_side.class_retained, &head.class_retained) {
+            (Some(b), Some(h)) => Some(
+                retained_by_name((&base_side.snap, b), (&head.snap, h))
+                    .into_iter()
+                    .map(|(name, change)| (name.to_owned(), change))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Some(Kept {
+            head,
+            distances,
+            existed,
+            retained,
+        })
+    }
+
+    /// The explainer of the comparison, again: a class's detail as the report gives it
+    /// for an `--explain` class.
+    pub fn explainer(&self) -> Explainer<'_> {
+        let retained = self.retained.as_ref().map(|r| {
+            r.iter()
+                .map(|(name, &change)| (name.as_str(), change))
+                .collect()
+        });
+        Explainer {
+            head: &self.head,
+            new: self.existed.as_deref().map_or(New::Unknown, New::Existed),
+            distances: Some(Cow::Borrowed(&self.distances)),
+            retained,
+            head_classes: class_ids(&self.head.snap),
+        }
+    }
+
+    /// HEAD's object graph (always there in a kept HEAD).
+    pub fn graph(&self) -> &HeapGraph {
+        self.head
+            .snap
+            .graph
+            .as_ref()
+            .expect("a kept HEAD has its graph")
+    }
+
+    /// HEAD's dominator tree (always there in a kept HEAD).
+    pub fn dominators(&self) -> &Dominators {
+        self.head
+            .dominators
+            .as_ref()
+            .expect("a kept HEAD has its dominator tree")
     }
 }

@@ -211,6 +211,17 @@ impl ById {
         }
     }
 
+    /// The nodes whose id matches `id` as objects are matched ([`match_id`]: ArkTS ids
+    /// by their low 32 bits; none for ids 0 and 1).
+    pub fn nodes_matching(&self, id: u64) -> impl Iterator<Item = u32> + '_ {
+        let id = match_id(id);
+        let start = id.map_or(self.len(), |id| self.lower_bound(id));
+        (start..self.len())
+            .map(|i| self.get(i))
+            .take_while(move |&(i, _)| Some(i) == id)
+            .map(|(_, node)| node)
+    }
+
     /// The first position whose id is not below `id`.
     fn lower_bound(&self, id: u64) -> usize {
         match &self.keys {

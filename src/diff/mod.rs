@@ -3,9 +3,11 @@
 //! [`compare`], the heap comparison as one call, which reads the snapshots it compares
 //! from their opened captures.
 
+pub mod allocations;
 pub mod compare;
 pub mod cpu;
 pub mod explain;
+pub mod family;
 pub mod flame;
 pub mod heap;
 pub mod heapprof;
@@ -58,4 +60,10 @@ pub struct HeapResult {
     pub retained: bool,
     /// The leak watcher's list joined with HEAD, when one was given or found.
     pub leaklist: Option<crate::analysis::leaklist::LeakListResult>,
+    /// HEAD kept whole, where [`compare::HeapOptions::keep_head`] asked for it and its
+    /// graph was read.
+    pub kept: Option<Box<explain::Kept>>,
+    /// Where HEAD's objects were allocated, where HEAD was taken with allocation
+    /// tracking.
+    pub allocations: Option<allocations::Allocations>,
 }

@@ -157,6 +157,15 @@ pub fn diff(base: &[ProfileTimes], head: &[ProfileTimes], alpha: f64) -> CpuDiff
             alpha,
             duration_us,
             gc_us,
+            environments: None,
+            interval_us: {
+                let intervals: Vec<u64> = base
+                    .iter()
+                    .chain(head)
+                    .filter_map(|t| t.interval_us)
+                    .collect();
+                (!intervals.is_empty()).then(|| median_of(intervals.into_iter()))
+            },
         }),
     }
 }

@@ -1,12 +1,14 @@
-//! The statistics of a run-set comparison (docs/semantics.md, “Run sets”): the spread of
-//! one side's runs, the Mann-Whitney U test of BASE's runs against HEAD's (exact for small
-//! samples without ties, else the normal approximation with the tie and continuity
-//! corrections), the Hodges-Lehmann estimate of the shift with its confidence interval,
-//! and Holm's correction over a family of tests; and the values of a run set that they
-//! apply to.
-//! Pure arithmetic; no I/O.
+//! The statistics of a run-set comparison that the report shows
+//! (docs/semantics.md, “Run sets”): the spread of one side's runs, the Mann-Whitney U test
+//! of BASE's runs against HEAD's (two-sided; exact for small samples without ties, else the
+//! normal approximation with the tie and continuity corrections), and the Hodges-Lehmann
+//! estimate of the shift with its confidence interval; the values of a run set that they
+//! apply to; and where each side's runs ran. The gate's own test is in `family.rs`. Pure
+//! arithmetic; no I/O.
 
+use crate::input::ProfileSource;
 use crate::model::change::Change;
+use crate::model::cpu::ProfileTimes;
 
 /// The exact null distribution is used when both samples are smaller than this and there
 /// are no ties (as R's `wilcox.test` does).
@@ -174,29 +176,6 @@ impl UDistribution {
     }
 }
 
-/// The smallest two-sided p-value samples of `n` and `m` runs can give: `2 / C(n+m, n)`
-/// (complete separation, no ties).
-pub fn smallest_p(n: usize, m: usize) -> f64 {
-    if n == 0 || m == 0 {
-        return 1.0;
-    }
-    let mut c = 1.0_f64;
-    for i in 1..=n.min(m) {
-        #[allow(clippy::cast_precision_loss)]
-        {
-            c = c * (n + m + 1 - i) as f64 / i as f64;
-        }
-    }
-    (2.0 / c).min(1.0)
-}
-
-/// The fewest runs per side (equal sides) whose smallest p-value is at most `level`.
-pub fn runs_needed(level: f64) -> usize {
-    (2..=1000)
-        .find(|&r| smallest_p(r, r) <= level)
-        .unwrap_or(1000)
-}
-
 /// Compares `base` runs with `head` runs. `exact` is the exact distribution for their
 /// sizes when one is at hand (see [`UDistribution::new`]); `alpha` sets the interval's
 /// confidence (1 − alpha).
@@ -303,23 +282,6 @@ fn normal(
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let k = ((mean - z * sd).round().max(1.0) as usize).min(nm.div_ceil(2));
     (p_value, diffs[k - 1], diffs[nm - k], 1.0 - alpha)
-}
-
-/// Holm's step-down adjustment of `p` (any order): the adjusted p-values, in the same
-/// order. A test is significant at level α when its adjusted p-value is at most α.
-pub fn holm(p: &[f64]) -> Vec<f64> {
-    let k = p.len();
-    let mut order: Vec<usize> = (0..k).collect();
-    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
-    let mut adjusted = vec![0.0; k];
-    let mut running: f64 = 0.0;
-    for (rank, &i) in order.iter().enumerate() {
-        #[allow(clippy::cast_precision_loss)]
-        let scaled = ((k - rank) as f64 * p[i]).min(1.0);
-        running = running.max(scaled);
-        adjusted[i] = running;
-    }
-    adjusted
 }
 
 /// P(Z > z) for a standard normal Z.
@@ -435,6 +397,11 @@ pub struct RunSet {
     pub duration_us: RunValues,
     /// The garbage collector's time per run.
     pub gc_us: RunValues,
+    /// The runs' sampling interval (the median of those that give theirs), µs.
+    pub interval_us: Option<u64>,
+    /// Where each side's runs ran, as far as they say (set by the caller, which has the
+    /// captures).
+    pub environments: Option<Environments>,
 }
 
 impl RunSet {
@@ -452,6 +419,82 @@ pub(super) fn floats(v: &[u64]) -> Vec<f64> {
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 pub(super) fn whole(v: f64) -> u64 {
     v.max(0.0).round() as u64
+}
+
+/// Sampling intervals further apart than this factor make two sides incomparable.
+const INTERVAL_RATIO: f64 = 1.5;
+
+/// Where one side's runs ran, as far as they say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SideEnvironment {
+    /// The runtimes the runs name (sorted, each once); empty where none says.
+    pub runtimes: Vec<String>,
+    /// The CPU models the runs name.
+    pub cpu_models: Vec<String>,
+    /// The CPU throttling the recordings asked for.
+    pub cpu_throttling: Vec<String>,
+    /// The median of the runs' sampling intervals, µs.
+    pub interval_us: Option<u64>,
+}
+
+impl SideEnvironment {
+    /// The environment of runs: each run's source (None for a run without one) and times.
+    pub fn of(runs: &[(&ProfileSource, &ProfileTimes)]) -> SideEnvironment {
+        let distinct = |pick: fn(&ProfileSource) -> Option<&String>| {
+            let mut v: Vec<String> = runs.iter().filter_map(|(s, _)| pick(s)).cloned().collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let intervals: Vec<u64> = runs.iter().filter_map(|(_, t)| t.interval_us).collect();
+        SideEnvironment {
+            runtimes: distinct(|s| s.runtime.as_ref()),
+            cpu_models: distinct(|s| s.cpu_model.as_ref()),
+            cpu_throttling: distinct(|s| s.cpu_throttling.as_ref()),
+            interval_us: (!intervals.is_empty()).then(|| whole(median(&floats(&intervals)))),
+        }
+    }
+}
+
+/// Where BASE's and HEAD's runs ran, and how that differs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Environments {
+    pub base: SideEnvironment,
+    pub head: SideEnvironment,
+}
+
+impl Environments {
+    /// What differs between the sides where both say: the runtimes, the CPU models or the
+    /// throttling named (as sets), or sampling intervals more than 1.5 times apart. One
+    /// phrase per difference, for a warning.
+    pub fn differences(&self) -> Vec<String> {
+        let (b, h) = (&self.base, &self.head);
+        let mut out = Vec::new();
+        let mut sets = |what: &str, base: &[String], head: &[String]| {
+            if !base.is_empty() && !head.is_empty() && base != head {
+                out.push(format!(
+                    "{what}: BASE {}, HEAD {}",
+                    base.join(" and "),
+                    head.join(" and ")
+                ));
+            }
+        };
+        sets("runtime", &b.runtimes, &h.runtimes);
+        sets("CPU model", &b.cpu_models, &h.cpu_models);
+        sets("CPU throttling", &b.cpu_throttling, &h.cpu_throttling);
+        if let (Some(bi), Some(hi)) = (b.interval_us, h.interval_us) {
+            #[allow(clippy::cast_precision_loss)]
+            let ratio = bi.max(hi) as f64 / bi.min(hi).max(1) as f64;
+            if ratio > INTERVAL_RATIO {
+                out.push(format!(
+                    "sampling interval: BASE {}, HEAD {}",
+                    crate::units::format_us(bi),
+                    crate::units::format_us(hi)
+                ));
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -501,7 +544,6 @@ mod tests {
         assert!(c.exact);
         assert_eq!(c.u, 25.0);
         assert!(close(c.p_value, 2.0 / 252.0, 1e-15));
-        assert!(close(smallest_p(5, 5), 2.0 / 252.0, 1e-15));
         // 3 and 3 with one inversion: P(U <= 1) = 2/20, so p = 0.2.
         let d = UDistribution::new(3, 3).unwrap();
         let c = compare(&[1.0, 2.0, 4.0], &[3.0, 5.0, 6.0], Some(&d), 0.05);
@@ -601,27 +643,84 @@ mod tests {
     }
 
     #[test]
-    fn holm_steps_down() {
-        // Sorted 0.01 0.02 0.03 0.5 over 4: 0.04, 0.06, 0.06 (monotone), 0.5.
-        let adj = holm(&[0.03, 0.5, 0.01, 0.02]);
-        let want = [0.06, 0.5, 0.04, 0.06];
-        for (a, w) in adj.iter().zip(want) {
-            assert!(close(*a, w, 1e-12), "{adj:?}");
-        }
-        assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
-        assert!(holm(&[]).is_empty());
-    }
-
-    #[test]
-    fn spread_and_runs_needed() {
+    fn spread() {
         let s = Spread::of(&[5.0, 1.0, 4.0, 2.0, 3.0]);
         assert_eq!((s.median, s.q1, s.q3, s.iqr()), (3.0, 2.0, 4.0, 2.0));
         let s = Spread::of(&[1.0, 2.0, 3.0, 4.0]);
         assert_eq!((s.median, s.q1, s.q3), (2.5, 1.75, 3.25));
-        // 2/C(2r, r) ≤ 0.01: r = 5 gives 2/252 = 0.0079.
-        assert_eq!(runs_needed(0.01), 5);
-        // 0.01 over 10 functions: 2/C(12, 6) = 2.2e-3 is too large, 2/C(14, 7) = 5.8e-4 is not.
-        assert_eq!(runs_needed(0.001), 7);
-        assert_eq!(smallest_p(1, 1), 1.0);
+    }
+}
+
+#[cfg(test)]
+mod environment_tests {
+    use super::*;
+
+    fn run(
+        runtime: Option<&str>,
+        cpu: Option<&str>,
+        interval: Option<u64>,
+    ) -> (ProfileSource, ProfileTimes) {
+        (
+            ProfileSource {
+                runtime: runtime.map(str::to_owned),
+                cpu_model: cpu.map(str::to_owned),
+                ..ProfileSource::default()
+            },
+            ProfileTimes {
+                interval_us: interval,
+                ..ProfileTimes::default()
+            },
+        )
+    }
+
+    fn side(runs: &[(ProfileSource, ProfileTimes)]) -> SideEnvironment {
+        let refs: Vec<(&ProfileSource, &ProfileTimes)> = runs.iter().map(|(s, t)| (s, t)).collect();
+        SideEnvironment::of(&refs)
+    }
+
+    #[test]
+    fn differences_where_both_sides_say() {
+        let base = [
+            run(Some("node v20.20.2"), Some("AMD EPYC 7763"), Some(1_000)),
+            run(Some("node v20.20.2"), Some("Intel Xeon 8370C"), Some(1_000)),
+            run(Some("node v20.20.2"), None, Some(1_050)),
+        ];
+        let same = [run(
+            Some("node v20.20.2"),
+            Some("AMD EPYC 7763"),
+            Some(1_020),
+        )];
+        let env = Environments {
+            base: side(&base),
+            head: side(&same),
+        };
+        assert_eq!(
+            env.base.cpu_models,
+            vec!["AMD EPYC 7763", "Intel Xeon 8370C"]
+        );
+        assert_eq!(env.base.interval_us, Some(1_000));
+        assert_eq!(
+            env.differences(),
+            vec!["CPU model: BASE AMD EPYC 7763 and Intel Xeon 8370C, HEAD AMD EPYC 7763"]
+        );
+        let other = [run(Some("node v22.1.0"), None, Some(100))];
+        let env = Environments {
+            base: side(&base),
+            head: side(&other),
+        };
+        assert_eq!(
+            env.differences(),
+            vec![
+                "runtime: BASE node v20.20.2, HEAD node v22.1.0",
+                "sampling interval: BASE 1.0 ms, HEAD 100 µs"
+            ]
+        );
+        // A side that says nothing differs in nothing.
+        let silent = [run(None, None, None)];
+        let env = Environments {
+            base: side(&base),
+            head: side(&silent),
+        };
+        assert!(env.differences().is_empty());
     }
 }

@@ -21,7 +21,7 @@ pub fn evaluate(list: &LeakListResult, t: &Thresholds, verdict: &mut Verdict) {
             .into_iter()
             .find_map(|(level, limit)| {
                 let min = match limit? {
-                    Limit::Absolute(min) => min.max(floor),
+                    Limit::Absolute(min) | Limit::Count(min) => min.max(floor),
                     // Refused when the limit is read.
                     Limit::Percent(_) => return None,
                 };
@@ -38,6 +38,7 @@ pub fn evaluate(list: &LeakListResult, t: &Thresholds, verdict: &mut Verdict) {
                 limit: limit_value,
                 limit_text: Metric::LeakList.unit().show_limit(limit),
                 p_value: None,
+                unit: Metric::LeakList.unit(),
             });
         }
     }

@@ -7,7 +7,8 @@ use std::fmt;
 
 use crate::units::{
     Limit, format_count, format_count_delta, format_size, format_size_delta, format_us,
-    format_us_delta, parse_count_limit, parse_duration_limit, parse_size_limit,
+    format_us_delta, parse_count_limit, parse_count_or_size_limit, parse_duration_limit,
+    parse_size_limit,
 };
 
 /// A quantity whose growth the gate checks.
@@ -39,6 +40,10 @@ pub enum Metric {
     FunctionAlloc,
     /// Growth of all the bytes the sampling heap profiles account for.
     AllocTotal,
+    /// What one allocation site's surviving new objects (or a recording's survivors)
+    /// count or weigh: a limit that is a number alone counts objects, one with a unit
+    /// their size.
+    SiteGrowth,
 }
 
 /// What a metric's values count.
@@ -61,12 +66,14 @@ pub enum Source {
     /// A leak watcher's list joined with the heap.
     LeakList,
     /// A pair of sampling heap profiles (allocations).
-    Alloc,
+    HeapProfile,
+    /// The allocation data of a capture taken with allocation tracking.
+    Allocations,
 }
 
 impl Metric {
     /// Every metric, in the order reports and help list them.
-    pub const ALL: [Metric; 13] = [
+    pub const ALL: [Metric; 14] = [
         Metric::HeapSize,
         Metric::ClassCount,
         Metric::ClassSize,
@@ -80,6 +87,7 @@ impl Metric {
         Metric::OwnerGrowth,
         Metric::FunctionAlloc,
         Metric::AllocTotal,
+        Metric::SiteGrowth,
     ];
 
     /// The command-line option that sets its fail level, without the dashes.
@@ -98,6 +106,7 @@ impl Metric {
             Metric::OwnerGrowth => "fail-on-owners",
             Metric::FunctionAlloc => "max-function-alloc-growth",
             Metric::AllocTotal => "max-alloc-growth",
+            Metric::SiteGrowth => "max-site-growth",
         }
     }
 
@@ -117,6 +126,7 @@ impl Metric {
             Metric::OwnerGrowth => "owners.growth",
             Metric::FunctionAlloc => "function.alloc",
             Metric::AllocTotal => "alloc.total",
+            Metric::SiteGrowth => "site.growth",
         }
     }
 
@@ -136,6 +146,7 @@ impl Metric {
             Metric::OwnerGrowth => "trend.owner_growth",
             Metric::FunctionAlloc => "function.self_bytes_delta",
             Metric::AllocTotal => "alloc.bytes_delta",
+            Metric::SiteGrowth => "site.growth",
         }
     }
 
@@ -149,7 +160,8 @@ impl Metric {
             | Metric::LeakList
             | Metric::OwnerGrowth
             | Metric::FunctionAlloc
-            | Metric::AllocTotal => Unit::Bytes,
+            | Metric::AllocTotal
+            | Metric::SiteGrowth => Unit::Bytes,
             Metric::ClassCount => Unit::Count,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Unit::Micros,
         }
@@ -164,8 +176,9 @@ impl Metric {
             | Metric::ClassNative => Source::Heap,
             Metric::LeakList => Source::LeakList,
             Metric::SuspectSize | Metric::OwnerGrowth => Source::Trend,
+            Metric::SiteGrowth => Source::Allocations,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Source::Cpu,
-            Metric::FunctionAlloc | Metric::AllocTotal => Source::Alloc,
+            Metric::FunctionAlloc | Metric::AllocTotal => Source::HeapProfile,
         }
     }
 
@@ -209,6 +222,9 @@ impl Metric {
             Metric::AllocTotal => {
                 "Fail if all the bytes the sampling heap profiles account for grow by more than LIMIT (e.g. 4MiB, 10%)"
             }
+            Metric::SiteGrowth => {
+                "Fail when the new objects one allocation site made (that survive in HEAD, or a recording's survivors) grow past LIMIT: a number of objects (e.g. 1000) or a size (e.g. 256KiB); needs captures taken with allocation tracking"
+            }
         }
     }
 
@@ -226,6 +242,7 @@ impl Metric {
     /// nothing).
     pub fn parse_limit(self, text: &str) -> Result<Limit, String> {
         let limit = match self.unit() {
+            Unit::Bytes if self == Metric::SiteGrowth => parse_count_or_size_limit(text)?,
             Unit::Bytes => parse_size_limit(text)?,
             Unit::Count => parse_count_limit(text)?,
             Unit::Micros => parse_duration_limit(text)?,
@@ -239,6 +256,9 @@ impl Metric {
             )),
             (Metric::OwnerGrowth, Limit::Percent(_)) => Err(format!(
                 "'{text}' is a percentage; an owner's growth takes a size (e.g. 512KiB)"
+            )),
+            (Metric::SiteGrowth, Limit::Percent(_)) => Err(format!(
+                "'{text}' is a percentage; a site's growth takes a number of objects (e.g. 1000) or a size (e.g. 256KiB)"
             )),
             _ => Ok(limit),
         }
@@ -294,6 +314,7 @@ impl Unit {
         match limit {
             Limit::Absolute(v) => self.show(v),
             Limit::Percent(p) => format!("{p}%"),
+            Limit::Count(n) => format!("{n} objects"),
         }
     }
 }

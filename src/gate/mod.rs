@@ -5,6 +5,7 @@ pub mod leaklist;
 pub mod metric;
 mod native;
 pub mod runs;
+pub mod sites;
 
 use std::fmt;
 
@@ -112,31 +113,58 @@ impl Rule {
     /// The growth from `change.base` to `change.head` against the fail level, then the
     /// warn level.
     fn check(&self, metric: Metric, subject: &str, change: Change) -> Option<Violation> {
+        [Level::Fail, Level::Warn]
+            .into_iter()
+            .find_map(|level| self.check_level(level, metric, subject, change))
+    }
+
+    /// The limit of `level`, if set.
+    pub fn level(&self, level: Level) -> Option<Limit> {
+        match level {
+            Level::Fail => self.fail,
+            Level::Warn => self.warn,
+        }
+    }
+
+    /// The effective limit of `limit` on a base value of `base`: the largest of the limit
+    /// and the floors, in the metric's unit; and whether a relative one (a percentage of
+    /// the base) is that largest.
+    pub fn resolve(&self, limit: Limit, base: u64) -> (f64, bool) {
+        let relative = |l: Limit| matches!(l, Limit::Percent(_));
+        std::iter::once(limit)
+            .chain(self.absolute_floor.map(Limit::Absolute))
+            .chain(self.relative_floor.map(Limit::Percent))
+            .map(|l| (l.resolve(base), relative(l)))
+            .fold(
+                (0.0, false),
+                |best, (v, rel)| if v > best.0 { (v, rel) } else { best },
+            )
+    }
+
+    /// The growth from `change.base` to `change.head` against the limit of `level` alone.
+    fn check_level(
+        &self,
+        level: Level,
+        metric: Metric,
+        subject: &str,
+        change: Change,
+    ) -> Option<Violation> {
         let (base, value) = (change.base, change.delta());
+        let limit = self.level(level)?;
         if value <= 0 {
             return None;
         }
-        let floor = self
-            .absolute_floor
-            .map(|f| Limit::Absolute(f).resolve(base))
-            .into_iter()
-            .chain(self.relative_floor.map(|p| Limit::Percent(p).resolve(base)))
-            .fold(0.0, f64::max);
-        [(Level::Fail, self.fail), (Level::Warn, self.warn)]
-            .into_iter()
-            .find_map(|(level, limit)| {
-                let limit = limit?;
-                let resolved = limit.resolve(base).max(floor);
-                exceeds(value, resolved).then(|| Violation {
-                    level,
-                    metric,
-                    subject: subject.to_owned(),
-                    value,
-                    limit: resolved,
-                    limit_text: self.text(limit, metric.unit()),
-                    p_value: None,
-                })
-            })
+        let (resolved, _) = self.resolve(limit, base);
+        exceeds(value, resolved).then(|| Violation {
+            level,
+            metric,
+            subject: subject.to_owned(),
+            value,
+            limit: resolved,
+            limit_text: self.text(limit, metric.unit()),
+            p_value: None,
+            unit: metric.unit(),
+        })
     }
 
     /// The limit as it was given, with the floors: `10%, floor 256 KiB`.
@@ -170,8 +198,11 @@ pub struct Thresholds {
     pub functions: Option<GlobSet>,
     /// Classes and functions left out of every threshold, the totals included.
     pub ignore: Option<GlobSet>,
-    /// Comparing run sets: a change must be significant at this level (Holm-corrected
-    /// over the functions gated) to exceed a CPU threshold.
+    /// When set, the allocation-site threshold applies only to sites whose function or
+    /// script matches one of these.
+    pub sites: Option<GlobSet>,
+    /// Comparing run sets: a change must be shown, at this level, to exceed the limit
+    /// (one-sided; the functions gated tested as one family) to exceed a CPU threshold.
     pub alpha: f64,
 }
 
@@ -184,6 +215,7 @@ impl Default for Thresholds {
             classes: None,
             functions: None,
             ignore: None,
+            sites: None,
             alpha: runs::DEFAULT_ALPHA,
         }
     }
@@ -213,9 +245,10 @@ impl Thresholds {
                 Source::Heap => heap,
                 Source::Trend => trend,
                 Source::Cpu => cpu,
-                // Counted where a list is joined: [`leaklist::evaluate`]; where heap
-                // profiles are compared: [`alloc::evaluate`].
-                Source::LeakList | Source::Alloc => false,
+                // Counted where a list is joined ([`leaklist::evaluate`]), where sites are
+                // found ([`sites::evaluate`]) and where heap profiles are compared
+                // ([`alloc::evaluate`]).
+                Source::LeakList | Source::Allocations | Source::HeapProfile => false,
             })
             .map(|m| self.rule(m).levels())
             .sum()
@@ -235,7 +268,7 @@ impl Thresholds {
 
     /// Whether any threshold looks at heap snapshots.
     pub fn has_heap(&self) -> bool {
-        self.has(|s| !matches!(s, Source::Cpu | Source::Alloc))
+        self.has(|s| !matches!(s, Source::Cpu | Source::HeapProfile))
     }
 
     /// Whether the ignore list leaves `name` out.
@@ -269,9 +302,12 @@ pub struct Violation {
     pub limit: f64,
     /// The limit as it was given.
     pub limit_text: String,
-    /// Comparing run sets: the p-value that made the change significant (Holm-adjusted
-    /// for a function); `value` is then the estimated shift (Hodges-Lehmann).
+    /// Comparing run sets: the p-value that made the change significant (adjusted over
+    /// the family tested); `value` is then the estimated shift (Hodges-Lehmann).
     pub p_value: Option<f64>,
+    /// The unit of `value` and `limit`: the metric's, but for a site's growth limited by
+    /// a number of objects.
+    pub unit: Unit,
 }
 
 /// The outcome of checking every threshold.
@@ -280,6 +316,8 @@ pub struct Verdict {
     pub status: Status,
     pub thresholds: usize,
     pub violations: Vec<Violation>,
+    /// Comparing run sets: what the CPU thresholds tested, and what they could detect.
+    pub runs: Option<runs::RunGate>,
 }
 
 /// Checks `heap`, its `trend` and `cpu` against `t`.
@@ -307,9 +345,7 @@ pub fn evaluate(
     {
         check_owners(trend, t, &mut violations);
     }
-    if let Some(cpu) = cpu {
-        check_cpu(cpu, t, &mut violations);
-    }
+    let runs = cpu.and_then(|cpu| check_cpu(cpu, t, &mut violations));
     let status = match violations.iter().map(|v| v.level).max() {
         Some(Level::Fail) => Status::Fail,
         Some(Level::Warn) => Status::Warn,
@@ -324,6 +360,7 @@ pub fn evaluate(
         status,
         thresholds,
         violations,
+        runs,
     }
 }
 
@@ -396,10 +433,10 @@ pub fn function_subject(frame: &crate::model::cpu::Frame) -> String {
     }
 }
 
-fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
+/// The CPU thresholds; on run sets, also what they tested.
+fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) -> Option<runs::RunGate> {
     if let Some(set) = &cpu.runs {
-        runs::check_cpu(cpu, set, t, out);
-        return;
+        return Some(runs::check_cpu(cpu, set, t, out));
     }
     if t.rule(Metric::CpuTime).is_set() {
         // Ignored functions' self time is taken out of the totals.
@@ -414,7 +451,7 @@ fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         out.extend(t.check(Metric::GcTime, "(garbage collector)", cpu.gc_us));
     }
     if !t.rule(Metric::FunctionSelf).is_set() {
-        return;
+        return None;
     }
     for f in &cpu.functions {
         let floor = t.min_function_self_us;
@@ -426,6 +463,7 @@ fn check_cpu(cpu: &CpuDiff, t: &Thresholds, out: &mut Vec<Violation>) {
         }
         out.extend(t.check(Metric::FunctionSelf, &function_subject(&f.frame), f.self_us));
     }
+    None
 }
 
 #[cfg(test)]

@@ -128,7 +128,21 @@ impl AllocReader {
         match found {
             Ok(found) => Ok(Some(found)),
             Err(why) => {
-                json.skip_value()?;
+                if json.eat(b'[')? {
+                    // An empty section loses nothing, whatever its meta says (ArkTS
+                    // lists no fields for the sections it leaves empty).
+                    if json.eat(b']')? {
+                        return Ok(None);
+                    }
+                    loop {
+                        json.skip_value()?;
+                        if !json.next_or_close(b']')? {
+                            break;
+                        }
+                    }
+                } else {
+                    json.skip_value()?;
+                }
                 self.keep(json, section, Err(why));
                 Ok(None)
             }
@@ -298,6 +312,12 @@ impl AllocReader {
         })?;
         self.keep(json, Section::Locations, read);
         Ok(())
+    }
+
+    /// Whether a section read so far holds anything: function infos, trace nodes or
+    /// samples.
+    pub fn has_data(&self) -> bool {
+        !self.functions.names.is_empty() || !self.tree.is_empty() || !self.samples.is_empty()
     }
 
     /// The string indexes the function infos name, for the strings to keep.
@@ -736,6 +756,40 @@ mod tests {
         let mut warnings = Vec::new();
         let (data, locations) = r.finish(&StringTable::default(), 0, Vec::new(), 3, &mut warnings);
         assert!(data.is_none() && locations.is_none() && warnings.is_empty());
+    }
+
+    #[test]
+    fn empty_sections_whose_meta_lists_no_fields_are_no_problem() {
+        let none = Some(Vec::new());
+        let fields = MetaFields {
+            functions: none.clone(),
+            tree: none.clone(),
+            samples: none.clone(),
+            locations: none,
+        };
+        let mut r = AllocReader::new(fields.clone());
+        for section in ["trace_function_infos", "trace_tree", "samples", "locations"] {
+            read(&mut r, section, " [ ] ");
+        }
+        let mut warnings = Vec::new();
+        let (data, locations) = r.finish(&StringTable::default(), 0, Vec::new(), 3, &mut warnings);
+        assert!(data.is_none() && locations.is_none(), "nothing read");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // A section with values is still left out with a warning, read to its end.
+        let mut r = AllocReader::new(fields);
+        let text = "[1,0,0,0,[2,1,3,96,[]]]";
+        let mut json = JsonReader::new(text.as_bytes());
+        r.read_tree(&mut json).unwrap();
+        assert_eq!(json.offset(), text.len() as u64);
+        let (data, _) = r.finish(&StringTable::default(), 0, Vec::new(), 3, &mut warnings);
+        assert!(data.is_none());
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].message.contains(
+                "\"trace_tree\" is left out: snapshot.meta.trace_node_fields has no \"id\""
+            ),
+            "{warnings:?}"
+        );
     }
 
     #[test]

@@ -46,6 +46,21 @@ pub struct Source {
     pub start_time_ns: Option<u64>,
     /// Which CPU profile of a Trace Event file (`PID:ID`).
     pub profile: Option<String>,
+    /// The runtime and its version, where the capture or `--runtime` told it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// The CPU model, where the capture or `--cpu-model` told it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    /// The CPU slow-down the recording asked for (a DevTools trace's `cpuThrottling`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_throttling: Option<String>,
+    /// What the run is of (a commit), as `arkdiff history --label` gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// When `arkdiff history` recorded it, ns since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -77,6 +92,10 @@ pub struct CpuTotals {
     pub gc_us: u64,
     pub program_us: u64,
     pub samples: usize,
+    /// The sampling interval (the median time between samples), µs; absent in baselines
+    /// of profiles without samples, and in those of arkdiff 0.1.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_us: Option<u64>,
     pub categories: Vec<CategoryTotal>,
     /// Every sampled function, largest self time first.
     pub functions: Vec<FunctionTotal>,
@@ -157,6 +176,7 @@ impl Baseline {
                 .iter()
                 .map(|k| (k.name.clone(), k.us))
                 .collect(),
+            interval_us: c.interval_us,
         })
     }
 
@@ -276,9 +296,12 @@ impl Baseline {
         match &self.cpu {
             None => writeln!(out, "  \"cpu\": null")?,
             Some(c) => {
+                let interval = c
+                    .interval_us
+                    .map_or_else(String::new, |i| format!(", \"interval_us\": {i}"));
                 writeln!(
                     out,
-                    "  \"cpu\": {{\"duration_us\": {}, \"idle_us\": {}, \"gc_us\": {}, \"program_us\": {}, \"samples\": {}, \"categories\": {}, \"functions\": [",
+                    "  \"cpu\": {{\"duration_us\": {}, \"idle_us\": {}, \"gc_us\": {}, \"program_us\": {}, \"samples\": {}{interval}, \"categories\": {}, \"functions\": [",
                     c.duration_us,
                     c.idle_us,
                     c.gc_us,
@@ -309,7 +332,7 @@ fn json<T: Serialize + ?Sized>(v: &T) -> std::io::Result<String> {
 }
 
 /// Reads a baseline file through its compression layers.
-pub fn open(path: &Path, reader: impl Read) -> Result<(Option<Aggregate>, Option<ProfileTimes>)> {
+pub fn open(path: &Path, reader: impl Read) -> Result<Baseline> {
     let b =
         Baseline::read(reader).map_err(|e| InputError::invalid(path, e).in_format("baseline"))?;
     if b.heap.is_none() && b.cpu.is_none() {
@@ -317,7 +340,7 @@ pub fn open(path: &Path, reader: impl Read) -> Result<(Option<Aggregate>, Option
             InputError::invalid(path, "it holds neither heap nor CPU totals").in_format("baseline"),
         );
     }
-    Ok((b.aggregate(), b.times()))
+    Ok(b)
 }
 
 #[cfg(test)]
@@ -339,6 +362,11 @@ mod tests {
                 snapshot_count: 2,
                 start_time_ns: None,
                 profile: None,
+                runtime: None,
+                cpu_model: None,
+                cpu_throttling: None,
+                label: None,
+                recorded_ns: None,
             },
             heap: Some(HeapTotals {
                 count: 3,
@@ -365,6 +393,7 @@ mod tests {
                 gc_us: 2,
                 program_us: 3,
                 samples: 4,
+                interval_us: Some(250),
                 categories: vec![CategoryTotal {
                     name: "gcTime".into(),
                     us: 2,

@@ -93,9 +93,13 @@ pub struct ParseOptions {
     /// Read the allocation trace (`trace_function_infos`, `trace_tree`, each node's
     /// `trace_node_id`) and the timeline `samples` into
     /// [`HeapSnapshot::allocations`]. Nothing is kept for a snapshot that has none.
+    /// Where the snapshot has them, its `locations` are read too (they follow those
+    /// sections in the files V8 and ArkTS write): source positions are shown for
+    /// snapshots taken with allocation tracking, and a snapshot without pays nothing for
+    /// them.
     pub allocations: bool,
     /// Read `locations` (V8: where closures and objects' constructors are in the source)
-    /// into [`HeapSnapshot::locations`].
+    /// into [`HeapSnapshot::locations`], whether or not the snapshot has allocation data.
     pub locations: bool,
 }
 
@@ -450,7 +454,11 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
                     }
                     b"trace_tree" if options.allocations => alloc.read_tree(&mut json)?,
                     b"samples" if options.allocations => alloc.read_samples(&mut json)?,
-                    b"locations" if options.locations => {
+                    b"locations"
+                        if options.locations
+                            || (options.allocations
+                                && (alloc.has_data() || !raw.traces.is_empty())) =>
+                    {
                         alloc.read_locations(&mut json, layout.map(|l| l.stride))?;
                     }
                     b"strings" => {

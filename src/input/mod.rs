@@ -417,6 +417,14 @@ pub struct ProfileSource {
     /// When the profile was written, ns since the Unix epoch: an htrace's profile record
     /// on the REALTIME clock (written when profiling stopped).
     pub wall_time_ns: Option<u64>,
+    /// The runtime and its version: a Chrome trace's `product-version` (or `v8-version`),
+    /// or what a baseline recorded.
+    pub runtime: Option<String>,
+    /// The CPU model: a Chrome trace's `cpu-brand`, or what a baseline recorded.
+    pub cpu_model: Option<String>,
+    /// The CPU slow-down the recording asked for: a DevTools trace's `cpuThrottling`, as
+    /// written (`1` for none).
+    pub cpu_throttling: Option<String>,
 }
 
 /// The samples of a profile, or only their per-function sums (a baseline).
@@ -517,15 +525,20 @@ impl Capture {
             Format::Htrace => capture.open_htrace()?,
             Format::Baseline => {
                 let reader = open_unwrapped(path, &capture.detected.wrapping)?;
-                let (heap, cpu) = baseline::open(path, reader)?;
-                if let Some(a) = heap {
+                let b = baseline::open(path, reader)?;
+                if let Some(a) = b.aggregate() {
                     capture.heap = HeapKind::Aggregate(Box::new(a));
                 }
-                if let Some(t) = cpu {
+                if let Some(t) = b.times() {
                     capture.cpu = Some(CpuCapture {
                         data: CpuData::Times(t),
                         label: None,
-                        source: ProfileSource::default(),
+                        source: ProfileSource {
+                            runtime: b.source.runtime,
+                            cpu_model: b.source.cpu_model,
+                            cpu_throttling: b.source.cpu_throttling,
+                            ..ProfileSource::default()
+                        },
                     });
                 }
             }
@@ -572,6 +585,7 @@ impl Capture {
                     capture.warnings.push(w.prefixed(path.display()));
                 }
                 capture.cpu_profiles = trace.profiles.len();
+                let environment = trace.environment.clone();
                 let (chosen, note) = trace.pick(pick).map_err(&fail)?;
                 if let Some(note) = note {
                     capture.warnings.push(note.prefixed(path.display()));
@@ -579,6 +593,9 @@ impl Capture {
                 let label = chosen.key();
                 let source = ProfileSource {
                     pid: Some(chosen.pid),
+                    runtime: environment.runtime,
+                    cpu_model: environment.cpu_model,
+                    cpu_throttling: environment.cpu_throttling,
                     ..ProfileSource::of(Engine::V8)
                 };
                 let profile = chosen

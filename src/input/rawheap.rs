@@ -17,6 +17,7 @@ mod index;
 mod meta;
 mod nodes;
 mod sections;
+mod strings;
 mod v1;
 mod v2;
 
@@ -27,11 +28,12 @@ use std::io::SeekFrom;
 
 use super::heapsnapshot::ParseOptions;
 use crate::model::heap::HeapSnapshot;
-use frame::{Version, io_error, read_at, read_frame};
+use bytes::{io_error, read_at};
+use frame::{Version, read_frame};
 #[cfg(test)]
 use {
+    bytes::u32_at,
     index::{AddrIndex, NO_NAME},
-    sections::u32_at,
 };
 
 /// Why a rawheap cannot be read: the section and byte offset, and what is wrong there.

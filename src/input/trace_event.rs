@@ -31,6 +31,72 @@ pub struct TraceProfiles {
     /// Events read.
     pub events: usize,
     pub warnings: Vec<Warning>,
+    /// What the trace's `metadata` says of where it was recorded.
+    pub environment: TraceEnvironment,
+}
+
+/// What a trace's top-level `metadata` object tells of the machine and the runtime:
+/// Chrome's tracing writes `cpu-brand`, `product-version` and `v8-version`; DevTools'
+/// Performance panel writes `cpuThrottling`. None where it does not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceEnvironment {
+    /// `product-version` (e.g. `Chrome/120.0.6099.109`), else `V8 ` and `v8-version`.
+    pub runtime: Option<String>,
+    /// `cpu-brand`.
+    pub cpu_model: Option<String>,
+    /// `cpuThrottling`, as written.
+    pub cpu_throttling: Option<String>,
+}
+
+impl TraceEnvironment {
+    /// Reads a `metadata` value key by key (it may be large: DevTools puts source maps
+    /// in it), keeping the keys above; a value that is not an object tells nothing.
+    fn read<R: Read>(json: &mut JsonReader<R>) -> Result<TraceEnvironment, JsonError> {
+        let mut env = TraceEnvironment::default();
+        if json.peek()? != Some(b'{') {
+            json.skip_value()?;
+            return Ok(env);
+        }
+        json.expect(b'{', "{")?;
+        if json.eat(b'}')? {
+            return Ok(env);
+        }
+        let (mut key, mut text, mut v8) = (Vec::new(), Vec::new(), None);
+        loop {
+            json.key(&mut key)?;
+            let wanted = matches!(
+                key.as_slice(),
+                b"product-version" | b"v8-version" | b"cpu-brand" | b"cpuThrottling"
+            );
+            if wanted && json.peek()? == Some(b'"') {
+                text.clear();
+                json.string(&mut text)?;
+                let value = String::from_utf8_lossy(&text).trim().to_owned();
+                if !value.is_empty() {
+                    match key.as_slice() {
+                        b"product-version" => env.runtime = Some(value),
+                        b"v8-version" => v8 = Some(format!("V8 {value}")),
+                        b"cpu-brand" => env.cpu_model = Some(value),
+                        _ => env.cpu_throttling = Some(value),
+                    }
+                }
+            } else if key == b"cpuThrottling" {
+                text.clear();
+                json.capture_value(&mut text, 64)?;
+                let number = String::from_utf8_lossy(&text).trim().to_owned();
+                if number.parse::<f64>().is_ok() {
+                    env.cpu_throttling = Some(number);
+                }
+            } else {
+                json.skip_value()?;
+            }
+            if !json.next_or_close(b'}')? {
+                break;
+            }
+        }
+        env.runtime = env.runtime.or(v8);
+        Ok(env)
+    }
 }
 
 /// One `(pid, id)` profile.
@@ -152,6 +218,9 @@ pub fn read<R: Read>(src: R) -> Result<TraceProfiles, JsonError> {
                         if !out.events(&mut json, false).map_err(|e| e.within(&key))? {
                             break;
                         }
+                    } else if key == b"metadata" {
+                        out.environment =
+                            TraceEnvironment::read(&mut json).map_err(|e| e.within(&key))?;
                     } else {
                         json.skip_value().map_err(|e| e.within(&key))?;
                     }
@@ -181,6 +250,7 @@ struct Reader {
     events: usize,
     warnings: Vec<Warning>,
     buf: Vec<u8>,
+    environment: TraceEnvironment,
 }
 
 impl Reader {
@@ -361,6 +431,7 @@ impl Reader {
             profiles: self.profiles,
             events: self.events,
             warnings: self.warnings,
+            environment: self.environment,
         }
     }
 }

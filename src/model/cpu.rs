@@ -371,6 +371,9 @@ pub struct ProfileTimes {
     pub program_us: u64,
     pub samples: usize,
     pub categories: Vec<(String, u64)>,
+    /// The sampling interval: the median time from one sample to the next, µs. None
+    /// without samples (a baseline made before baselines kept it).
+    pub interval_us: Option<u64>,
 }
 
 impl ProfileTimes {
@@ -390,6 +393,23 @@ impl ProfileTimes {
         let mut merged: HashMap<Frame, FunctionTime> = HashMap::with_capacity(self.functions.len());
         for (frame, t) in std::mem::take(&mut self.functions) {
             let m = merged.entry(map(&frame)).or_default();
+            m.self_us = m.self_us.saturating_add(t.self_us);
+            m.total_us = m.total_us.saturating_add(t.total_us);
+        }
+        self.functions = merged;
+        self
+    }
+
+    /// Functions matched by name and script alone: line and column become 0 (unknown),
+    /// and functions that then coincide are merged by adding their times, as in
+    /// [`ProfileTimes::strip_url_queries`].
+    #[must_use]
+    pub fn without_positions(mut self) -> ProfileTimes {
+        let mut merged: HashMap<Frame, FunctionTime> = HashMap::with_capacity(self.functions.len());
+        for (mut frame, t) in std::mem::take(&mut self.functions) {
+            frame.line = 0;
+            frame.column = 0;
+            let m = merged.entry(frame).or_default();
             m.self_us = m.self_us.saturating_add(t.self_us);
             m.total_us = m.total_us.saturating_add(t.total_us);
         }
@@ -427,6 +447,23 @@ impl CallTree for Profile {
 }
 
 impl Profile {
+    /// The sampling interval: the median of the samples' times (each the time to the
+    /// next sample), µs; None without samples.
+    pub fn interval_us(&self) -> Option<u64> {
+        let mut times = self.sample_us.clone();
+        if times.is_empty() {
+            return None;
+        }
+        let mid = times.len() / 2;
+        let (_, &mut upper, _) = times.select_nth_unstable(mid);
+        Some(if times.len().is_multiple_of(2) {
+            let lower = times[..mid].iter().copied().max().unwrap_or(upper);
+            lower.midpoint(upper)
+        } else {
+            upper
+        })
+    }
+
     /// Call-tree nodes.
     pub fn node_count(&self) -> usize {
         self.node_parent.len()
@@ -476,6 +513,7 @@ impl Profile {
         let mut out = ProfileTimes {
             samples: self.samples.len(),
             categories: self.categories.clone(),
+            interval_us: self.interval_us(),
             ..ProfileTimes::default()
         };
         // Self time and sample count per node.
@@ -539,6 +577,111 @@ impl Profile {
     }
 }
 
+/// One function's neighbours in a profile's call tree: its callers and callees, with the
+/// time spent through each (see [`Profile::neighbours`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Neighbours {
+    /// The function's self and total time, µs (as [`Profile::times`] counts them).
+    pub self_us: u64,
+    pub total_us: u64,
+    /// Each caller and the time of the samples that have it directly above the function,
+    /// µs; `(root)` where the function is called from the top of a stack.
+    pub callers: Vec<(Frame, u64)>,
+    /// Each callee and the time of the samples that have it directly below the function.
+    pub callees: Vec<(Frame, u64)>,
+}
+
+impl Profile {
+    /// The callers and callees of `frame`: the time of each caller is that of the samples
+    /// whose stack has the caller directly above the function, and the time of each callee
+    /// that of the samples whose stack has it directly below; a sample counts once for a
+    /// caller (or callee) however often the pair recurs on its stack. Idle samples are left
+    /// out. Both lists are sorted by time, larger first, then by frame. All zero and empty
+    /// when the profile does not have the function.
+    pub fn neighbours(&self, frame: &Frame) -> Neighbours {
+        let Some(target) = self.frames.iter().position(|f| f == frame) else {
+            return Neighbours::default();
+        };
+        let target = u32::try_from(target).unwrap_or(u32::MAX);
+        let n = self.node_parent.len();
+        let frames = self.frames.len();
+        // Each node's own time, and (on leaving it) its subtree's.
+        let own = self.node_self_us();
+        let mut weight = own.clone();
+        let children = Children::new(&self.node_parent);
+        // How many nodes of the function with each caller frame (of each callee frame
+        // under the function) are open on the current path, and whether each node is
+        // the topmost of its pair there.
+        let mut open_up = vec![0u32; frames + 1];
+        let mut open_down = vec![0u32; frames];
+        let mut open_self = 0u32;
+        let mut top_up = vec![false; n];
+        let mut top_down = vec![false; n];
+        let mut up_us = vec![0u64; frames + 1];
+        let mut down_us = vec![0u64; frames];
+        let mut out = Neighbours::default();
+        // A root node's caller: the tree's root, one past the frames.
+        let caller_key = |node: usize| match self.node_parent[node] {
+            NO_PARENT => frames,
+            p => self.node_frame[p as usize] as usize,
+        };
+        let under_target = |node: usize| matches!(self.node_parent[node], p if p != NO_PARENT && self.node_frame[p as usize] == target);
+        depth_first(&self.node_parent, &children, |step| match step {
+            Visit::Enter(node) => {
+                let f = self.node_frame[node];
+                if f == target {
+                    let key = caller_key(node);
+                    top_up[node] = open_up[key] == 0;
+                    open_up[key] += 1;
+                    open_self += 1;
+                }
+                if under_target(node) {
+                    top_down[node] = open_down[f as usize] == 0;
+                    open_down[f as usize] += 1;
+                }
+            }
+            Visit::Leave(node, parent) => {
+                let f = self.node_frame[node];
+                if f == target {
+                    out.self_us = out.self_us.saturating_add(own[node]);
+                    let key = caller_key(node);
+                    open_up[key] -= 1;
+                    open_self -= 1;
+                    if top_up[node] {
+                        up_us[key] = up_us[key].saturating_add(weight[node]);
+                    }
+                    if open_self == 0 {
+                        out.total_us = out.total_us.saturating_add(weight[node]);
+                    }
+                }
+                if under_target(node) {
+                    open_down[f as usize] -= 1;
+                    if top_down[node] {
+                        down_us[f as usize] = down_us[f as usize].saturating_add(weight[node]);
+                    }
+                }
+                if let Some(p) = parent {
+                    weight[p] = weight[p].saturating_add(weight[node]);
+                }
+            }
+        });
+        let root = Frame::one_based("(root)", "", 0, 0);
+        let listed = |times: &[u64]| {
+            let mut list: Vec<(Frame, u64)> = times
+                .iter()
+                .enumerate()
+                .filter(|&(_, &us)| us > 0)
+                .map(|(f, &us)| (self.frames.get(f).unwrap_or(&root).clone(), us))
+                .collect();
+            list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            list
+        };
+        out.callers = listed(&up_us);
+        out.callees = listed(&down_us);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -596,6 +739,45 @@ mod tests {
                 .keys()
                 .any(|f| f.name == "(root)" || f.name == "(idle)")
         );
+    }
+
+    #[test]
+    fn neighbours_count_a_sample_once_per_caller_and_callee() {
+        // root -> a -> b -> a -> b ; root -> c -> a ; root -> (idle)
+        let raw = RawProfile {
+            nodes: vec![
+                node(1, "(root)", None),
+                node(2, "a", Some(1)),
+                node(3, "b", Some(2)),
+                node(4, "a", Some(3)),
+                node(5, "b", Some(4)),
+                node(6, "c", Some(1)),
+                node(7, "a", Some(6)),
+                node(8, "(idle)", Some(1)),
+            ],
+            // 5: 10, 2: 20, 7: 30, 3: 5, 8 (idle): 35 (to the end at 100).
+            samples: vec![5, 2, 7, 3, 8],
+            timestamps: vec![0, 10, 30, 60, 65],
+            end_time: Some(100),
+            ..RawProfile::default()
+        };
+        let p = raw.build().unwrap();
+        let frame = |name: &str| Frame::zero_based(name, "a.js", Some(0), Some(0));
+        let root = Frame::zero_based("(root)", "", Some(0), Some(0));
+        let a = p.neighbours(&frame("a"));
+        // a's own samples: 2 (20) and 7 (30); the sample in 5 passes through a twice.
+        assert_eq!((a.self_us, a.total_us), (50, 10 + 20 + 30 + 5));
+        // Callers: (root) for 5, 2, 3 (35); b for 5 (10); c for 7 (30).
+        assert_eq!(
+            a.callers,
+            vec![(root, 35), (frame("c"), 30), (frame("b"), 10)]
+        );
+        // Callees: b for 5 and 3, once each (15).
+        assert_eq!(a.callees, vec![(frame("b"), 15)]);
+        let b = p.neighbours(&frame("b"));
+        assert_eq!(b.callers, vec![(frame("a"), 15)]);
+        assert_eq!(b.callees, vec![(frame("a"), 10)]);
+        assert_eq!(p.neighbours(&frame("zzz")), Neighbours::default());
     }
 
     #[test]

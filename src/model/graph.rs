@@ -276,6 +276,18 @@ impl HeapGraph {
         self.edge_targets.len()
     }
 
+    /// The node edge `edge` leaves from (a binary search of the rows).
+    pub fn edge_source(&self, edge: usize) -> u32 {
+        // The last row starting at or before the edge; empty rows share its start.
+        let after = self
+            .first_edge
+            .partition_point(|&start| start as usize <= edge);
+        #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
+        {
+            after.saturating_sub(1) as u32
+        }
+    }
+
     /// The edge indexes of `node`.
     #[inline]
     pub fn edges(&self, node: u32) -> std::ops::Range<usize> {

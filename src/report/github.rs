@@ -3,10 +3,17 @@
 //! [`MAX_ANNOTATIONS`] of each, as GitHub shows no more per step; the rest are counted in
 //! a notice and listed in the job summary. Where the run has `$GITHUB_STEP_SUMMARY` and
 //! `$GITHUB_OUTPUT`, [`write_env_files`] appends the Markdown report and the outputs.
+//!
+//! Where HEAD was taken with allocation tracking, an annotation about an allocation site
+//! (a site's violation, a suspect's or a leak owner's largest site, a site that kept
+//! leaving survivors over a recording) names its file and line (`file=`, `line=`,
+//! `col=`), so that a pull request shows it on the line that allocates: the script's path
+//! relative to the workspace ([`repo_path`]).
 
+use std::fmt::Write as _;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::markdown::Markdown;
 use super::{Render, Report, ViolationJson};
@@ -15,7 +22,72 @@ use crate::gate::Level;
 /// GitHub shows at most 10 error and 10 warning annotations of a step.
 pub const MAX_ANNOTATIONS: usize = 10;
 
-pub struct Github;
+pub struct Github {
+    /// The directory the annotations' files are relative to: `$GITHUB_WORKSPACE` where
+    /// set, else the working directory. A script outside it gets no `file=`.
+    pub workspace: Option<PathBuf>,
+}
+
+impl Github {
+    /// The workspace of the run: `$GITHUB_WORKSPACE`, else the working directory.
+    pub fn from_env() -> Github {
+        let workspace = std::env::var_os("GITHUB_WORKSPACE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok());
+        Github { workspace }
+    }
+}
+
+/// Where a script is in the repository, as an annotation's `file=`: a `file://` URL or
+/// an absolute path relative to `workspace` (None outside it); an ArkTS module path
+/// (`com.example.app/entry@1.0.0/src/main/ets/pages/Index.ts`, or `src/main/ets/…` of
+/// module `entry`) as the module's directory and the path inside it
+/// (`entry/src/main/ets/pages/Index.ts`); any other relative path as it is. None for
+/// URLs and the runtime's own scripts (`node:events`), which no repository holds.
+pub fn repo_path(script: &str, module: Option<&str>, workspace: Option<&Path>) -> Option<String> {
+    let path = script.strip_prefix("file://").unwrap_or(script);
+    if path.is_empty() || path.contains("://") || path.starts_with("node:") {
+        return None;
+    }
+    if path.starts_with('/') {
+        let inside = Path::new(path).strip_prefix(workspace?).ok()?;
+        let parts: Vec<String> = inside
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        return (!parts.is_empty()).then(|| parts.join("/"));
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    Some(match parts.iter().position(|&p| p == "src") {
+        // The module's directory, without its `@version`.
+        Some(i) if i > 0 => {
+            let dir = parts[i - 1].split('@').next().unwrap_or(parts[i - 1]);
+            format!("{dir}/{}", parts[i..].join("/"))
+        }
+        Some(_) => match module {
+            Some(m) if !m.contains("_GLOBAL") => format!("{m}/{path}"),
+            _ => path.to_owned(),
+        },
+        None => path.to_owned(),
+    })
+}
+
+/// A site's place as an annotation's properties: `file=app.js,line=61,col=20,`; empty
+/// where the script is not in the repository.
+fn place(frame: &super::alloc::CallFrameJson, workspace: Option<&Path>) -> String {
+    let Some(file) = repo_path(&frame.script, frame.module.as_deref(), workspace) else {
+        return String::new();
+    };
+    let mut out = format!("file={},", escape_property(&file));
+    if let Some(line) = frame.line {
+        let _ = write!(out, "line={line},");
+        if let Some(col) = frame.column {
+            let _ = write!(out, "col={col},");
+        }
+    }
+    out
+}
 
 /// A workflow command's message, escaped as GitHub requires.
 pub fn escape_data(text: &str) -> String {
@@ -73,9 +145,12 @@ impl Render for Github {
                 .filter(|v| v.level == level)
                 .collect();
             for v in of_level.iter().take(MAX_ANNOTATIONS) {
+                let at = site_frame(report, v)
+                    .map(|f| place(f, self.workspace.as_deref()))
+                    .unwrap_or_default();
                 writeln!(
                     out,
-                    "::{command} title={}::{}",
+                    "::{command} {at}title={}::{}",
                     escape_property(&format!("arkdiff {}", v.metric)),
                     escape_data(&message(v))
                 )?;
@@ -106,8 +181,8 @@ impl Render for Github {
             )?;
         }
         // Leak owners the gate did not already annotate: a notice each.
-        let owners = report
-            .heap
+        let heap = report.heap.as_ref();
+        let owners = heap
             .iter()
             .flat_map(|h| h.trend.iter())
             .flat_map(|t| t.owners.iter());
@@ -122,17 +197,32 @@ impl Render for Github {
             let per = o
                 .entries_steady
                 .map_or_else(String::new, |n| format!(", {n:+} per iteration"));
+            // Where it gained most, where HEAD was taken with allocation tracking.
+            let top = o.allocation.as_ref().and_then(|a| a.sites.first());
+            let at = top
+                .and_then(|s| heap.and_then(|h| h.site(s.index?)))
+                .map(|f| place(f, self.workspace.as_deref()))
+                .unwrap_or_default();
+            let sites = o
+                .allocation
+                .as_ref()
+                .and_then(super::alloc::owner_sites)
+                .map(|s| format!("; allocated in {s}"))
+                .unwrap_or_default();
             writeln!(
                 out,
-                "::notice title={}::{}",
+                "::notice {at}title={}::{}",
                 escape_property("arkdiff leak owner"),
                 escape_data(&format!(
-                    "{subject}{held} kept gaining new objects: entries {} to {}{per}, gained {}",
+                    "{subject}{held} kept gaining new objects: entries {} to {}{per}, gained {}{sites}",
                     o.entries.first().copied().unwrap_or(0),
                     o.entries.last().copied().unwrap_or(0),
                     crate::units::format_size(o.gained_size)
                 ))
             )?;
+        }
+        if let Some(h) = heap {
+            self.allocation_notices(h, gate, out)?;
         }
         let n = gate.violations.len();
         if gate.thresholds == 0 {
@@ -148,6 +238,85 @@ impl Render for Github {
             )
         }
     }
+}
+
+impl Github {
+    /// A notice at the largest site of each leak suspect, and at each site that kept
+    /// leaving survivors over HEAD's recording, that no violation names already.
+    fn allocation_notices(
+        &self,
+        heap: &super::HeapSection,
+        gate: &super::GateSection,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let ws = self.workspace.as_deref();
+        let named = |subject: &str| gate.violations.iter().any(|v| v.subject == subject);
+        let suspects = heap.trend.iter().flat_map(|t| &t.suspects);
+        let mut notices = 0;
+        for s in suspects {
+            let Some(a) = &s.allocation else { continue };
+            let Some(frame) = a.sites.first().and_then(|top| heap.site(top.index)) else {
+                continue;
+            };
+            if named(&frame.subject()) || notices == MAX_ANNOTATIONS {
+                continue;
+            }
+            notices += 1;
+            writeln!(
+                out,
+                "::notice {}title={}::{}",
+                place(frame, ws),
+                escape_property(&format!("arkdiff leak suspect: {}", s.name)),
+                escape_data(&super::alloc::class_sentence(&s.name, a))
+            )?;
+        }
+        for site in heap.timeline.iter().flat_map(super::alloc::flagged_sites) {
+            if named(&site.frame.subject()) || notices == MAX_ANNOTATIONS {
+                continue;
+            }
+            notices += 1;
+            let counts: Vec<String> = site
+                .row
+                .bucket_counts
+                .iter()
+                .map(|&c| crate::units::format_count(c))
+                .collect();
+            writeln!(
+                out,
+                "::notice {}title={}::{}",
+                place(&site.frame, ws),
+                escape_property("arkdiff timeline"),
+                escape_data(&format!(
+                    "{} left survivors in every bucket of the recording: {} objects ({}), {} per bucket",
+                    site.site,
+                    crate::units::format_count(site.row.objects.count),
+                    crate::units::format_size(site.row.objects.size),
+                    counts.join(" \u{2192} ")
+                ))
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The site a site-growth violation names, from the report's sites.
+fn site_frame<'a>(
+    report: &'a Report,
+    v: &ViolationJson,
+) -> Option<&'a super::alloc::CallFrameJson> {
+    if v.metric != crate::gate::Metric::SiteGrowth {
+        return None;
+    }
+    let heap = report.heap.as_ref()?;
+    let sites = heap
+        .sites
+        .iter()
+        .flat_map(|s| s.sites.iter().map(|s| &s.frame));
+    let survivors = heap
+        .timeline
+        .iter()
+        .flat_map(|t| t.sites.iter().map(|s| &s.frame));
+    sites.chain(survivors).find(|f| f.subject() == v.subject)
 }
 
 /// Appends to the files GitHub Actions names in the environment: the Markdown report to

@@ -12,9 +12,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::columns::{self, Align, Renderer, Shown};
-use super::{Render, Report, Side};
+use super::columns::{self, Align, Column, Renderer, Shown};
+use super::{Render, Report, Side, alloc};
 use crate::gate::Level;
+use crate::units::{format_count, format_size};
 
 /// The minified script and style, embedded in every page.
 const SCRIPT: &str = include_str!("html/report.min.js");
@@ -117,20 +118,21 @@ fn gate(out: &mut String, report: &Report) {
         badge.to_uppercase()
     );
     if !g.violations.is_empty() {
-        let columns = columns::shown(columns::gate::VIOLATIONS, g, Renderer::Html);
-        out.push_str("<div class=\"scroll\"><table id=\"violations\" class=\"data\"><thead><tr>");
-        for c in &columns {
-            let _ = write!(out, "<th{}>{}</th>", num(c.align), esc(&c.header(g)));
-        }
-        out.push_str("</tr></thead><tbody>\n");
-        for v in &g.violations {
-            let _ = write!(out, "<tr class=\"violation level-{}\">", v.level);
-            for c in &columns {
-                let _ = write!(out, "<td{}>{}</td>", num(c.align), cell(c.write(g, v)));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody></table></div>\n");
+        static_table(
+            out,
+            "violations",
+            columns::gate::VIOLATIONS,
+            g,
+            &g.violations,
+            |v| format!("violation level-{}", v.level),
+        );
+    }
+    if let Some(line) = super::runs_text::power(report) {
+        let _ = writeln!(
+            out,
+            "<p id=\"power\" class=\"note\">{}.</p>",
+            esc(&super::text::capitalized(&line))
+        );
     }
     if !report.warnings.is_empty() {
         out.push_str("<ul class=\"warnings\">\n");
@@ -140,6 +142,146 @@ fn gate(out: &mut String, report: &Report) {
         out.push_str("</ul>\n");
     }
     out.push_str("</section>\n");
+}
+
+/// A table written into the page (readable without JavaScript): a row per `rows`, each
+/// with the class `row_class` gives it.
+fn static_table<C, R>(
+    out: &mut String,
+    id: &str,
+    table: &[Column<C, R>],
+    ctx: &C,
+    rows: &[R],
+    row_class: impl Fn(&R) -> String,
+) {
+    let columns = columns::shown(table, ctx, Renderer::Html);
+    let _ = write!(
+        out,
+        "<div class=\"scroll\"><table id=\"{id}\" class=\"data\"><thead><tr>"
+    );
+    for c in &columns {
+        let _ = write!(out, "<th{}>{}</th>", num(c.align), esc(&c.header(ctx)));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for r in rows {
+        let _ = write!(out, "<tr class=\"{}\">", row_class(r));
+        for c in &columns {
+            let _ = write!(out, "<td{}>{}</td>", num(c.align), cell(c.write(ctx, r)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+/// Rows of a sites table the page shows; the JSON has them all.
+const SITE_ROWS: usize = 50;
+
+/// Where HEAD was taken with allocation tracking: the sites of its new objects, and its
+/// recording's survivors per bucket (a bar chart) and per site, written into the page.
+fn allocation(out: &mut String, report: &Report) {
+    let Some(heap) = report.heap.as_ref() else {
+        return;
+    };
+    if heap.sites.is_none() && heap.timeline.is_none() {
+        return;
+    }
+    out.push_str("<section id=\"allocation\">\n<h2>Where in the code</h2>\n");
+    if let Some(s) = &heap.sites {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{}.</p>",
+            esc(&alloc::sites_heading(s))
+        );
+        let shown = &s.sites[..s.sites.len().min(SITE_ROWS)];
+        static_table(out, "sites", columns::heap::SITES, s, shown, |_| {
+            "site".into()
+        });
+        more_rows(out, s.sites.len() - shown.len());
+    }
+    if let Some(t) = &heap.timeline {
+        out.push_str("<h3>Timeline recording</h3>\n");
+        let whose = if report.recording_alone() {
+            "the"
+        } else {
+            "HEAD's"
+        };
+        for line in alloc::timeline_sentences(t, whose) {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&line));
+        }
+        bucket_chart(out, t);
+        let shown = &t.sites[..t.sites.len().min(SITE_ROWS)];
+        static_table(
+            out,
+            "timeline-sites",
+            columns::heap::TIMELINE_SITES,
+            t,
+            shown,
+            |s| {
+                if s.row.every_bucket {
+                    "site flagged".into()
+                } else {
+                    "site".into()
+                }
+            },
+        );
+        more_rows(out, t.sites.len() - shown.len());
+    }
+    out.push_str("</section>\n");
+}
+
+/// The rows a page's table leaves out.
+fn more_rows(out: &mut String, hidden: usize) {
+    if hidden > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">… {hidden} more in the report's JSON.</p>"
+        );
+    }
+}
+
+/// The survivors of each bucket of a recording as bars, with their size in a tooltip.
+fn bucket_chart(out: &mut String, t: &alloc::TimelineJson) {
+    const W: u64 = 560;
+    const H: u64 = 140;
+    let n = t.buckets.len() as u64;
+    let max = t
+        .buckets
+        .iter()
+        .map(|b| b.survivors.size)
+        .max()
+        .unwrap_or(0);
+    if n == 0 || max == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<svg id=\"timeline-chart\" class=\"chart\" viewBox=\"0 0 {W} {}\" width=\"{W}\" height=\"{}\" role=\"img\" aria-label=\"Survivors per bucket of the recording\">",
+        H + 20,
+        H + 20
+    );
+    let slot = W / n;
+    for (i, b) in t.buckets.iter().enumerate() {
+        let height = (b.survivors.size * H).div_ceil(max).max(1);
+        let x = i as u64 * slot + slot / 8;
+        let _ = writeln!(
+            out,
+            "<rect x=\"{x}\" y=\"{}\" width=\"{}\" height=\"{height}\" fill=\"#0072b2\"><title>{}</title></rect><text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
+            H - height,
+            slot * 3 / 4,
+            esc(&format!(
+                "bucket {}: {} survivors ({}), {}–{} ms",
+                i + 1,
+                format_count(b.survivors.count),
+                format_size(b.survivors.size),
+                b.start_us / 1000,
+                b.end_us / 1000
+            )),
+            x + slot * 3 / 8,
+            H + 14,
+            esc(&format_count(b.survivors.count))
+        );
+    }
+    out.push_str("</svg>\n");
 }
 
 impl Render for Html {
@@ -166,8 +308,13 @@ impl Render for Html {
             title = esc(&title),
             hash = SCRIPT_SHA256.trim(),
         );
-        side(&mut page, "BASE", &report.base);
-        side(&mut page, "HEAD", &report.head);
+        if report.recording_alone() {
+            // One snapshot on its own, for its recording: there is no BASE.
+            side(&mut page, "Snapshot", &report.head);
+        } else {
+            side(&mut page, "BASE", &report.base);
+            side(&mut page, "HEAD", &report.head);
+        }
         if let Some(t) = report.heap.as_ref().and_then(|h| h.trend.as_ref()) {
             let _ = writeln!(
                 page,
@@ -187,6 +334,7 @@ impl Render for Html {
                 "<section id=\"heap\">\n<h2>Heap</h2>\n<div id=\"heap-body\"></div>\n</section>\n",
             );
         }
+        allocation(&mut page, report);
         if report.cpu.is_some() {
             page.push_str(
                 "<section id=\"cpu\">\n<h2>CPU</h2>\n<div id=\"cpu-body\"></div>\n</section>\n",

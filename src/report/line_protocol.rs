@@ -5,10 +5,11 @@
 //! One line per measured subject and side (`side=base`, `side=head`): the heap totals
 //! (`arkdiff_heap`), each class (`arkdiff_class`), the CPU totals (`arkdiff_cpu`), each
 //! CPU profile in Datakit's profiling shape (`arkdiff_profile`), each function
-//! (`arkdiff_function`), each leak owner of a series (`arkdiff_owner`, HEAD only), the
-//! sampling heap profiles' totals (`arkdiff_alloc`) and functions
-//! (`arkdiff_alloc_function`), and last the gate (`arkdiff_gate`). Counts, sizes and times are
-//! integers (`i`).
+//! (`arkdiff_function`), each leak owner of a series (`arkdiff_owner`, HEAD only), each
+//! allocation site of HEAD's new objects (`arkdiff_site`) and of its recording's
+//! survivors (`arkdiff_timeline_site`), HEAD only, the sampling heap profiles' totals
+//! (`arkdiff_alloc`) and functions (`arkdiff_alloc_function`), and last the gate
+//! (`arkdiff_gate`). Counts, sizes and times are integers (`i`).
 //!
 //! Every point ends in a timestamp in nanoseconds: `--timestamp` where given, else the
 //! side's capture time where the input has one on a wall clock, else the time of the run
@@ -24,7 +25,8 @@
 
 use std::io::{self, Write};
 
-use super::{Render, Report, Side};
+use super::alloc::CallFrameJson;
+use super::{HeapSection, Render, Report, Side};
 use crate::gate::Level;
 use crate::model::change::Change;
 
@@ -169,6 +171,38 @@ fn position(v: u32) -> String {
     if v == 0 { String::new() } else { v.to_string() }
 }
 
+/// The allocation sites of a heap comparison as points: the first `top` sites of HEAD's
+/// new objects (`arkdiff_site`) and of its recording's survivors (`arkdiff_timeline_site`,
+/// with whether it left survivors in every bucket).
+fn site_points(
+    heap: &HeapSection,
+    top: usize,
+) -> Vec<(&'static str, &CallFrameJson, u64, u64, Option<bool>)> {
+    let new = heap.sites.iter().flat_map(|s| {
+        s.sites.iter().take(top).map(|s| {
+            (
+                "arkdiff_site",
+                &s.frame,
+                s.objects.count,
+                s.objects.size,
+                None,
+            )
+        })
+    });
+    let survivors = heap.timeline.iter().flat_map(|t| {
+        t.sites.iter().take(top).map(|s| {
+            (
+                "arkdiff_timeline_site",
+                &s.frame,
+                s.row.objects.count,
+                s.row.objects.size,
+                Some(s.row.every_bucket),
+            )
+        })
+    });
+    new.chain(survivors).collect()
+}
+
 /// 64-bit FNV-1a: a hash that stays the same from one build to the next.
 fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -248,10 +282,15 @@ impl Render for LineProtocol {
         let (base_time, head_time) = (self.time(&report.base), self.time(&report.head));
         if let Some(heap) = &report.heap {
             let t = &heap.totals;
+            // One snapshot on its own, for its recording, is HEAD alone.
+            let alone = report.recording_alone();
             for (side, count, size, time) in [
                 ("base", t.count.base, t.size.base, base_time),
                 ("head", t.count.head, t.size.head, head_time),
-            ] {
+            ]
+            .into_iter()
+            .filter(|p| !alone || p.0 == "head")
+            {
                 text += &self.line(
                     "arkdiff_heap",
                     &[("side", side)],
@@ -311,6 +350,31 @@ impl Render for LineProtocol {
                     head_time,
                 );
             }
+        }
+        for (measurement, frame, count, size, flagged) in report
+            .heap
+            .as_ref()
+            .map(|h| site_points(h, self.top))
+            .unwrap_or_default()
+        {
+            let line_no = frame.line.map_or_else(String::new, position);
+            let column = frame.column.map_or_else(String::new, position);
+            let mut fields = vec![("count", Int(count)), ("size", Int(size))];
+            if let Some(every) = flagged {
+                fields.push(("every_bucket", Int(u64::from(every))));
+            }
+            text += &self.line(
+                measurement,
+                &[
+                    ("column", &column),
+                    ("function", &frame.function),
+                    ("line", &line_no),
+                    ("side", "head"),
+                    ("url", &frame.script),
+                ],
+                &fields,
+                head_time,
+            );
         }
         if let Some(cpu) = &report.cpu {
             for (side, duration, idle, gc, program, samples, time) in [
@@ -465,6 +529,7 @@ pub(super) mod fixture {
             retained: MaybeCompared(None),
             native_size: None,
             retained_native: None,
+            allocation: None,
         }
     }
 
@@ -490,6 +555,7 @@ pub(super) mod fixture {
             limit: 1.0,
             limit_text: "1B".to_owned(),
             p_value: None,
+            unit: Metric::ClassSize.unit(),
         }
     }
 
@@ -548,6 +614,8 @@ pub(super) mod fixture {
                 trend: None,
                 explain: Vec::new(),
                 leaklist: None,
+                sites: None,
+                timeline: None,
             }),
             cpu: Some(CpuSection {
                 flame: None,
@@ -576,6 +644,7 @@ pub(super) mod fixture {
                     violation(Level::Warn),
                     violation(Level::Fail),
                 ],
+                runs: None,
             },
         }
     }

@@ -7,7 +7,10 @@ use std::io::{self, Write};
 
 use super::arkts;
 use super::columns::{self, Align, Column, Renderer, Shown, Total, first};
-use super::{AllocSection, CpuSection, HeapSection, PathJson, Render, Report, Side, SourceMapJson};
+use super::text::capitalized;
+use super::{
+    AllocSection, CpuSection, HeapSection, PathJson, Render, Report, Side, SourceMapJson, alloc,
+};
 use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Status, Unit};
 use crate::units::format_size;
@@ -130,6 +133,13 @@ impl Markdown {
             table(out, columns::gate::VIOLATIONS, gate, &gate.violations)?;
             writeln!(out)?;
         }
+        if let Some(line) = super::runs_text::power(report) {
+            writeln!(out, "{}.\n", capitalized(&line))?;
+        }
+        if report.recording_alone() {
+            // One snapshot on its own, for its recording: there is no BASE.
+            return writeln!(out, "{}\n", side("Snapshot", &report.head));
+        }
         writeln!(
             out,
             "{}<br>{}\n",
@@ -138,7 +148,14 @@ impl Markdown {
         )
     }
 
-    fn heap(&self, heap: &HeapSection, out: &mut dyn Write) -> io::Result<()> {
+    fn heap(&self, heap: &HeapSection, alone: bool, out: &mut dyn Write) -> io::Result<()> {
+        if alone {
+            // One snapshot on its own: its recording is the report.
+            if let Some(t) = &heap.timeline {
+                self.timeline(t, "the", out)?;
+            }
+            return Ok(());
+        }
         writeln!(out, "#### Heap\n")?;
         let t = &heap.totals;
         let mut totals = vec![
@@ -176,6 +193,19 @@ impl Markdown {
             heap.classes.len().saturating_sub(self.top),
             "changed classes",
         )?;
+        if let Some(sites) = &heap.sites {
+            writeln!(out, "\n#### Allocation sites\n")?;
+            writeln!(out, "{}.\n", alloc::sites_heading(sites))?;
+            if self.top > 0 && !sites.sites.is_empty() {
+                table(
+                    out,
+                    columns::heap::SITES,
+                    sites,
+                    first(&sites.sites, self.top),
+                )?;
+            }
+            more(out, sites.sites.len().saturating_sub(self.top), "sites")?;
+        }
         if let Some(trend) = &heap.trend {
             writeln!(
                 out,
@@ -206,6 +236,13 @@ impl Markdown {
                     trend.suspects.len().saturating_sub(self.top),
                     "suspects",
                 )?;
+                let placed = alloc::suspect_sentences(trend, self.top);
+                if !placed.is_empty() {
+                    writeln!(out, "\nWhere the suspects' new objects were allocated:\n")?;
+                    for line in placed.iter().map(|l| format!("- {}", code(l))) {
+                        writeln!(out, "{line}")?;
+                    }
+                }
                 let paths: Vec<(&str, &PathJson)> = trend
                     .suspects
                     .iter()
@@ -217,6 +254,10 @@ impl Markdown {
             }
             owners(out, trend, self.top)?;
         }
+        if let Some(t) = &heap.timeline {
+            writeln!(out)?;
+            self.timeline(t, "HEAD's", out)?;
+        }
         let explained: Vec<(&str, &PathJson)> = heap
             .explain
             .iter()
@@ -227,6 +268,40 @@ impl Markdown {
             self.leaklist(list, out)?;
         }
         Ok(())
+    }
+
+    /// The survivors of a timeline recording: when and where they were allocated.
+    fn timeline(
+        &self,
+        t: &alloc::TimelineJson,
+        whose: &str,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out, "#### Timeline\n")?;
+        for line in alloc::timeline_sentences(t, whose) {
+            writeln!(out, "{line}  ")?;
+        }
+        if self.top > 0 && !t.sites.is_empty() {
+            writeln!(out)?;
+            table(
+                out,
+                columns::heap::TIMELINE_SITES,
+                t,
+                first(&t.sites, self.top),
+            )?;
+        }
+        more(out, t.sites.len().saturating_sub(self.top), "sites")?;
+        let classes = alloc::flagged_classes(t);
+        if classes.is_empty() {
+            writeln!(out, "\nNo class left survivors in every bucket.")
+        } else {
+            let names: Vec<String> = classes.iter().map(|c| code(c)).collect();
+            writeln!(
+                out,
+                "\nClasses that left survivors in every bucket: {}.",
+                names.join(", ")
+            )
+        }
     }
 
     /// The leak watcher's list: a row per watched object, then their paths.
@@ -331,14 +406,6 @@ impl Markdown {
     }
 }
 
-/// `Run sets: …` from `run sets: …`.
-fn capitalized(line: &str) -> String {
-    let mut chars = line.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_uppercase().chain(chars).collect::<String>()
-    })
-}
-
 /// Retainer paths in a collapsed block, one code block per class.
 fn retainer_paths(out: &mut dyn Write, paths: &[(&str, &PathJson)]) -> io::Result<()> {
     if paths.is_empty() {
@@ -394,7 +461,7 @@ impl Render for Markdown {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
         Markdown::gate(report, out)?;
         if let Some(heap) = &report.heap {
-            self.heap(heap, out)?;
+            self.heap(heap, report.recording_alone(), out)?;
         }
         if let Some(cpu) = &report.cpu {
             if report.heap.is_some() {

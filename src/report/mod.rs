@@ -1,6 +1,7 @@
 //! The report: one data model (the JSON contract of docs/semantics.md, “The JSON
 //! report”) and one renderer per output format.
 
+pub mod alloc;
 mod arkts;
 pub mod benchmark_json;
 pub mod columns;
@@ -54,6 +55,16 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_map: Option<SourceMapJson>,
     pub gate: GateSection,
+}
+
+impl Report {
+    /// Whether the report is of one snapshot on its own, for its timeline recording
+    /// (BASE and HEAD are the same snapshot): there is no BASE to compare with.
+    pub fn recording_alone(&self) -> bool {
+        self.heap.as_ref().is_some_and(|h| h.timeline.is_some())
+            && self.base.path == self.head.path
+            && self.base.snapshot_index == self.head.snapshot_index
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -145,6 +156,14 @@ pub struct HeapSection {
     /// ArkTS: the leak watcher's list joined with HEAD; left out without a list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaklist: Option<LeakListJson>,
+    /// Where HEAD's new objects were allocated, where HEAD carries an allocation trace
+    /// and its objects are matched with BASE's; left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sites: Option<alloc::SitesJson>,
+    /// The survivors of HEAD's timeline recording, where HEAD has samples; left out
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<alloc::TimelineJson>,
 }
 
 /// The leak watcher's list (`.jsleaklist`) joined with HEAD.
@@ -186,7 +205,10 @@ pub struct WatchedJson {
 }
 
 impl LeakListJson {
-    pub fn from_result(r: &crate::analysis::leaklist::LeakListResult) -> LeakListJson {
+    pub fn from_result(
+        r: &crate::analysis::leaklist::LeakListResult,
+        scripts: &alloc::Scripts,
+    ) -> LeakListJson {
         LeakListJson {
             path: r.list.path.display().to_string(),
             version: r.list.version.clone(),
@@ -209,7 +231,7 @@ impl LeakListJson {
                         retained_size: f.and_then(|f| f.retained),
                         native_size: f.and_then(|f| f.native_size),
                         retained_native_size: f.and_then(|f| f.retained_native),
-                        path: PathJson::from_watched(w),
+                        path: PathJson::from_watched(w, scripts),
                     }
                 })
                 .collect(),
@@ -218,7 +240,7 @@ impl LeakListJson {
 }
 
 impl PathJson {
-    fn from_watched(w: &crate::analysis::leaklist::Watched) -> PathJson {
+    fn from_watched(w: &crate::analysis::leaklist::Watched, scripts: &alloc::Scripts) -> PathJson {
         let f = w.found.as_ref();
         let steps = f.and_then(|f| f.steps.as_ref());
         let no_path = match (f, steps) {
@@ -231,8 +253,8 @@ impl PathJson {
         PathJson {
             instance_id: f.map(|f| f.id),
             instance_new: None,
-            retainer_path: steps.map(|s| path_lines(s)),
-            retainer_steps: steps.map(|s| path_steps(s)),
+            retainer_path: steps.map(|s| path_lines(s, scripts)),
+            retainer_steps: steps.map(|s| path_steps(s, scripts)),
             retainer_note: no_path,
             root_group: f.and_then(|f| f.root_group),
         }
@@ -288,6 +310,10 @@ pub struct OwnerJson {
     pub path_choice: Option<&'static str>,
     /// The length of a shortest path, when the path shown is longer.
     pub shortest_length: Option<u32>,
+    /// Where the objects it gained were allocated, and the closures among them; left
+    /// out where HEAD carries no allocation data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<alloc::OwnerAllocationJson>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -333,6 +359,10 @@ pub struct SuspectJson {
     pub count_per_iteration: Option<f64>,
     /// The objects every iteration added, when every interval added the same.
     pub count_steady: Option<i64>,
+    /// Where its new objects were allocated; left out where the comparison has no
+    /// allocation sites.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<alloc::ClassAllocationJson>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -342,6 +372,10 @@ pub struct ExplainJson {
     pub retained: MaybeCompared,
     #[serde(flatten)]
     pub path: PathJson,
+    /// Where its new objects were allocated; left out where the comparison has no
+    /// allocation sites.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<alloc::ClassAllocationJson>,
 }
 
 /// The instance shown for a class and how the roots reach it.
@@ -372,6 +406,10 @@ pub struct StepJson {
     pub edge_type: Option<&'static str>,
     pub node: String,
     pub id: u64,
+    /// A closure's place in the source; left out for other nodes, and where HEAD
+    /// carries no allocation data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<alloc::PositionJson>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -510,6 +548,10 @@ pub struct ClassJson {
         skip_serializing_if = "Option::is_none"
     )]
     pub retained_native: Option<MaybeCompared>,
+    /// Where its new objects were allocated; left out where the comparison has no
+    /// allocation sites, and for the runtime's own classes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<alloc::ClassAllocationJson>,
 }
 
 /// The CPU diff: times in microseconds (docs/semantics.md, “CPU profiles”).
@@ -648,6 +690,46 @@ pub struct RunsJson {
     pub duration: StatsJson,
     /// The garbage collector's time over the runs.
     pub gc: StatsJson,
+    /// Where each side's runs ran, as far as they say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<EnvironmentsJson>,
+}
+
+/// Where BASE's and HEAD's runs ran, and whether that is alike.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvironmentsJson {
+    pub base: EnvironmentJson,
+    pub head: EnvironmentJson,
+    /// False when the sides name different runtimes, CPU models or throttling, or were
+    /// sampled at intervals more than 1.5 times apart (the `runs-not-comparable` warning
+    /// says which).
+    pub comparable: bool,
+}
+
+/// Where one side's runs ran: the values its runs name, each once (empty where none says).
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvironmentJson {
+    pub runtimes: Vec<String>,
+    pub cpu_models: Vec<String>,
+    pub cpu_throttling: Vec<String>,
+    /// The median sampling interval of the runs, µs; null where none has samples.
+    pub interval_us: Option<u64>,
+}
+
+impl EnvironmentsJson {
+    pub fn from_environments(e: &crate::diff::stats::Environments) -> EnvironmentsJson {
+        let side = |s: &crate::diff::stats::SideEnvironment| EnvironmentJson {
+            runtimes: s.runtimes.clone(),
+            cpu_models: s.cpu_models.clone(),
+            cpu_throttling: s.cpu_throttling.clone(),
+            interval_us: s.interval_us,
+        };
+        EnvironmentsJson {
+            base: side(&e.base),
+            head: side(&e.head),
+            comparable: e.differences().is_empty(),
+        }
+    }
 }
 
 /// One side's runs: median, quartiles and range, µs.
@@ -743,6 +825,10 @@ impl CpuSection {
                 alpha: r.alpha,
                 duration: StatsJson::from_stats(&r.duration_us.stats),
                 gc: StatsJson::from_stats(&r.gc_us.stats),
+                environment: r
+                    .environments
+                    .as_ref()
+                    .map(EnvironmentsJson::from_environments),
             }),
         }
     }
@@ -948,6 +1034,50 @@ pub struct GateSection {
     /// The thresholds file read, if any.
     pub config: Option<String>,
     pub violations: Vec<ViolationJson>,
+    /// Comparing run sets with CPU thresholds: what was tested, and what it could detect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RunGateJson>,
+}
+
+/// What the CPU thresholds tested on run sets: one one-sided test per quantity, those of
+/// a metric and level calibrated together by relabelling the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunGateJson {
+    /// The labellings of the runs that calibrate the tests.
+    pub labellings: u64,
+    /// Whether those are all the labellings there are (else a fixed draw of them).
+    pub exhaustive: bool,
+    /// The resolution of the runs' times (their sampling interval), µs.
+    pub resolution_us: u64,
+    pub tests: Vec<RunTestJson>,
+}
+
+/// One quantity tested: "its growth exceeds the limit", and the growth these runs detect.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunTestJson {
+    pub level: Level,
+    pub metric: Metric,
+    pub subject: String,
+    /// BASE's median, µs.
+    pub base: u64,
+    /// The limit on the growth, resolved against `base`, µs.
+    #[serde(serialize_with = "number")]
+    pub limit: f64,
+    /// The one-sided p-value, adjusted over the family.
+    pub p_value: f64,
+    /// The smallest growth these runs detect in about four comparisons of five, µs;
+    /// null when the run counts allow no change to be significant.
+    pub detectable: Option<u64>,
+}
+
+impl RunTestJson {
+    /// The detectable growth as a percentage of the base, when there is a base.
+    pub fn detectable_percent(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)]
+        self.detectable
+            .filter(|_| self.base > 0)
+            .map(|d| d as f64 * 100.0 / self.base as f64)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -960,10 +1090,14 @@ pub struct ViolationJson {
     #[serde(serialize_with = "number")]
     pub limit: f64,
     pub limit_text: String,
-    /// Comparing run sets: the p-value that made the change significant (Holm-adjusted
-    /// for a function); `value` is then the estimated shift.
+    /// Comparing run sets: the one-sided p-value that showed the growth past the limit
+    /// (adjusted over the family tested); `value` is then the estimated shift.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
+    /// The unit of `value` and `limit` (the metric's, but for a site's growth limited
+    /// by a number of objects); not written in the JSON report.
+    #[serde(skip)]
+    pub unit: Unit,
 }
 
 impl ViolationJson {
@@ -982,7 +1116,7 @@ impl ViolationJson {
     pub fn amounts(&self) -> (String, String, Option<String>) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let limit = self.limit.max(0.0) as u64;
-        let unit: Unit = self.metric.unit();
+        let unit: Unit = self.unit;
         let value = if self.metric == Metric::LeakList {
             unit.show_amount(self.value.unsigned_abs())
         } else {
@@ -1030,18 +1164,25 @@ pub fn shown_steps(steps: &[String]) -> (&[String], usize, &[String]) {
     )
 }
 
-/// A path as text, one line per step: the first node, then `edge → node @id`.
-fn path_lines(steps: &[Step]) -> Vec<String> {
+/// A path as text, one line per step: the first node, then `edge → node @id`; a
+/// closure with its position, where shown: `[3] → Function onTick (app.js:68:33) @93843`.
+fn path_lines(steps: &[Step], scripts: &alloc::Scripts) -> Vec<String> {
     steps
         .iter()
-        .map(|s| match &s.edge {
-            Some(edge) => format!("{edge} \u{2192} {} @{}", s.node, s.id),
-            None => format!("{} @{}", s.node, s.id),
+        .map(|s| {
+            let node = match &s.position {
+                Some(p) => format!("{} ({})", s.node, scripts.position(p)),
+                None => s.node.clone(),
+            };
+            match &s.edge {
+                Some(edge) => format!("{edge} \u{2192} {node} @{}", s.id),
+                None => format!("{node} @{}", s.id),
+            }
         })
         .collect()
 }
 
-fn path_steps(steps: &[Step]) -> Vec<StepJson> {
+fn path_steps(steps: &[Step], scripts: &alloc::Scripts) -> Vec<StepJson> {
     steps
         .iter()
         .map(|s| StepJson {
@@ -1049,20 +1190,44 @@ fn path_steps(steps: &[Step]) -> Vec<StepJson> {
             edge_type: s.edge_kind,
             node: s.node.clone(),
             id: s.id,
+            position: s
+                .position
+                .as_ref()
+                .map(|p| alloc::PositionJson::new(p, scripts)),
         })
         .collect()
 }
 
 impl PathJson {
-    fn from_detail(c: &ClassDetail) -> PathJson {
+    /// A class's detail as the report writes its path (a suspect's, an `--explain`
+    /// class's).
+    pub fn from_detail(c: &ClassDetail, scripts: &alloc::Scripts) -> PathJson {
         let p = c.path.as_ref();
         PathJson {
             instance_id: p.map(|p| p.id),
             instance_new: p.map(|p| p.new),
-            retainer_path: p.map(|p| path_lines(&p.steps)),
-            retainer_steps: p.map(|p| path_steps(&p.steps)),
+            retainer_path: p.map(|p| path_lines(&p.steps, scripts)),
+            retainer_steps: p.map(|p| path_steps(&p.steps, scripts)),
             retainer_note: c.no_path.clone(),
             root_group: p.and_then(|p| p.root_group),
+        }
+    }
+}
+
+impl HeapSection {
+    /// Site `index` of `sites`.
+    pub fn site(&self, index: usize) -> Option<&alloc::CallFrameJson> {
+        self.sites.as_ref()?.sites.get(index).map(|s| &s.frame)
+    }
+}
+
+impl StepJson {
+    /// The node as the texts show it: a closure with its position, where known
+    /// (`Function onTick (app.js:68:33)`).
+    pub fn label(&self) -> String {
+        match &self.position {
+            Some(p) => format!("{} ({})", self.node, p.at),
+            None => self.node.clone(),
         }
     }
 }
@@ -1076,7 +1241,12 @@ impl OwnerJson {
             .and_then(|s| s.edge.as_deref())
     }
 
-    fn new(o: &Owner, iterations: u32) -> OwnerJson {
+    fn new(
+        o: &Owner,
+        iterations: u32,
+        scripts: &alloc::Scripts,
+        allocation: Option<alloc::OwnerAllocationJson>,
+    ) -> OwnerJson {
         let steps = o.entries_steps();
         let per = per_iteration(&steps, iterations);
         OwnerJson {
@@ -1102,8 +1272,8 @@ impl OwnerJson {
                 })
                 .collect(),
             gained_size: o.gained_size,
-            retainer_path: o.path.as_ref().map(|p| path_lines(p)),
-            retainer_steps: o.path.as_ref().map(|p| path_steps(p)),
+            retainer_path: o.path.as_ref().map(|p| path_lines(p, scripts)),
+            retainer_steps: o.path.as_ref().map(|p| path_steps(p, scripts)),
             path_choice: o.path.as_ref().map(|_| {
                 if o.shortest_length.is_some() {
                     "named"
@@ -1112,6 +1282,7 @@ impl OwnerJson {
                 }
             }),
             shortest_length: o.shortest_length,
+            allocation,
         }
     }
 }
@@ -1119,6 +1290,15 @@ impl OwnerJson {
 impl HeapSection {
     pub fn from_result(r: &HeapResult) -> HeapSection {
         let d = &r.diff;
+        let view = r.allocations.as_ref().map(|a| {
+            let paths = all_paths(r);
+            alloc::AllocationView {
+                a,
+                scripts: alloc::Scripts::new(alloc::scripts_of(a, &paths)),
+            }
+        });
+        let scripts = view.as_ref().map(|v| v.scripts.clone()).unwrap_or_default();
+        let class_allocation = |name: &str| view.as_ref().and_then(|v| v.class(name));
         let trend = r.trend.as_ref().map(|t| TrendJson {
             snapshots: t
                 .points
@@ -1153,19 +1333,27 @@ impl HeapSection {
                     retained_size: detail.retained.map(|r| r.head),
                     retained_base: detail.retained.map(|r| r.base),
                     retained_delta: detail.retained.map(Change::delta),
-                    path: PathJson::from_detail(detail),
+                    path: PathJson::from_detail(detail, &scripts),
                     owner: owner.map(|o| t.owners[o].id),
                     count_per_iteration: per_iteration(&s.count_steps(), t.iterations)
                         .map(|p| p.mean),
                     count_steady: per_iteration(&s.count_steps(), t.iterations)
                         .and_then(|p| p.steady),
+                    allocation: class_allocation(&s.name),
                 })
                 .collect(),
             iterations: t.iterations,
             owners: t
                 .owners
                 .iter()
-                .map(|o| OwnerJson::new(o, t.iterations))
+                .enumerate()
+                .map(|(i, o)| {
+                    let allocation = view
+                        .as_ref()
+                        .zip(r.allocations.as_ref().and_then(|a| a.owners.get(i)))
+                        .map(|(v, oa)| v.owner(oa));
+                    OwnerJson::new(o, t.iterations, &scripts, allocation)
+                })
                 .collect(),
             owners_note: t.owners_note.clone(),
         });
@@ -1195,6 +1383,7 @@ impl HeapSection {
                     retained: MaybeCompared(c.retained),
                     native_size: c.native.map(|n| Compared(n.size)),
                     retained_native: c.native.map(|n| MaybeCompared(n.retained)),
+                    allocation: class_allocation(&c.name),
                 })
                 .collect(),
             trend,
@@ -1204,12 +1393,46 @@ impl HeapSection {
                 .map(|c| ExplainJson {
                     name: c.name.clone(),
                     retained: MaybeCompared(c.retained),
-                    path: PathJson::from_detail(c),
+                    path: PathJson::from_detail(c, &scripts),
+                    allocation: class_allocation(&c.name),
                 })
                 .collect(),
-            leaklist: r.leaklist.as_ref().map(LeakListJson::from_result),
+            leaklist: r
+                .leaklist
+                .as_ref()
+                .map(|l| LeakListJson::from_result(l, &scripts)),
+            sites: view.as_ref().and_then(|v| {
+                v.a.sites
+                    .as_ref()
+                    .map(|s| alloc::SitesJson::new(s, v.a, &v.scripts))
+            }),
+            timeline: view.as_ref().and_then(|v| {
+                v.a.timeline
+                    .as_ref()
+                    .map(|t| alloc::TimelineJson::new(t, v.a, &v.scripts))
+            }),
         }
     }
+}
+
+/// Every retainer path of a heap comparison's result.
+fn all_paths(r: &HeapResult) -> Vec<&[Step]> {
+    let trend = r.trend.iter().flat_map(|t| {
+        t.suspects
+            .iter()
+            .filter_map(|d| d.path.as_ref().map(|p| p.steps.as_slice()))
+            .chain(t.owners.iter().filter_map(|o| o.path.as_deref()))
+    });
+    let explained = r
+        .explained
+        .iter()
+        .filter_map(|d| d.path.as_ref().map(|p| p.steps.as_slice()));
+    let watched = r.leaklist.iter().flat_map(|l| {
+        l.objects
+            .iter()
+            .filter_map(|w| w.found.as_ref().and_then(|f| f.steps.as_deref()))
+    });
+    trend.chain(explained).chain(watched).collect()
 }
 
 impl GateSection {
@@ -1234,8 +1457,28 @@ impl GateSection {
                     limit: v.limit,
                     limit_text: v.limit_text.clone(),
                     p_value: v.p_value,
+                    unit: v.unit,
                 })
                 .collect(),
+            runs: v.runs.as_ref().map(|r| RunGateJson {
+                labellings: r.labellings,
+                exhaustive: r.exhaustive,
+                resolution_us: r.resolution_us,
+                tests: r
+                    .tested
+                    .iter()
+                    .map(|t| RunTestJson {
+                        level: t.level,
+                        metric: t.metric,
+                        subject: t.subject.clone(),
+                        base: t.base,
+                        limit: t.limit,
+                        p_value: t.p_value,
+                        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                        detectable: t.detectable.map(|d| d.max(0.0).round() as u64),
+                    })
+                    .collect(),
+            }),
         }
     }
 }

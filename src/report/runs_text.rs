@@ -1,7 +1,7 @@
 //! The words and numbers of a run-set comparison shared by the text formats (table,
 //! Markdown, GitHub): what the data can show, a shift with its interval, a p-value.
 
-use super::{AllocSection, BytesStatsJson, CpuSection, StatsJson};
+use super::{AllocSection, BytesStatsJson, CpuSection, Level, Report, StatsJson};
 use crate::units::{format_size, format_size_delta, format_us, format_us_delta};
 
 #[allow(clippy::cast_possible_truncation)]
@@ -59,7 +59,7 @@ pub fn alloc_summary(alloc: &AllocSection) -> Vec<String> {
     let b = &r.bytes;
     vec![
         format!(
-            "run sets: {} BASE and {} HEAD runs; medians compared, α = {} (Mann-Whitney U, Holm over the functions gated)",
+            "run sets: {} BASE and {} HEAD runs; medians compared (shift: Hodges-Lehmann; p: Mann-Whitney U, two-sided); thresholds: growth past the limit shown one-sided at α = {}",
             r.base, r.head, r.alpha
         ),
         format!(
@@ -93,6 +93,15 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
+/// A percentage to three significant digits at most: `9.8`, `21.3`, `140`.
+fn percent(v: f64) -> String {
+    if v >= 99.95 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// What the comparison rests on, in sentences: the runs, each side's spread and the
 /// totals' statistics; or that it is a single-run comparison.
 pub fn summary(cpu: &CpuSection) -> Vec<String> {
@@ -104,7 +113,7 @@ pub fn summary(cpu: &CpuSection) -> Vec<String> {
     let d = &r.duration;
     vec![
         format!(
-            "run sets: {} BASE and {} HEAD runs; medians compared, α = {} (Mann-Whitney U, Holm over the functions gated)",
+            "run sets: {} BASE and {} HEAD runs; medians compared (shift: Hodges-Lehmann; p: Mann-Whitney U, two-sided); thresholds: growth past the limit shown one-sided at α = {}",
             r.base, r.head, r.alpha
         ),
         format!(
@@ -122,4 +131,61 @@ pub fn summary(cpu: &CpuSection) -> Vec<String> {
             p_value(r.gc.p_value)
         ),
     ]
+}
+
+/// How many quantities the power line names before it counts the rest.
+const POWER_SHOWN: usize = 6;
+
+/// What the gate's tests on run sets could detect, in one sentence: the smallest growth
+/// of each quantity tested (the fail level's, else the warn level's) that these runs
+/// detect in about four comparisons of five; None outside run sets.
+pub fn power(report: &Report) -> Option<String> {
+    let r = report.gate.runs.as_ref()?;
+    let runs = report
+        .cpu
+        .as_ref()
+        .and_then(|c| c.runs.as_ref())
+        .map(|r| (r.base, r.head));
+    let level = if r.tests.iter().any(|t| t.level == Level::Fail) {
+        Level::Fail
+    } else {
+        Level::Warn
+    };
+    // The totals first, then the functions that take the most time.
+    let mut tests: Vec<&super::RunTestJson> = r.tests.iter().filter(|t| t.level == level).collect();
+    tests.sort_by_key(|t| {
+        (
+            t.metric == super::Metric::FunctionSelf,
+            std::cmp::Reverse(t.base),
+        )
+    });
+    if tests.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = tests
+        .iter()
+        .take(POWER_SHOWN)
+        .map(|t| {
+            let name = t.subject.split(" (").next().unwrap_or(&t.subject);
+            let from = match (t.detectable, t.detectable_percent()) {
+                (None, _) => "nothing".to_owned(),
+                (Some(_), Some(pct)) => format!("+{}%", percent(pct)),
+                (Some(us), None) => format_us_delta(i64::try_from(us).unwrap_or(i64::MAX)),
+            };
+            format!("{name} {from}")
+        })
+        .collect();
+    let more = tests.len().saturating_sub(POWER_SHOWN);
+    let more = if more > 0 {
+        format!(", … {more} more (--format json: gate.runs)")
+    } else {
+        String::new()
+    };
+    let counts = runs.map_or_else(String::new, |(b, h)| format!("{b} BASE and {h} HEAD runs "));
+    Some(format!(
+        "power: {counts}detect a growth of {}{more} (in about 4 comparisons of 5; {} labellings{})",
+        shown.join(", "),
+        r.labellings,
+        if r.exhaustive { "" } else { ", drawn" }
+    ))
 }

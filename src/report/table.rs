@@ -9,7 +9,8 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 use super::columns::{self, Align, Column, Renderer, first};
 use super::text::{arrows, percent_change};
 use super::{
-    AllocSection, CpuSection, HeapSection, PathJson, Render, Report, Side, SourceMapJson, arkts,
+    AllocSection, CpuSection, HeapSection, PathJson, Render, Report, Side, SourceMapJson, alloc,
+    arkts,
 };
 use crate::diff::heap::IdMatching;
 use crate::units::{
@@ -59,6 +60,187 @@ fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -
     grid
 }
 
+/// The lines the CPU section leads with: the totals, the scale, the run sets' summary
+/// and the ArkTS categories.
+fn cpu_head(cpu: &CpuSection) -> Vec<String> {
+    let mut lines = vec![format!(
+        "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
+        format_us(cpu.duration_us.base),
+        format_us(cpu.duration_us.head),
+        format_us_delta(cpu.duration_us.delta()),
+        percent_change(cpu.duration_us.base, cpu.duration_us.delta()),
+        format_us(cpu.gc_us.base),
+        format_us(cpu.gc_us.head),
+        format_us_delta(cpu.gc_us.delta()),
+        format_count(cpu.samples.base),
+        format_count(cpu.samples.head),
+    )];
+    if let Some(scale) = cpu.scale {
+        lines.push(format!(
+            "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
+        ));
+    }
+    lines.extend(super::runs_text::summary(cpu));
+    let categories: Vec<String> = cpu
+        .categories
+        .iter()
+        .filter(|c| c.us.base > 0 || c.us.head > 0)
+        .map(|c| {
+            format!(
+                "{} {} -> {} ({})",
+                c.name,
+                format_us(c.us.base),
+                format_us(c.us.head),
+                format_us_delta(c.us.delta())
+            )
+        })
+        .collect();
+    if !categories.is_empty() {
+        lines.push(format!("categories: {}", categories.join("; ")));
+    }
+    lines
+}
+
+/// The lines the heap section leads with: the totals, the id check when the snapshots
+/// look like two processes, the native total.
+/// `alone`: one snapshot on its own, reported for its recording (HEAD's totals only).
+fn heap_head(heap: &HeapSection, alone: bool) -> Vec<String> {
+    let t = &heap.totals;
+    let mut lines = vec![if alone {
+        format!(
+            "heap: {} objects, {}",
+            format_count(t.count.head),
+            format_size(t.size.head),
+        )
+    } else {
+        format!(
+            "heap: {} objects, {} -> {} objects, {} ({}, {})",
+            format_count(t.count.base),
+            format_size(t.size.base),
+            format_count(t.count.head),
+            format_size(t.size.head),
+            format_count_delta(t.count.delta()),
+            format_size_delta(t.size.delta()),
+        )
+    }];
+    match &heap.id_check {
+        Some(c) if heap.id_matching == IdMatching::Disjoint => lines.push(format!(
+            "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
+            format_count(c.mismatched_ids),
+            format_count(c.shared_ids)
+        )),
+        _ => {}
+    }
+    lines.extend(arkts::native_line(t));
+    lines
+}
+
+/// `trend over 4 snapshots: heap 2.79 MiB → … → 5.55 MiB`.
+fn trend_line(trend: &super::TrendJson) -> String {
+    let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
+    format!(
+        "trend over {} snapshots: heap {}",
+        trend.snapshots.len(),
+        arrows(&heap_sizes, format_size)
+    )
+}
+
+/// `Leak suspects: 8 classes grow in every interval, by 64.00 KiB or more:`, or that
+/// there is none.
+fn suspects_line(trend: &super::TrendJson) -> String {
+    let n = trend.snapshots.len();
+    let rule = if trend.required_intervals + 1 < n {
+        format!("{} of {} intervals", trend.required_intervals, n - 1)
+    } else {
+        "every interval".to_owned()
+    };
+    if trend.suspects.is_empty() {
+        return format!(
+            "No leak suspect: no class grows in {rule} by {} or more.",
+            format_size(trend.floor_bytes)
+        );
+    }
+    let plural = if trend.suspects.len() == 1 { "" } else { "es" };
+    format!(
+        "Leak suspects: {} class{plural} grow in {rule}, by {} or more:",
+        trend.suspects.len(),
+        format_size(trend.floor_bytes)
+    )
+}
+
+/// `Leak owners: 2 objects kept gaining new objects:`, that there is none, or why they
+/// were not looked for.
+fn owners_line(trend: &super::TrendJson) -> String {
+    if let Some(note) = &trend.owners_note {
+        return format!("Leak owners: not looked for: {note}.");
+    }
+    if trend.owners.is_empty() {
+        return format!(
+            "No leak owner: no object keeps gaining new objects by {} or more.",
+            format_size(trend.floor_bytes)
+        );
+    }
+    let plural = if trend.owners.len() == 1 { "" } else { "s" };
+    format!(
+        "Leak owners: {} object{plural} kept gaining new objects:",
+        trend.owners.len()
+    )
+}
+
+/// The gate's verdict, then one line per violation.
+pub fn gate_lines(gate: &super::GateSection) -> Vec<String> {
+    let mut lines = vec![if gate.thresholds == 0 {
+        "gate: no thresholds given (report only)".to_owned()
+    } else {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        format!(
+            "gate: {} ({} of {} checked)",
+            gate.status.name().to_uppercase(),
+            plural(gate.violations.len(), "violation"),
+            plural(gate.thresholds, "threshold"),
+        )
+    }];
+    for v in &gate.violations {
+        let (value, limit, given) = v.amounts();
+        let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
+        lines.push(format!(
+            "  {}: {} {} {} {value}, limit {limit}{given}",
+            v.level,
+            v.metric,
+            v.subject,
+            v.verb()
+        ));
+    }
+    lines
+}
+
+/// What the table report leads each section with, without its tables and paths: the
+/// sides, the heap's totals, the trend with its suspects and owners counted, the CPU's
+/// totals, and the gate's verdict with its violations.
+pub fn summary(report: &Report) -> Vec<String> {
+    let alone = report.recording_alone();
+    let mut lines = if alone {
+        vec![side("snapshot", &report.head)]
+    } else {
+        vec![side("base", &report.base), side("head", &report.head)]
+    };
+    if let Some(heap) = &report.heap {
+        lines.extend(heap_head(heap, alone));
+        if let Some(trend) = &heap.trend {
+            lines.extend([trend_line(trend), suspects_line(trend), owners_line(trend)]);
+        }
+    }
+    if let Some(cpu) = &report.cpu {
+        lines.extend(cpu_head(cpu));
+    }
+    if let Some(alloc) = &report.alloc {
+        lines.push(super::text::alloc_line(alloc));
+        lines.extend(super::runs_text::alloc_summary(alloc));
+    }
+    lines.extend(gate_lines(&report.gate));
+    lines
+}
+
 impl TableRenderer {
     fn cpu(
         &self,
@@ -66,44 +248,8 @@ impl TableRenderer {
         maps: Option<&SourceMapJson>,
         out: &mut dyn Write,
     ) -> io::Result<()> {
-        writeln!(
-            out,
-            "cpu: {} -> {} non-idle ({}, {}); gc {} -> {} ({}); {} -> {} samples",
-            format_us(cpu.duration_us.base),
-            format_us(cpu.duration_us.head),
-            format_us_delta(cpu.duration_us.delta()),
-            percent_change(cpu.duration_us.base, cpu.duration_us.delta()),
-            format_us(cpu.gc_us.base),
-            format_us(cpu.gc_us.head),
-            format_us_delta(cpu.gc_us.delta()),
-            format_count(cpu.samples.base),
-            format_count(cpu.samples.head),
-        )?;
-        if let Some(scale) = cpu.scale {
-            writeln!(
-                out,
-                "normalized: BASE times multiplied by {scale:.3} to match HEAD's non-idle time"
-            )?;
-        }
-        for line in super::runs_text::summary(cpu) {
+        for line in cpu_head(cpu) {
             writeln!(out, "{line}")?;
-        }
-        let categories: Vec<String> = cpu
-            .categories
-            .iter()
-            .filter(|c| c.us.base > 0 || c.us.head > 0)
-            .map(|c| {
-                format!(
-                    "{} {} -> {} ({})",
-                    c.name,
-                    format_us(c.us.base),
-                    format_us(c.us.head),
-                    format_us_delta(c.us.delta())
-                )
-            })
-            .collect();
-        if !categories.is_empty() {
-            writeln!(out, "categories: {}", categories.join("; "))?;
         }
         writeln!(out)?;
         if cpu.functions.is_empty() {
@@ -211,34 +357,12 @@ impl TableRenderer {
         let Some(trend) = &heap.trend else {
             return Ok(());
         };
-        let n = trend.snapshots.len();
         writeln!(out)?;
-        let heap_sizes: Vec<u64> = trend.snapshots.iter().map(|s| s.size).collect();
-        writeln!(
-            out,
-            "trend over {n} snapshots: heap {}",
-            arrows(&heap_sizes, format_size)
-        )?;
-        let rule = if trend.required_intervals + 1 < n {
-            format!("{} of {} intervals", trend.required_intervals, n - 1)
-        } else {
-            "every interval".to_owned()
-        };
+        writeln!(out, "{}", trend_line(trend))?;
+        writeln!(out, "{}", suspects_line(trend))?;
         if trend.suspects.is_empty() {
-            writeln!(
-                out,
-                "No leak suspect: no class grows in {rule} by {} or more.",
-                format_size(trend.floor_bytes)
-            )?;
             return self.owners(trend, out);
         }
-        let plural = if trend.suspects.len() == 1 { "" } else { "es" };
-        writeln!(
-            out,
-            "Leak suspects: {} class{plural} grow in {rule}, by {} or more:",
-            trend.suspects.len(),
-            format_size(trend.floor_bytes)
-        )?;
         let table = grid(
             self.width,
             columns::heap::SUSPECTS,
@@ -251,6 +375,13 @@ impl TableRenderer {
         let hidden = trend.suspects.len().saturating_sub(self.top);
         if hidden > 0 {
             writeln!(out, "… {hidden} more suspects (--top to show more)")?;
+        }
+        let placed = alloc::suspect_sentences(trend, self.top);
+        if !placed.is_empty() {
+            writeln!(out, "Where the suspects' new objects were allocated:")?;
+            for line in placed {
+                writeln!(out, "  {line}")?;
+            }
         }
         self.owners(trend, out)?;
         // Suspects held by an owner were shown under it; the others' paths follow.
@@ -271,26 +402,17 @@ impl TableRenderer {
     /// The leak owners, each with its path, its growth, what it gained, and the suspects
     /// it holds (with their paths): one leak, one story.
     fn owners(&self, trend: &super::TrendJson, out: &mut dyn Write) -> io::Result<()> {
-        if let Some(note) = &trend.owners_note {
-            writeln!(out, "\nLeak owners: not looked for: {note}.")?;
+        writeln!(out)?;
+        writeln!(out, "{}", owners_line(trend))?;
+        if trend.owners_note.is_some() || trend.owners.is_empty() {
             return Ok(());
         }
-        if trend.owners.is_empty() {
-            return writeln!(
-                out,
-                "\nNo leak owner: no object keeps gaining new objects by {} or more.",
-                format_size(trend.floor_bytes)
-            );
-        }
-        let plural = if trend.owners.len() == 1 { "" } else { "s" };
-        writeln!(
-            out,
-            "\nLeak owners: {} object{plural} kept gaining new objects:",
-            trend.owners.len()
-        )?;
         for (i, o) in trend.owners.iter().enumerate().take(self.top) {
             writeln!(out)?;
             writeln!(out, "{}", owner_summary(i + 1, o, trend.iterations))?;
+            if let Some(sites) = o.allocation.as_ref().and_then(alloc::owner_sites) {
+                writeln!(out, "   allocated in {sites}")?;
+            }
             if let Some(steps) = &o.retainer_path {
                 let how = match o.shortest_length {
                     Some(n) => format!(
@@ -332,10 +454,16 @@ fn write_held_path(out: &mut dyn Write, owner: u64, s: &super::SuspectJson) -> i
     let Some(at) = steps.iter().position(|step| step.id == owner) else {
         return write_path(out, &format!("  {}", s.name), &s.path);
     };
-    write!(out, "    {}: {} @{}", s.name, steps[at].node, steps[at].id)?;
+    write!(
+        out,
+        "    {}: {} @{}",
+        s.name,
+        steps[at].label(),
+        steps[at].id
+    )?;
     for step in &steps[at + 1..] {
         let edge = step.edge.as_deref().unwrap_or("");
-        write!(out, " → {edge} → {} @{}", step.node, step.id)?;
+        write!(out, " → {edge} → {} @{}", step.label(), step.id)?;
     }
     writeln!(out)
 }
@@ -350,33 +478,85 @@ fn owner_summary(rank: usize, o: &super::OwnerJson, iterations: u32) -> String {
         (None, Some(mean)) if iterations > 1 => format!(" ({mean:+.1} per iteration on average)"),
         _ => String::new(),
     };
-    let gained: Vec<String> = o
-        .gained
-        .iter()
-        .take(4)
-        .map(|g| {
-            format!(
-                "{} {} ({})",
-                format_count(g.count),
-                g.class,
-                format_size(g.size)
-            )
-        })
-        .collect();
-    let more = if o.gained.len() > 4 { ", …" } else { "" };
+    let gained = alloc::owner_gained(&o.gained, o.allocation.as_ref(), 4);
     format!(
-        "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}{more}",
+        "{rank}. {} @{}: entries {}{per}\n   retained {} ({})\n   gained {}: {}",
         o.node,
         o.id,
         arrows(&o.entries, format_count),
         arrows(&o.retained, format_size),
         format_size_delta(o.retained_growth),
         format_size(o.gained_size),
-        gained.join(", ")
+        gained
     )
 }
 
 impl TableRenderer {
+    /// Where HEAD's new objects were allocated: a row per site.
+    fn sites(&self, sites: &alloc::SitesJson, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out)?;
+        writeln!(out, "{}:", alloc::sites_heading(sites))?;
+        let table = grid(
+            self.width,
+            columns::heap::SITES,
+            sites,
+            first(&sites.sites, self.top),
+        );
+        if self.top > 0 && !sites.sites.is_empty() {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = sites.sites.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more sites (--top to show more)")?;
+        }
+        Ok(())
+    }
+
+    /// The survivors of HEAD's recording: when and where they were allocated, and what
+    /// kept leaving them.
+    fn timeline(
+        &self,
+        t: &alloc::TimelineJson,
+        alone: bool,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out)?;
+        let whose = if alone { "the" } else { "HEAD's" };
+        for line in alloc::timeline_lines(t, whose) {
+            writeln!(out, "{line}")?;
+        }
+        if !t.sites.is_empty() {
+            let flagged = alloc::flagged_sites(t).count();
+            writeln!(
+                out,
+                "Allocation sites of the survivors, largest first ({flagged} left survivors in every bucket):"
+            )?;
+            let table = grid(
+                self.width,
+                columns::heap::TIMELINE_SITES,
+                t,
+                first(&t.sites, self.top),
+            );
+            if self.top > 0 {
+                writeln!(out, "{table}")?;
+            }
+            let hidden = t.sites.len().saturating_sub(self.top);
+            if hidden > 0 {
+                writeln!(out, "… {hidden} more sites (--top to show more)")?;
+            }
+        }
+        let classes = alloc::flagged_classes(t);
+        if classes.is_empty() {
+            writeln!(out, "No class left survivors in every bucket.")
+        } else {
+            writeln!(
+                out,
+                "Classes that left survivors in every bucket: {}",
+                classes.join(", ")
+            )
+        }
+    }
+
     /// The leak watcher's list: one row per watched object, then each one's path.
     fn leaklist(&self, list: &super::LeakListJson, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
@@ -407,36 +587,24 @@ impl TableRenderer {
 
 impl Render for TableRenderer {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{}", side("base", &report.base))?;
-        writeln!(out, "{}", side("head", &report.head))?;
+        let alone = report.recording_alone();
+        if alone {
+            writeln!(out, "{}", side("snapshot", &report.head))?;
+        } else {
+            writeln!(out, "{}", side("base", &report.base))?;
+            writeln!(out, "{}", side("head", &report.head))?;
+        }
         if let Some(heap) = &report.heap {
-            let t = &heap.totals;
-            writeln!(
-                out,
-                "heap: {} objects, {} -> {} objects, {} ({}, {})",
-                format_count(t.count.base),
-                format_size(t.size.base),
-                format_count(t.count.head),
-                format_size(t.size.head),
-                format_count_delta(t.count.delta()),
-                format_size_delta(t.size.delta()),
-            )?;
-            match &heap.id_check {
-                Some(c) if heap.id_matching == IdMatching::Disjoint => writeln!(
-                    out,
-                    "ids: disjoint: {} of {} shared ids name another class on each side, so these look like two processes; new/deleted objects are not shown",
-                    format_count(c.mismatched_ids),
-                    format_count(c.shared_ids)
-                )?,
-                _ => {}
-            }
-            if let Some(line) = arkts::native_line(t) {
+            for line in heap_head(heap, alone) {
                 writeln!(out, "{line}")?;
             }
-            writeln!(out)?;
-            if heap.classes.is_empty() {
+            if alone {
+                // One snapshot on its own: its recording is the report.
+            } else if heap.classes.is_empty() {
+                writeln!(out)?;
                 writeln!(out, "No class changed.")?;
             } else {
+                writeln!(out)?;
                 let table = grid(
                     self.width,
                     columns::heap::CLASSES,
@@ -451,10 +619,19 @@ impl Render for TableRenderer {
                     writeln!(out, "… {hidden} more changed classes (--top to show more)")?;
                 }
             }
+            if let Some(sites) = &heap.sites {
+                self.sites(sites, out)?;
+            }
             self.trend(heap, out)?;
+            if let Some(t) = &heap.timeline {
+                self.timeline(t, alone, out)?;
+            }
             for e in &heap.explain {
                 writeln!(out)?;
                 write_path(out, &e.name, &e.path)?;
+                if let Some(a) = &e.allocation {
+                    writeln!(out, "  {}", alloc::class_sentence(&e.name, a))?;
+                }
             }
             if let Some(list) = &heap.leaklist {
                 self.leaklist(list, out)?;
@@ -476,31 +653,11 @@ impl Render for TableRenderer {
             writeln!(out, "{line}")?;
         }
         writeln!(out)?;
-        let gate = &report.gate;
-        if gate.thresholds == 0 {
-            writeln!(out, "gate: no thresholds given (report only)")?;
-        } else {
-            let plural =
-                |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-            writeln!(
-                out,
-                "gate: {} ({} of {} checked)",
-                gate.status.name().to_uppercase(),
-                plural(gate.violations.len(), "violation"),
-                plural(gate.thresholds, "threshold"),
-            )?;
+        for line in gate_lines(&report.gate) {
+            writeln!(out, "{line}")?;
         }
-        for v in &gate.violations {
-            let (value, limit, given) = v.amounts();
-            let given = given.map(|g| format!(" ({g})")).unwrap_or_default();
-            writeln!(
-                out,
-                "  {}: {} {} {} {value}, limit {limit}{given}",
-                v.level,
-                v.metric,
-                v.subject,
-                v.verb()
-            )?;
+        if let Some(line) = super::runs_text::power(report) {
+            writeln!(out, "  {line}")?;
         }
         Ok(())
     }

@@ -73,3 +73,11 @@ pub fn source_map_line(s: &SourceMapJson) -> String {
         s.path, s.mapped, s.merged, s.unmapped, s.without_map
     )
 }
+
+/// `Run sets: …` from `run sets: …`.
+pub fn capitalized(line: &str) -> String {
+    let mut chars = line.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}

@@ -55,7 +55,17 @@ impl Runner {
             .env("GITHUB_PATH", self.file("path"))
             .env("ARKDIFF", env!("CARGO_BIN_EXE_arkdiff"))
             .env_remove("GITHUB_ACTIONS");
-        for name in ["INPUT_BASE", "INPUT_HEAD", "INPUT_CONFIG", "INPUT_ARGS"] {
+        for name in [
+            "INPUT_BASE",
+            "INPUT_HEAD",
+            "INPUT_CONFIG",
+            "INPUT_ARGS",
+            "INPUT_HISTORY",
+            "INPUT_RECORD",
+            "INPUT_KEEP",
+            "INPUT_MAX_AGE",
+            "INPUT_RUNTIME",
+        ] {
             c.env_remove(name);
         }
         c
@@ -96,12 +106,7 @@ fn a_failing_gate_annotates_summarizes_and_exits_1() {
     let report = support::cli::report_file(&report_path);
     // The quoted --class and --ignore reached arkdiff as one word each: LeakedRecord is
     // the only class gated.
-    let subjects: Vec<&str> = report["gate"]["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["subject"].as_str().unwrap())
-        .collect();
+    let subjects = support::cli::violation_subjects(&report);
     assert_eq!(subjects, vec!["heap", "LeakedRecord"]);
     assert_eq!(outputs["violations"], "2");
     assert_eq!(outputs["fail"], "2");
@@ -422,5 +427,85 @@ fn run_set_directories_pass_through_the_action() {
         runner
             .read("summary.md")
             .contains("Run sets: 20 BASE and 20 HEAD runs")
+    );
+}
+
+#[test]
+fn a_history_is_recorded_then_gates_the_pull_requests_runs() {
+    let runner = Runner::new();
+    let history = runner.file("history");
+    let history = history.to_str().unwrap();
+    // Before main has recorded anything, the gate passes with a warning.
+    let out = runner.gate(&[("INPUT_HISTORY", history), ("INPUT_HEAD", "runsets/double")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("::warning title=arkdiff::the history"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(runner.outputs()["status"], "pass");
+    // A push to main records its runs, keeping the newest 20.
+    let mut record = runner.command("history.sh");
+    record
+        .arg("record")
+        .env("INPUT_HISTORY", history)
+        .env(
+            "INPUT_RECORD",
+            "runsets/base\nrunsets/tiny/run01.cpuprofile.gz\n",
+        )
+        .env("INPUT_KEEP", "20")
+        .env("INPUT_RUNTIME", "node v20.20.2")
+        .env("GITHUB_SHA", "0123abcd");
+    let out = record.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("21 runs added"), "{}", stderr(&out));
+    let runs: Vec<PathBuf> = std::fs::read_dir(history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 20);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&runs[0]).unwrap()).unwrap();
+    assert_eq!(summary["source"]["label"], "0123abcd");
+    assert_eq!(summary["source"]["runtime"], "node v20.20.2");
+    // A pull request's three runs, twice as slow in hot(), fail against it.
+    let out = runner.gate(&[
+        ("INPUT_HISTORY", history),
+        ("INPUT_HEAD", "runsets/double"),
+        ("INPUT_RUNTIME", "node v20.20.2"),
+        ("INPUT_ARGS", "--max-function-self-growth 10%"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let outputs = runner.outputs();
+    let report = support::cli::report_file(Path::new(&outputs["report"]));
+    let runs_json = &report["cpu"]["runs"];
+    assert_eq!(
+        (runs_json["base"].as_u64(), runs_json["head"].as_u64()),
+        (Some(20), Some(3))
+    );
+    assert_eq!(runs_json["environment"]["comparable"], true);
+    let violations = report["gate"]["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 1);
+    // Matched by name and script: the line is unknown.
+    assert_eq!(
+        violations[0]["subject"],
+        "hot (file:///arkdiff/tests/data/runsets/gen/prog.js:0:0)"
+    );
+    assert!(
+        runner
+            .read("summary.md")
+            .contains("Power: 20 BASE and 3 HEAD runs detect")
+    );
+    // base and history together are refused.
+    let out = runner.gate(&[
+        ("INPUT_HISTORY", history),
+        ("INPUT_BASE", "runsets/base"),
+        ("INPUT_HEAD", "runsets/double"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains("give base or history, not both"),
+        "{}",
+        stdout(&out)
     );
 }

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use arkdiff::analysis::positions::Positions;
 use arkdiff::analysis::sites::{Frame, Sites, sites};
@@ -19,10 +20,10 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 use crate::support::alloc::{
-    NodeRow, SiteCount, SiteKey, ark_path, count_intervals, count_sites, new_objects, nodes,
-    samples, to_arkts, trace,
+    NodeRow, RUNTIME, SiteCount, SiteKey, ark_path, count_intervals, count_sites, new_objects,
+    nodes, samples, to_arkts, trace,
 };
-use crate::support::cli::data;
+use crate::support::cli::{arkdiff, data, json, stderr, stdout, terminal_table};
 use crate::support::htrace::{Encoding, HtraceBuilder};
 use crate::support::recount::maybe_gunzip;
 
@@ -96,6 +97,7 @@ fn as_count(snap: &HeapSnapshot, s: &Sites) -> SiteCount {
             *callers.entry(caller.to_owned()).or_default() += stack.totals.count;
         }
     }
+    out.runtime = (s.runtime.count, s.runtime.size);
     for c in &s.classes {
         if c.unattributed.count > 0 {
             out.unattributed.insert(
@@ -324,6 +326,13 @@ fn check_timeline(snap: &HeapSnapshot, text: &[u8], buckets: usize) -> Vec<(Stri
         .filter(|r| r.size > 0 && r.id <= s[0].1)
         .fold((0, 0), |a, r| (a.0 + 1, a.1 + r.size));
     assert_eq!((t.before.count, t.before.size), before);
+    // The runtime's own survivors, counted apart.
+    let runtime = rows
+        .iter()
+        .filter(|r| r.size > 0 && r.id > s[0].1 && RUNTIME.contains(&r.class.as_str()))
+        .fold((0, 0), |a, r| (a.0 + 1, a.1 + r.size));
+    assert_eq!((t.runtime.count, t.runtime.size), runtime);
+    assert!(runtime.0 > 0);
 
     // Per site: the recount of each bucket's survivors, and of those after the last sample.
     let tr = trace(&d);
@@ -769,4 +778,497 @@ fn trace_streamer_documents_read_their_trace_sections() {
         s12.locations
             .is_some_and(|l| l.of(0).is_some_and(|x| x.line == 20))
     );
+}
+
+/// The recount's sites of HEAD's new objects (`alloc-0` → `alloc-2`), site -> (count,
+/// size) over all classes.
+fn recounted_pair_sites() -> BTreeMap<SiteKey, (u64, u64)> {
+    let (base, head) = (
+        doc(&text("alloc-0.heapsnapshot.gz")),
+        doc(&text("alloc-2.heapsnapshot.gz")),
+    );
+    let (base_rows, head_rows) = (nodes(&base), nodes(&head));
+    let count = count_sites(&trace(&head), new_objects(&base_rows, &head_rows));
+    count
+        .sites
+        .iter()
+        .map(|(k, classes)| {
+            let t = classes.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            (k.clone(), t)
+        })
+        .collect()
+}
+
+/// A site of the JSON report in the recount's terms.
+fn json_key(site: &Value) -> SiteKey {
+    (
+        site["function"].as_str().unwrap().to_owned(),
+        site["script"].as_str().unwrap().to_owned(),
+        site["line"].as_u64().unwrap_or(0),
+        site["column"].as_u64().unwrap_or(0),
+    )
+}
+
+#[test]
+fn the_pair_report_names_every_site_as_the_recount_does() {
+    let out = arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    let sites = &report["heap"]["sites"];
+    let expected = recounted_pair_sites();
+    let got: BTreeMap<SiteKey, (u64, u64)> = sites["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                json_key(s),
+                (s["count"].as_u64().unwrap(), s["size"].as_u64().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let first = &sites["sites"][0];
+    assert_eq!(first["site"], "subscribe (app.js:67:19)");
+    assert_eq!(first["script"], "/tmp/alloc/app.js");
+    assert_eq!(
+        first["called_from"],
+        "iteration (app.js:77:19) \u{2190} series (app.js:102:22) \u{2190} \u{2026}"
+    );
+    // Each leaking class points at its site.
+    let classes = report["heap"]["classes"].as_array().unwrap();
+    for (class, site) in [
+        ("Order", "placeOrder (app.js:61:20)"),
+        ("AuditEntry", "recordAudit (audit.js:15:30)"),
+        ("Function", "subscribe (app.js:67:19)"),
+    ] {
+        let c = classes.iter().find(|c| c["name"] == class).unwrap();
+        let a = &c["allocation"];
+        assert_eq!(a["sites"][0]["site"], site, "{class}");
+        let index = a["sites"][0]["index"].as_u64().unwrap() as usize;
+        assert_eq!(sites["sites"][index]["site"], site);
+        assert_eq!(a["sites"][0]["count"], 1600, "{class}");
+    }
+    // The runtime's own classes have no sites.
+    let code = classes
+        .iter()
+        .find(|c| c["name"] == "(compiled code)")
+        .unwrap();
+    assert!(code.get("allocation").is_none());
+    assert!(sites["runtime"]["count"].as_u64().unwrap() > 0);
+
+    // The table: the class rows' column and the sites table.
+    let out = arkdiff(&["alloc-0.heapsnapshot.gz", "alloc-2.heapsnapshot.gz"]);
+    let text = stdout(&out);
+    let order = terminal_table(&text, "Class")
+        .unwrap()
+        .into_iter()
+        .find(|r| r[0] == "Order")
+        .unwrap();
+    assert_eq!(order.last().unwrap(), "placeOrder (app.js:61:20)");
+    let table = terminal_table(&text, "Allocated in").unwrap();
+    let row = table
+        .iter()
+        .find(|r| r[0] == "placeOrder (app.js:61:20)")
+        .unwrap();
+    assert_eq!(
+        &row[1..4],
+        ["1,601", "62.52 KiB", "1,600 Order, 1 (string)"]
+    );
+    assert!(
+        text.contains("Allocation sites of HEAD's 13,012 new objects (603.10 KiB), largest first: 99% of them carry a trace"),
+        "{text}"
+    );
+    // Markdown has the same sites.
+    let md = stdout(&arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+        "--format",
+        "markdown",
+    ]));
+    assert!(md.contains("#### Allocation sites"), "{md}");
+    assert!(md.contains("placeOrder (app.js:61:20)"), "{md}");
+}
+
+#[test]
+fn a_series_places_owners_gains_and_closures() {
+    let out = arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-1.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    let owners = report["heap"]["trend"]["owners"].as_array().unwrap();
+    let site_of = |held: &str| -> Vec<String> {
+        let o = owners
+            .iter()
+            .find(|o| {
+                o["retainer_path"]
+                    .as_array()
+                    .and_then(|p| p.last())
+                    .is_some_and(|l| l.as_str().unwrap().starts_with(held))
+            })
+            .unwrap_or_else(|| panic!("no owner held as {held}"));
+        o["allocation"]["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(2)
+            .map(|s| s["site"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        site_of("orders (context variable)"),
+        ["Order (app.js:44:14)", "placeOrder (app.js:61:20)"]
+    );
+    assert_eq!(
+        site_of("trail (context variable)"),
+        ["AuditEntry (audit.js:5:14)", "recordAudit (audit.js:15:30)"]
+    );
+    assert_eq!(site_of(".tick"), ["subscribe (app.js:67:19)", "push"]);
+    // The closures the listeners' array gained, by position (locations are 0-based,
+    // shown 1-based: app.js line 68, column 33 is `onTick`'s start in app.js).
+    let tick = owners
+        .iter()
+        .find(|o| {
+            o["allocation"]["closures"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty())
+        })
+        .unwrap();
+    let closure = &tick["allocation"]["closures"][0];
+    assert_eq!(closure["closure"], "Function onTick (app.js:68:33)");
+    assert_eq!(closure["count"], 1600);
+    assert_eq!(closure["position"]["line"], 68);
+    let source = std::fs::read_to_string(data("gen/alloc/app.js")).unwrap();
+    let line = source.lines().nth(67).unwrap();
+    // V8 places a function at its parameter list.
+    assert!(line[..32].ends_with("function onTick"), "{line}");
+    // The Function suspect's path ends at a closure with its position.
+    let suspect = report["heap"]["trend"]["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Function")
+        .unwrap();
+    let last = suspect["retainer_steps"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    assert_eq!(last["node"], "Function onTick");
+    assert_eq!(last["position"]["where"], "app.js:68:33");
+    let text = stdout(&arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-1.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+    ]));
+    assert!(
+        text.contains("gained 178.73 KiB: 1,600 Function onTick (app.js:68:33) (100.00 KiB)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_site_gate_counts_or_weighs_and_is_scoped() {
+    let expected = recounted_pair_sites();
+    let gate = |extra: &[&str]| {
+        let mut args = vec![
+            "alloc-0.heapsnapshot.gz",
+            "alloc-2.heapsnapshot.gz",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = arkdiff(&args);
+        let report = json(&out);
+        let subjects: Vec<String> = report["gate"]["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                assert_eq!(v["metric"], "site.growth");
+                v["subject"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        (out.status.code(), subjects)
+    };
+    let name = |k: &SiteKey| format!("{} ({}:{}:{})", k.0, k.1, k.2, k.3);
+    let over = |pick: &dyn Fn(&(u64, u64)) -> bool| -> Vec<String> {
+        let mut v: Vec<(&SiteKey, &(u64, u64))> =
+            expected.iter().filter(|(_, t)| pick(t)).collect();
+        v.sort_by_key(|(k, t)| (std::cmp::Reverse(t.1), (*k).clone()));
+        v.into_iter().map(|(k, _)| name(k)).collect()
+    };
+    let (code, hits) = gate(&["--max-site-growth", "1000"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(hits, over(&|t| t.0 > 1000));
+    assert_eq!(hits.len(), 5);
+    let (code, hits) = gate(&["--max-site-growth", "100KiB"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(hits, over(&|t| t.1 > 100 * 1024));
+    // --site by function or by script; --class counts only its classes.
+    let (_, hits) = gate(&["--max-site-growth", "1000", "--site", "place*"]);
+    assert_eq!(hits, ["placeOrder (/tmp/alloc/app.js:61:20)"]);
+    let (_, hits) = gate(&["--max-site-growth", "1000", "--site", "*/audit.js"]);
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    let (code, hits) = gate(&["--max-site-growth", "1000", "--class", "Order"]);
+    assert_eq!((code, hits.len()), (Some(1), 1));
+    let (code, hits) = gate(&["--max-site-growth", "4000"]);
+    assert_eq!((code, hits.len()), (Some(0), 0));
+
+    // Inputs without an allocation trace are refused, not passed.
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--max-site-growth",
+        "1000",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "--max-site-growth is given, but HEAD was not taken with allocation tracking"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+        "--max-site-growth",
+        "10%",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn github_annotations_point_at_the_allocating_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_arkdiff"))
+        .args([
+            "alloc-0.heapsnapshot.gz",
+            "alloc-2.heapsnapshot.gz",
+            "--format",
+            "github",
+            "--max-site-growth",
+            "1500",
+            "--site",
+            "*/app.js",
+        ])
+        .current_dir(data(""))
+        .env("GITHUB_WORKSPACE", "/tmp/alloc")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("::error")).collect();
+    assert_eq!(
+        errors,
+        [
+            "::error file=app.js,line=67,col=19,title=arkdiff site.growth::subscribe (/tmp/alloc/app.js:67:19) grew +3,200, limit 1,500",
+            "::error file=app.js,line=44,col=14,title=arkdiff site.growth::Order (/tmp/alloc/app.js:44:14) grew +3,202, limit 1,500",
+            "::error file=app.js,line=61,col=20,title=arkdiff site.growth::placeOrder (/tmp/alloc/app.js:61:20) grew +1,601, limit 1,500",
+        ],
+        "{text}"
+    );
+    // Outside the workspace a script gets no file.
+    let out = arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+        "--format",
+        "github",
+        "--max-site-growth",
+        "1500",
+    ]);
+    assert!(
+        stdout(&out)
+            .lines()
+            .filter(|l| l.starts_with("::error"))
+            .all(|l| l.starts_with("::error title=")),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn one_snapshot_with_a_recording_is_a_report_of_its_survivors() {
+    let out = arkdiff(&["alloc-timeline.heapsnapshot.gz", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    let t = &report["heap"]["timeline"];
+    let snap = load(&data("alloc-timeline.heapsnapshot.gz"), EVERYTHING);
+    let expected = timeline(&snap, 4).unwrap();
+    assert_eq!(t["survivors"]["count"], expected.survivors.totals.count);
+    assert_eq!(t["samples"], 14);
+    let flagged: Vec<&str> = t["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["every_bucket"] == true)
+        .map(|s| s["site"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        flagged,
+        [
+            "subscribe (app.js:67:19)",
+            "recordAudit (audit.js:15:30)",
+            "Order (app.js:44:14)",
+            "placeOrder (app.js:61:20)"
+        ]
+    );
+    assert!(report["heap"].get("sites").is_none());
+    // The table starts with the snapshot and its recording, with no pair to compare.
+    let text = stdout(&arkdiff(&["alloc-timeline.heapsnapshot.gz"]));
+    assert!(
+        text.starts_with("snapshot: alloc-timeline.heapsnapshot.gz"),
+        "{text}"
+    );
+    assert!(!text.contains("base:"), "{text}");
+    assert!(
+        text.contains("survivors per bucket of about 160.6 ms: 1,617 (62.23 KiB) → 4,800 (187.50 KiB) → 3,201 (181.04 KiB) → 3,217 (157.09 KiB)"),
+        "{text}"
+    );
+    // The site gate checks the survivors; a pair's thresholds are refused.
+    let out = arkdiff(&[
+        "alloc-timeline.heapsnapshot.gz",
+        "--max-site-growth",
+        "2000",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let out = arkdiff(&[
+        "alloc-timeline.heapsnapshot.gz",
+        "--max-heap-growth",
+        "1MiB",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("needs two heap snapshots"),
+        "{}",
+        stderr(&out)
+    );
+    // A snapshot without samples is still nothing to compare.
+    let out = arkdiff(&["alloc-2.heapsnapshot.gz"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_timeline_htrace_is_reported_from_the_command_line() {
+    let dir = TempDir::new().unwrap();
+    let ark = to_arkts(&doc(&text("alloc-timeline.heapsnapshot.gz")));
+    let path = write(
+        &dir,
+        "timeline.htrace",
+        &timeline_htrace(Encoding::Canonical, &ark),
+    );
+    let out = arkdiff(&[path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    let sites = report["heap"]["timeline"]["sites"].as_array().unwrap();
+    let place = sites
+        .iter()
+        .find(|s| s["function"] == "placeOrder")
+        .unwrap();
+    assert_eq!(
+        place["site"],
+        "placeOrder (src/main/ets/app.js:61:20) [entry]"
+    );
+    assert_eq!(place["module"], "entry");
+    assert_eq!(place["every_bucket"], true);
+    // GitHub: the ArkTS module path becomes the module's directory in the repository.
+    let out = arkdiff(&[path.to_str().unwrap(), "--format", "github"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("::notice file=entry/src/main/ets/app.js,line=61,col=20,title=arkdiff timeline::placeOrder (src/main/ets/app.js:61:20) [entry] left survivors in every bucket of the recording"),
+        "{text}"
+    );
+}
+
+#[test]
+fn line_protocol_has_a_point_per_site() {
+    let points = |args: &[&str]| -> Vec<String> {
+        let mut all = args.to_vec();
+        all.extend([
+            "--format",
+            "line-protocol",
+            "--top",
+            "2",
+            "--timestamp",
+            "2026-11-24T05:00:00Z",
+        ]);
+        let out = arkdiff(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out).lines().map(str::to_owned).collect()
+    };
+    let pair = points(&["alloc-0.heapsnapshot.gz", "alloc-2.heapsnapshot.gz"]);
+    let sites: Vec<&String> = pair
+        .iter()
+        .filter(|l| l.starts_with("arkdiff_site,"))
+        .collect();
+    assert_eq!(
+        sites,
+        [
+            "arkdiff_site,column=19,function=subscribe,line=67,side=head,url=/tmp/alloc/app.js count=3200i,size=166400i 1795496400000000000",
+            "arkdiff_site,column=14,function=Order,line=44,side=head,url=/tmp/alloc/app.js count=3202i,size=102464i 1795496400000000000",
+        ]
+    );
+    let alone = points(&["alloc-timeline.heapsnapshot.gz"]);
+    assert_eq!(
+        alone[..3],
+        [
+            "arkdiff_heap,side=head count=52857i,size=3607059i 1795496400000000000",
+            "arkdiff_timeline_site,column=19,function=subscribe,line=67,side=head,url=/tmp/alloc/app.js count=2800i,size=145600i,every_bucket=1i 1795496400000000000",
+            "arkdiff_timeline_site,column=30,function=recordAudit,line=15,side=head,url=/tmp/alloc/audit.js count=1805i,size=95720i,every_bucket=1i 1795496400000000000",
+        ]
+    );
+    // No allocation data: no site points.
+    let leak = points(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]);
+    assert!(leak.iter().all(|l| !l.contains("site")), "{leak:?}");
+}
+
+#[test]
+fn the_page_writes_the_sites_and_the_recording_without_script() {
+    let page = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--format", "html"]);
+        let out = arkdiff(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let pair = page(&["alloc-0.heapsnapshot.gz", "alloc-2.heapsnapshot.gz"]);
+    let section = &pair[pair.find("<section id=\"allocation\">").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<table id=\"sites\""), "{section}");
+    assert!(
+        section.contains("<tr class=\"site\"><td><span class=\"name\">placeOrder (app.js:61:20)</span></td><td class=\"num\">1,601</td><td class=\"num\">62.52 KiB</td><td>1,600 Order, 1 (string)</td>"),
+        "{section}"
+    );
+    let alone = page(&["alloc-timeline.heapsnapshot.gz"]);
+    let section = &alone[alone.find("<section id=\"allocation\">").unwrap()..];
+    assert!(section.contains("<svg id=\"timeline-chart\""));
+    assert_eq!(section.matches("<rect ").count(), 4);
+    assert_eq!(section.matches("<tr class=\"site flagged\">").count(), 4);
+    assert!(section.contains("<p class=\"note\">The recording (14 samples over 642.3 ms)"));
+    assert!(alone.contains("<p class=\"sides\"><b>Snapshot</b>"));
+    assert!(!alone.contains("<b>BASE</b>"));
+    let md = stdout(&arkdiff(&[
+        "alloc-timeline.heapsnapshot.gz",
+        "--format",
+        "markdown",
+    ]));
+    assert!(
+        md.contains("**Snapshot** `alloc-timeline.heapsnapshot.gz` (heapsnapshot (gzip))\n\n#### Timeline\n\nThe recording (14 samples over 642.3 ms)"),
+        "{md}"
+    );
+    // No allocation data: no section.
+    let leak = page(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]);
+    assert!(!leak.contains("id=\"allocation\""));
 }

@@ -7,7 +7,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use support::cli::{arkdiff, data, json, snapshot_settings, stderr, stdout};
+use support::cli::{arkdiff, data, json, snapshot_settings, stderr, stdout, warning_codes};
 use support::cpu_recount::{
     CpuRecount, key, recount_cpuprofile, recount_selfprof, recount_trace_events, trace_profiles,
 };
@@ -327,16 +327,6 @@ fn write(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
     path
-}
-
-/// The codes of a report's warnings, in order.
-fn warning_codes(report: &Value) -> Vec<&str> {
-    report["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect()
 }
 
 fn arg(p: &Path) -> &str {

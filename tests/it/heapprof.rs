@@ -742,7 +742,7 @@ fn run_sets_fail_the_gate_naming_the_function_and_scope_it() {
         .iter()
         .find(|v| v["subject"] == ORDERS)
         .expect("makeOrders fails");
-    // The value is the shift over the runs; the p-value is Holm-adjusted and small.
+    // The value is the shift over the runs; the p-value, the family test's, is small.
     assert!(orders["p_value"].as_f64().unwrap() < 1e-3, "{orders}");
     assert!(orders["value"].as_i64().unwrap() > 10 << 20, "{orders}");
     let subjects = violated(&r, "function.self_bytes_delta");

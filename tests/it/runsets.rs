@@ -12,26 +12,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::cli::{arkdiff, data, json, path_str, stderr, stdout};
-
-/// The runs of one variant, in order.
-fn runs(variant: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(data(&format!("runsets/{variant}")))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-}
-
-/// A directory holding copies of `files`.
-fn dir_of(files: &[&Path]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for f in files {
-        std::fs::copy(f, dir.path().join(f.file_name().unwrap())).unwrap();
-    }
-    dir
-}
+use crate::support::cli::{
+    arkdiff, data, dir_of, gunzip, json, path_str, run_set as runs, stderr, stdout,
+    violation_subjects as subjects,
+};
 
 const GATE: [&str; 4] = [
     "--max-function-self-growth",
@@ -49,15 +33,6 @@ fn compare(base: &Path, head: &Path, extra: &[&str]) -> (Option<i32>, Value, Str
     (code, json(&out), stderr(&out))
 }
 
-fn subjects(report: &Value) -> Vec<String> {
-    report["gate"]["violations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["subject"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 fn function<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["cpu"]["functions"]
         .as_array()
@@ -65,6 +40,21 @@ fn function<'a>(report: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|f| f["name"] == name)
         .unwrap_or_else(|| panic!("no function {name}"))
+}
+
+/// A function's subject, as violations and tests name it.
+fn subject(f: &Value) -> String {
+    let url = f["url"].as_str().unwrap();
+    if url.is_empty() && f["line"] == 0 {
+        f["name"].as_str().unwrap().to_owned()
+    } else {
+        format!(
+            "{} ({url}:{}:{})",
+            f["name"].as_str().unwrap(),
+            f["line"],
+            f["column"]
+        )
+    }
 }
 
 /// The median of whole numbers, rounded as the report rounds it.
@@ -126,11 +116,22 @@ fn the_unchanged_program_passes_in_every_split() {
         );
         assert_eq!(code, Some(0), "{:?}", report["gate"]);
     }
-    // Five against five cannot reach α = 0.01 over the functions gated: arkdiff says so.
+    // Five against five can reach α = 0.01 (1 labelling in 252) whatever the number of
+    // functions gated; four against four cannot (1 in 70), and arkdiff says so.
     let (da, db) = (dir_of(&refs[..5]), dir_of(&refs[5..10]));
     let (code, report, err) = compare(da.path(), db.path(), &GATE);
+    assert_eq!(code, Some(0), "{:?}", report["gate"]);
+    assert!(!err.contains("runs per side are needed"), "{err}");
+    assert_eq!(report["gate"]["runs"]["labellings"], 252);
+    let (da, db) = (dir_of(&refs[..4]), dir_of(&refs[4..8]));
+    let (code, report, err) = compare(da.path(), db.path(), &GATE);
     assert_eq!(code, Some(0));
-    assert!(err.contains("runs per side are needed"), "{err}");
+    assert!(
+        err.contains(
+            "the smallest p-value is 1.43e-2 (one labelling of the runs among 70), above α = 0.01"
+        ) && err.contains("at least 5 runs per side are needed"),
+        "{err}"
+    );
     assert!(
         report["warnings"]
             .as_array()
@@ -138,6 +139,9 @@ fn the_unchanged_program_passes_in_every_split() {
             .iter()
             .any(|w| w["code"] == "too-few-runs")
     );
+    // Nothing can be detected, and the report says so.
+    let tests = report["gate"]["runs"]["tests"].as_array().unwrap();
+    assert!(!tests.is_empty() && tests.iter().all(|t| t["detectable"].is_null()));
 }
 
 #[test]
@@ -170,6 +174,45 @@ fn a_slower_function_fails_by_name_only() {
     // ~20% more work shows as 10 to 30% more self time.
     let growth = stats["shift_us"].as_f64().unwrap() / hot["self_us_base"].as_f64().unwrap();
     assert!((0.1..0.3).contains(&growth), "{growth}");
+    // What the gate tested: hot among the functions, with the violation's p and limit,
+    // and what these runs detect, between the limit and twice the slowdown caught.
+    let runs = &report["gate"]["runs"];
+    assert_eq!(runs["exhaustive"], false);
+    assert_eq!(runs["labellings"], 20_000);
+    assert_eq!(
+        runs["resolution_us"]
+            .as_u64()
+            .map(|r| (900..1300).contains(&r)),
+        Some(true)
+    );
+    let tested = runs["tests"].as_array().unwrap();
+    let hot_test = tested
+        .iter()
+        .find(|t| t["subject"].as_str().unwrap().starts_with("hot ("))
+        .unwrap();
+    assert_eq!(hot_test["p_value"], v["p_value"]);
+    assert_eq!(hot_test["limit"], v["limit"]);
+    assert_eq!(hot_test["base"], hot["self_us_base"]);
+    let detectable = hot_test["detectable"].as_f64().unwrap();
+    assert!(
+        detectable > v["limit"].as_f64().unwrap()
+            && detectable < 2.0 * v["value"].as_f64().unwrap(),
+        "{hot_test}"
+    );
+    // Every function tested reaches the floor on one side.
+    for t in tested {
+        let f = report["cpu"]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| subject(f) == t["subject"].as_str().unwrap())
+            .unwrap();
+        assert!(
+            f["self_us_base"].as_u64().unwrap() >= 1000
+                || f["self_us_head"].as_u64().unwrap() >= 1000,
+            "{t}"
+        );
+    }
     // The text formats show the runs, the shift and p.
     let out = arkdiff(&[
         path_str(&data("runsets/base")),
@@ -183,6 +226,10 @@ fn a_slower_function_fails_by_name_only() {
         "{text}"
     );
     assert!(text.contains("shift over the runs, p = "), "{text}");
+    assert!(
+        text.contains("power: 20 BASE and 20 HEAD runs detect a growth of hot +"),
+        "{text}"
+    );
     for format in ["markdown", "github", "html"] {
         let out = arkdiff(&[
             path_str(&data("runsets/base")),
@@ -321,14 +368,7 @@ fn bad_run_sets_are_refused_by_name() {
     assert!(err.contains("holds no capture"), "{err}");
     // Two kinds: .cpuprofile runs and the same run inside a Trace Event file.
     let mixed = dir_of(&[&base[0], &base[1]]);
-    let profile = {
-        use std::io::Read;
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(&base[2]).unwrap())
-            .read_to_string(&mut text)
-            .unwrap();
-        text
-    };
+    let profile = gunzip(&base[2]);
     std::fs::write(
         mixed.path().join("trace.json"),
         format!(

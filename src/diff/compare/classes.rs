@@ -81,5 +81,7 @@ pub(super) fn compare(
         indexes: (selection.base.index, selection.head.index),
         retained: false,
         leaklist: None,
+        kept: None,
+        allocations: None,
     })
 }

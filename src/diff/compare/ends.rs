@@ -22,16 +22,23 @@ pub(super) struct Needs {
     /// HEAD's dominator tree until the end, for the retained sizes of the leak list's
     /// objects.
     pub(super) leaklist: bool,
+    /// HEAD whole until the end (graph, labels, dominator tree), to be kept in the result.
+    pub(super) keep: bool,
 }
 
 impl Needs {
     pub(super) fn of(selection: &Selection<'_>, options: &HeapOptions) -> Needs {
         let (base, head) = (selection.base, selection.head);
+        let keep = options.keep_head && options.graph;
         Needs {
             same_snapshot: std::ptr::eq(base.capture, head.capture) && base.index == head.index,
-            paths: selection.trend || !options.explain.is_empty() || selection.leaklist.is_some(),
+            paths: selection.trend
+                || !options.explain.is_empty()
+                || selection.leaklist.is_some()
+                || keep,
             owners: selection.trend && options.graph,
             leaklist: selection.leaklist.is_some(),
+            keep,
         }
     }
 }
@@ -53,15 +60,20 @@ impl Ends {
         self.base.as_ref()
     }
 
+    /// BASE (when it is a snapshot of its own) and HEAD.
+    pub(super) fn into_parts(self) -> (Option<Analysed>, Analysed) {
+        (self.base, self.head)
+    }
+
     /// Lets go of what no later stage needs: BASE's node measures (the owner stage has
     /// taken its candidates' out), and HEAD's dominator tree unless the leak list's
-    /// objects take their retained sizes from it. At most two graphs are then held while
+    /// objects take their retained sizes from it or HEAD is kept. At most two graphs are then held while
     /// the series is read.
     pub(super) fn release(&mut self, needs: Needs) {
         if let Some(b) = self.base.as_mut() {
             b.measures = None;
         }
-        if !needs.leaklist {
+        if !needs.leaklist && !needs.keep {
             self.head.dominators = None;
         }
     }
@@ -96,6 +108,8 @@ pub(super) fn load_ends(
         p.load(ParseOptions {
             graph: options.graph,
             labels: options.graph && (keep || needs.owners),
+            // Where HEAD was taken with allocation tracking: where its objects were made.
+            allocations: !is_base,
             ..ParseOptions::default()
         })
         .map(|snap| {
@@ -103,7 +117,11 @@ pub(super) fn load_ends(
                 Analysed::measured(snap)
             } else {
                 // HEAD's dominator tree gives the listed objects' retained sizes.
-                let a = Analysed::keeping(snap, keep, needs.owners || (keep && needs.leaklist));
+                let a = Analysed::keeping(
+                    snap,
+                    keep,
+                    needs.owners || (keep && needs.leaklist) || needs.keep,
+                );
                 // A snapshot compared with itself needs no objects in id order.
                 if needs.same_snapshot { a } else { a.sorted() }
             }

@@ -17,10 +17,13 @@
 //! 5. `series::result`: the leak owners, each suspect's owner and its retainer path.
 //! 6. `objects::explain`: the `--explain` classes' paths.
 //! 7. `leaklist::join`: the leak watcher's list joined with HEAD.
+//! 8. `alloc::find`: where HEAD was taken with allocation tracking, the allocation sites
+//!    of its new objects, its recording's survivors, and the closures' positions.
 //!
 //! Where a snapshot of the selection is a baseline (class totals only), `classes`
 //! compares class totals alone.
 
+mod alloc;
 mod classes;
 mod ends;
 mod leaklist;
@@ -66,6 +69,10 @@ pub struct HeapOptions {
     pub floor: SuspectFloor,
     /// How many iterations of a repeated action each interval of a series covers.
     pub iterations: u32,
+    /// Keep HEAD whole in the result (its graph with labels, dominator tree and distances
+    /// from the roots: [`crate::diff::explain::Kept`]), for questions about single objects
+    /// after the comparison. Needs `graph`.
+    pub keep_head: bool,
 }
 
 /// One snapshot of one capture.

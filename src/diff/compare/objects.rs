@@ -3,9 +3,9 @@
 
 use super::ends::{Ends, Needs, diff_ends, load_ends};
 use super::owner_stage::{self, OwnerStage};
-use super::{HeapOptions, Result, Selection, leaklist, series};
+use super::{HeapOptions, Result, Selection, alloc, leaklist, series};
 use crate::diff::HeapResult;
-use crate::diff::explain::{ClassDetail, Explainer};
+use crate::diff::explain::{ClassDetail, Explainer, Kept};
 use crate::diff::heap::{HeapDiff, IdMatching};
 use crate::warning::{Warning, WarningCode};
 
@@ -57,9 +57,9 @@ pub(super) fn compare(
         ends.base(),
         &ends.head,
         &diff,
-        wants_paths || stage.is_some(),
+        wants_paths || stage.is_some() || needs.keep,
     );
-    let trend = series.map(|s| {
+    let mut trend = series.map(|s| {
         series::result(
             s,
             selection.points(),
@@ -69,11 +69,29 @@ pub(super) fn compare(
             options,
         )
     });
-    let details = explain(&explainer, &options.explain, &mut warnings);
-    let leaklist = selection
+    let mut details = explain(&explainer, &options.explain, &mut warnings);
+    let mut leaklist = selection
         .leaklist
         .map(|list| leaklist::join(list, selection.head.capture, &ends.head, &mut warnings))
         .transpose()?;
+    let distances = explainer.into_distances();
+    let allocations = alloc::find(
+        &ends,
+        &diff,
+        stage.as_ref(),
+        alloc::Paths {
+            trend: trend.as_mut(),
+            explained: &mut details,
+            leaklist: leaklist.as_mut(),
+        },
+        &mut warnings,
+    );
+    let kept = if needs.keep {
+        let (base, head) = ends.into_parts();
+        Kept::new(base.as_ref(), head, &diff, distances).map(Box::new)
+    } else {
+        None
+    };
     Ok(HeapResult {
         diff,
         trend,
@@ -82,6 +100,8 @@ pub(super) fn compare(
         indexes: (selection.base.index, selection.head.index),
         retained,
         leaklist,
+        kept,
+        allocations,
     })
 }
 

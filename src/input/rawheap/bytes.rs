@@ -2,7 +2,6 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use super::frame::io_error;
 use super::{RawheapError, err};
 
 /// How much of the file is read at a time.
@@ -146,4 +145,32 @@ pub(super) fn fill<R: Read + Seek>(
     file.seek(SeekFrom::Start(from as u64))
         .and_then(|_| file.read_exact(&mut data[from..to]))
         .map_err(|e| io_error(from, &e))
+}
+
+/// The error of a failed read at `at`.
+pub(super) fn io_error(at: usize, e: &std::io::Error) -> RawheapError {
+    RawheapError {
+        section: "file",
+        offset: at as u64,
+        message: format!("cannot read: {e}"),
+    }
+}
+
+/// `n` bytes of a file from `at`.
+pub(super) fn read_at<R: Read + Seek>(
+    file: &mut R,
+    at: usize,
+    n: usize,
+) -> Result<Vec<u8>, RawheapError> {
+    let mut bytes = vec![0; n];
+    file.seek(SeekFrom::Start(at as u64))
+        .and_then(|_| file.read_exact(&mut bytes))
+        .map_err(|e| io_error(at, &e))?;
+    Ok(bytes)
+}
+
+#[inline]
+pub(super) fn u32_at(data: &[u8], at: usize) -> Option<u32> {
+    let b = data.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }

@@ -1,10 +1,8 @@
 //! The frame of a rawheap: the version field at its start, the trailer at its end (body
 //! and `metadata.json` sizes), the metadata, and the section index before the trailer.
 
-use std::io::{Read, Seek, SeekFrom};
-
+use super::bytes::u32_at;
 use super::meta::{self, Meta};
-use super::sections::u32_at;
 use super::{RawheapError, err};
 
 /// Whether the first bytes look like a rawheap's version field: `1.0.0`, `2.0.0`,
@@ -188,25 +186,4 @@ pub(super) fn read_frame(
         sections,
         index_start,
     })
-}
-
-pub(super) fn io_error(at: usize, e: &std::io::Error) -> RawheapError {
-    RawheapError {
-        section: "file",
-        offset: at as u64,
-        message: format!("cannot read: {e}"),
-    }
-}
-
-/// `n` bytes of a file from `at`.
-pub(super) fn read_at<R: Read + Seek>(
-    file: &mut R,
-    at: usize,
-    n: usize,
-) -> Result<Vec<u8>, RawheapError> {
-    let mut bytes = vec![0; n];
-    file.seek(SeekFrom::Start(at as u64))
-        .and_then(|_| file.read_exact(&mut bytes))
-        .map_err(|e| io_error(at, &e))?;
-    Ok(bytes)
 }

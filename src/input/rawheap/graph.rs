@@ -10,8 +10,9 @@ use hashbrown::HashMap;
 
 use super::index::AddrIndex;
 use super::meta::Meta;
-use super::nodes::{FieldRef, Graph, Nodes, Strings, T_NUMBER};
+use super::nodes::{FieldRef, Graph, Nodes, T_NUMBER};
 use super::sections::{HEAP_OBJECT_MASK, Head, Token, slot_tokens, token};
+use super::strings::Strings;
 use super::{RawheapError, err};
 use crate::model::graph::EdgeKind;
 

@@ -5,19 +5,13 @@
 
 use std::io::{Read, Seek};
 
-use super::bytes::{Bytes, fill};
+use super::bytes::{Bytes, fill, u32_at};
 use super::frame::{Frame, Version};
-use super::nodes::Strings;
+use super::strings::Strings;
 use super::{RawheapError, err};
 
 /// The mask of a version-1 tagged value that is a heap object when it is zero.
 pub(super) const HEAP_OBJECT_MASK: u64 = 0xFFFF << 48 | 0x6;
-
-#[inline]
-pub(super) fn u32_at(data: &[u8], at: usize) -> Option<u32> {
-    let b = data.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
 
 #[inline]
 pub(super) fn u64_at(data: &[u8], at: usize) -> Option<u64> {

@@ -24,16 +24,19 @@ use std::ops::Range;
 
 use hashbrown::HashMap;
 
+use super::bytes::read_at;
+use super::bytes::u32_at;
 use super::bytes::{Bytes, Twin};
-use super::frame::{Frame, read_at};
+use super::frame::Frame;
 use super::graph::{Block, Edges, Memory, NO_TYPE, Named, V1, V1Objects};
 use super::index::{AddrIndex, NO_NAME};
 use super::meta::Meta;
-use super::nodes::{Classes, Nodes, Strings, T_NATIVE, T_STRING, field_refs, fresh_ids, object_id};
+use super::nodes::{Classes, Nodes, T_NATIVE, T_STRING, field_refs, fresh_ids, object_id};
 use super::sections::{
     HEAP_OBJECT_MASK, Head, addr_of, check_jstype, no_bitfield, object_bytes, object_table,
-    read_names, u32_at,
+    read_names,
 };
+use super::strings::Strings;
 use super::{ParseOptions, RawheapError};
 use crate::model::column::Column;
 use crate::model::heap::{ClassId, HeapSnapshot};
@@ -480,7 +483,7 @@ fn load<R: Read + Seek>(
         let bytes = &mut memory.bytes[at..];
         file.seek(std::io::SeekFrom::Start(mem as u64))
             .and_then(|_| file.read_exact(bytes))
-            .map_err(|e| super::frame::io_error(mem, &e))?;
+            .map_err(|e| super::bytes::io_error(mem, &e))?;
     }
     Ok(memory)
 }

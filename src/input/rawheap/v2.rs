@@ -10,13 +10,15 @@
 
 use std::io::{Read, Seek};
 
+use super::bytes::read_at;
 use super::bytes::{Bytes, Twin};
-use super::frame::{Frame, read_at};
+use super::frame::Frame;
 use super::graph::{Edges, v2_object};
 use super::index::{AddrIndex, NO_NAME};
 use super::meta::Meta;
-use super::nodes::{FieldRef, Nodes, Strings, fresh_ids, object_id};
+use super::nodes::{FieldRef, Nodes, fresh_ids, object_id};
 use super::sections::{Head, Token, check_jstype, object_table, object_tokens, read_names, token};
+use super::strings::Strings;
 use super::{ParseOptions, RawheapError, err};
 use crate::model::heap::HeapSnapshot;
 

@@ -3,6 +3,9 @@
 
 use super::{Cell, Column, HTML, MARKDOWN, TEXT};
 use crate::gate::Unit::{Bytes, Count};
+use crate::report::alloc::{
+    SiteJson, SitesJson, TimelineJson, TimelineSiteJson, allocated_in, site_classes,
+};
 use crate::report::{
     ClassJson, HeapSection, LeakListJson, MaybeCompared, OwnerJson, SuspectJson, TrendJson,
     WatchedJson,
@@ -105,6 +108,15 @@ pub const CLASSES: &[Column<HeapSection, ClassJson>] = &[
         }),
     )
     .when(retained_natives),
+    Class::new(
+        "allocated_in",
+        "Allocated in",
+        Cell::Text(|_, c| allocated_in(&c.name, c.allocation.as_ref())),
+    )
+    .title("where most of the class's new objects were allocated (its allocation site)")
+    // The page shows the sites in a table of their own.
+    .only(TEXT)
+    .when(has_sites),
 ];
 
 type Suspect = Column<TrendJson, SuspectJson>;
@@ -145,6 +157,13 @@ pub const SUSPECTS: &[Column<TrendJson, SuspectJson>] = &[
         Cell::Delta(Bytes, |_, s| s.retained_delta),
     )
     .only(TEXT),
+    Suspect::new(
+        "allocated_in",
+        "Allocated in",
+        Cell::Text(|_, s| allocated_in(&s.name, s.allocation.as_ref())),
+    )
+    .only(TEXT)
+    .when(suspect_sites),
 ];
 
 type Owner = Column<TrendJson, OwnerJson>;
@@ -232,4 +251,89 @@ pub const LEAKLIST: &[Column<LeakListJson, WatchedJson>] = &[
         Cell::Text(|_, w| w.path.root_group.map(str::to_owned)),
     ),
     Watched::new("msg", "Message", Cell::Text(|_, w| Some(w.msg.clone()))),
+];
+
+/// Whether the comparison has allocation sites (HEAD was taken with allocation tracking
+/// and its objects are matched with BASE's).
+fn has_sites(heap: &HeapSection) -> bool {
+    heap.sites.is_some()
+}
+
+/// Whether the suspects' new objects have allocation sites.
+fn suspect_sites(trend: &TrendJson) -> bool {
+    trend.suspects.iter().any(|s| s.allocation.is_some())
+}
+
+type Site = Column<SitesJson, SiteJson>;
+
+/// A row per allocation site of HEAD's new objects.
+pub const SITES: &[Column<SitesJson, SiteJson>] = &[
+    Site::new(
+        "site",
+        "Allocated in",
+        Cell::Name(|_, s| Some(s.site.clone())),
+    ),
+    Site::new(
+        "count",
+        "Count",
+        Cell::Amount(Count, |_, s| Some(s.objects.count)),
+    ),
+    Site::new(
+        "size",
+        "Size",
+        Cell::Amount(Bytes, |_, s| Some(s.objects.size)),
+    ),
+    Site::new(
+        "classes",
+        "Classes",
+        Cell::Text(|_, s| Some(site_classes(&s.classes))),
+    ),
+    Site::new(
+        "called_from",
+        "Called from",
+        Cell::Text(|_, s| Some(s.called_from.clone())),
+    )
+    .title("the nearest callers of the stack that allocated most of the site's objects"),
+];
+
+type TimelineSite = Column<TimelineJson, TimelineSiteJson>;
+
+/// A row per allocation site of a recording's survivors.
+pub const TIMELINE_SITES: &[Column<TimelineJson, TimelineSiteJson>] = &[
+    TimelineSite::new(
+        "site",
+        "Allocated in",
+        Cell::Name(|_, s| Some(s.site.clone())),
+    ),
+    TimelineSite::new(
+        "count",
+        "Survivors",
+        Cell::Amount(Count, |_, s| Some(s.row.objects.count)),
+    ),
+    TimelineSite::new(
+        "size",
+        "Size",
+        Cell::Amount(Bytes, |_, s| Some(s.row.objects.size)),
+    ),
+    TimelineSite::new(
+        "bucket_counts",
+        "Per bucket",
+        Cell::Series(Count, |_, s| s.row.bucket_counts.clone()),
+    )
+    .title("survivors allocated in each bucket of the recording, in order"),
+    TimelineSite::new(
+        "every_bucket",
+        "Flag",
+        Cell::Text(|_, s| {
+            Some(
+                if s.row.every_bucket {
+                    "every bucket"
+                } else {
+                    ""
+                }
+                .to_owned(),
+            )
+        }),
+    )
+    .title("left survivors in every bucket: it keeps leaving objects behind, like a leak suspect"),
 ];

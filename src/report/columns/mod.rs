@@ -581,6 +581,7 @@ mod tests {
             retained: MaybeCompared(Some(change(200, 500))),
             native_size: Some(Compared(change(2 << 20, 5 << 20))),
             retained_native: Some(MaybeCompared(Some(change(2 << 20, 5 << 20)))),
+            allocation: None,
         };
         let watched = WatchedJson {
             hash: 1234,
@@ -623,6 +624,8 @@ mod tests {
             trend: None,
             explain: Vec::new(),
             leaklist: None,
+            sites: None,
+            timeline: None,
         };
         page_reads_what_the_column_reads(heap::CLASSES, &heap, &class);
         page_reads_what_the_column_reads(heap::LEAKLIST, &list, &watched);
@@ -667,6 +670,7 @@ mod tests {
                 alpha: 0.01,
                 duration: stats(1.0),
                 gc: stats(2.0),
+                environment: None,
             }),
         };
         let functions = cpu::functions(&cpu, &cpu.functions);

@@ -493,7 +493,7 @@
     if (cpu.runs) {
       const r = cpu.runs;
       root.append(
-        h("p", { class: "note", id: "runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared, α =", r.alpha, "(Mann-Whitney U, Holm over the functions gated).")),
+        h("p", { class: "note", id: "runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared (shift: Hodges-Lehmann; p: Mann-Whitney U, two-sided); thresholds: growth past the limit shown one-sided at α =", r.alpha + ".")),
         h("p", { class: "note" }, words("Non-idle per run: BASE", spread(r.duration.base) + ", HEAD", spread(r.duration.head) + "; shift", shift(r.duration) + ", p =", pValue(r.duration.p_value) + ".")),
         h("p", { class: "note" }, words("GC per run: BASE", spread(r.gc.base) + ", HEAD", spread(r.gc.head) + "; shift", shift(r.gc) + ", p =", pValue(r.gc.p_value) + "."))
       );
@@ -549,7 +549,7 @@
     if (alloc.runs) {
       const r = alloc.runs;
       root.append(
-        h("p", { class: "note", id: "alloc-runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared, α =", r.alpha, "(Mann-Whitney U, Holm over the functions gated).")),
+        h("p", { class: "note", id: "alloc-runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared (shift: Hodges-Lehmann; p: Mann-Whitney U, two-sided); thresholds: growth past the limit shown one-sided at α =", r.alpha + ".")),
         h("p", { class: "note" }, words("Allocated per run: BASE", bytesSpread(r.bytes.base) + ", HEAD", bytesSpread(r.bytes.head) + "; shift", bytesShift(r.bytes) + ", p =", pValue(r.bytes.p_value) + "."))
       );
     } else {

@@ -164,15 +164,26 @@ pub struct SiteCount {
     pub callers: BTreeMap<SiteKey, BTreeMap<String, u64>>,
     /// class -> (count, size) of the objects with no trace
     pub unattributed: BTreeMap<String, (u64, u64)>,
+    /// (count, size) of the runtime's own objects, which have no site
+    pub runtime: (u64, u64),
 }
+
+/// The classes of the runtime's own objects (code, maps and V8's hidden internals), which
+/// arkdiff gives no site: the runtime charges them to whatever function ran first.
+pub const RUNTIME: [&str; 3] = ["(compiled code)", "(object shape)", "(system)"];
 
 /// Recounts the sites of `rows` (each counted once, those with a size only): an object's
 /// site is its trace node's function; a node at the top of the tree, or an id the tree
-/// lacks, or 0, is no site.
+/// lacks, or 0, is no site; the runtime's own objects ([`RUNTIME`]) are only counted.
 pub fn count_sites<'a>(trace: &Trace, rows: impl IntoIterator<Item = &'a NodeRow>) -> SiteCount {
     let mut out = SiteCount::default();
     for row in rows {
         if row.size == 0 {
+            continue;
+        }
+        if RUNTIME.contains(&row.class.as_str()) {
+            out.runtime.0 += 1;
+            out.runtime.1 += row.size;
             continue;
         }
         let top = trace
@@ -231,12 +242,15 @@ pub fn samples(doc: &Value) -> Vec<(u64, u64)> {
 
 /// Survivors of a timeline recording per sample interval (index `k` for ids in
 /// `(last_id[k], last_id[k + 1]]`), plus those after the last sample; objects up to the
-/// first sample's id are not counted. Per class: interval -> (count, size), the last
+/// first sample's id are not counted, nor the runtime's own ([`RUNTIME`]). Per class: interval -> (count, size), the last
 /// entry being "after the last sample".
 pub fn count_intervals(doc: &Value, rows: &[NodeRow]) -> BTreeMap<String, Vec<(u64, u64)>> {
     let s = samples(doc);
     let mut out: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
-    for row in rows.iter().filter(|r| r.size > 0 && r.id > s[0].1) {
+    for row in rows
+        .iter()
+        .filter(|r| r.size > 0 && r.id > s[0].1 && !RUNTIME.contains(&r.class.as_str()))
+    {
         let slot = (1..s.len())
             .find(|&k| row.id <= s[k].1)
             .map_or(s.len() - 1, |k| k - 1);

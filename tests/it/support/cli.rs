@@ -14,6 +14,56 @@ pub fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The runs of one of tests/data/runsets' run sets, in order.
+pub fn run_set(variant: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data(&format!("runsets/{variant}")))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A temporary directory holding copies of `files`.
+pub fn dir_of<P: AsRef<Path>>(files: &[P]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for f in files {
+        let f = f.as_ref();
+        std::fs::copy(f, dir.path().join(f.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+/// A gzip-compressed file's text.
+pub fn gunzip(path: &Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// The codes of a report's warnings, in order.
+pub fn warning_codes(report: &Value) -> Vec<&str> {
+    report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
+/// The subjects of a report's violations, in order.
+pub fn violation_subjects(report: &Value) -> Vec<&str> {
+    report["gate"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["subject"].as_str().unwrap())
+        .collect()
+}
+
 /// A path as an argument (the test data's paths are UTF-8).
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
