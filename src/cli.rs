@@ -58,6 +58,17 @@ Examples:
   arkdiff fast.cpuprofile slow.cpuprofile --max-function-self-growth 50%
       Compare two CPU profiles; exit 1 when a function's self time grows by more than
       half (functions under 1 ms on both sides are not gated: --min-function-self).
+  arkdiff base.heapprofile head.heapprofile --max-function-alloc-growth 100%
+      Compare two sampling heap profiles (node --heap-prof, DevTools' allocation
+      sampling); exit 1 when a function allocates more than twice as much (functions
+      under 1 MiB on both sides are not gated: --min-function-alloc).
+  arkdiff base-heapprof/ head-heapprof/ --max-function-alloc-growth 20% \\
+          --max-alloc-growth 10%
+      Run sets of heap profiles: only a significant change whose shift exceeds the
+      limit fails, as for CPU run sets.
+  arkdiff base.cpuprofile head.cpuprofile --source-map dist/
+      Show a bundle's functions at their original file:line:column and name: maps
+      found in dist/ by the script's name or its sourceMappingURL.
   arkdiff app.htrace --format html -o report.html
       A page to open in a browser: growth charts, sortable tables, retainer paths and,
       for two CPU profiles, a differential flame graph (self-contained, no network).
@@ -118,14 +129,14 @@ pub struct Cli {
     pub command: Option<Command>,
 
     /// Captures: .htrace, .heapsnapshot, ArkTS .rawheap, .cpuprofile, Chrome Trace Event
-    /// JSON or a JS Self-Profiling trace, plain or gzip/zlib-compressed, or a baseline
-    /// written by `arkdiff summarize`.
+    /// JSON, a JS Self-Profiling trace or a sampling heap profile (.heapprofile), plain or
+    /// gzip/zlib-compressed, or a baseline written by `arkdiff summarize`.
     ///
     /// One input: its first heap snapshot against its last, plus the trend over all of
     /// them; two: BASE against HEAD (heap and CPU, whichever both carry); more: a series
     /// in order (the first against the last, plus the trend over each input's last
-    /// snapshot). A directory is one side's repeated runs: every CPU profile in it (of
-    /// one kind), compared with statistics (see --alpha).
+    /// snapshot). A directory is one side's repeated runs: every CPU profile (or every
+    /// sampling heap profile) in it, of one kind, compared with statistics (see --alpha).
     #[arg(required = true, value_name = "INPUT", help_heading = INPUTS)]
     pub inputs: Vec<PathBuf>,
 
@@ -149,6 +160,13 @@ pub struct Cli {
     #[arg(long, help_heading = INPUTS)]
     pub strip_url_query: bool,
 
+    /// Source maps for the profiles' scripts: a map file (for the script its `file` or
+    /// its own name gives), or a directory searched for each script's `NAME.map` and for
+    /// the script itself (its `sourceMappingURL`). Every CPU and heap-profile function in
+    /// a mapped script is shown at its original file, line and column (and name, where
+    /// the map has one); functions that map to one original position are one row.
+    #[arg(long, value_name = "FILE|DIR", help_heading = INPUTS)]
+    pub source_map: Option<PathBuf>,
     /// Comparing run sets: match functions by name and script URL, not line and column,
     /// so that a run history spanning commits that move code keeps one row per function
     /// (functions of one name in one script are added up).
@@ -180,6 +198,12 @@ pub struct Cli {
     /// default 1ms).
     #[arg(long, value_name = "DUR", help_heading = CPU_THRESHOLDS)]
     pub min_function_self: Option<String>,
+
+    /// Functions whose self-allocated bytes are below SIZE on both sides are not gated
+    /// (sampling noise floor; default 1MiB; `min_alloc` under `[function]` in the
+    /// thresholds file).
+    #[arg(long, value_name = "SIZE", help_heading = ALLOC_THRESHOLDS)]
+    pub min_function_alloc: Option<String>,
 
     /// Comparing run sets (directories of repeated runs): a CPU change exceeds a threshold
     /// only when the runs show at level P that it grew past the limit (one-sided; the
@@ -285,6 +309,7 @@ pub struct Cli {
 const INPUTS: &str = "Inputs and selection";
 const HEAP_THRESHOLDS: &str = "Heap thresholds";
 const CPU_THRESHOLDS: &str = "CPU thresholds";
+const ALLOC_THRESHOLDS: &str = "Allocation thresholds (sampling heap profiles)";
 const LEAKS: &str = "Leak hunting";
 const OUTPUT: &str = "Output";
 
@@ -294,6 +319,7 @@ fn heading(metric: Metric) -> &'static str {
         Source::Heap => HEAP_THRESHOLDS,
         Source::Trend | Source::LeakList | Source::Allocations => LEAKS,
         Source::Cpu => CPU_THRESHOLDS,
+        Source::HeapProfile => ALLOC_THRESHOLDS,
     }
 }
 
@@ -713,6 +739,13 @@ impl Cli {
             None,
             thresholds.min_function_self_us,
         )?;
+        thresholds.min_function_alloc = setting(
+            "--min-function-alloc",
+            self.min_function_alloc.as_ref(),
+            parse_size,
+            None,
+            thresholds.min_function_alloc,
+        )?;
         thresholds.alpha = setting(
             "--alpha",
             self.alpha.as_ref(),
@@ -786,6 +819,7 @@ impl Cli {
                 },
             },
             leaklist: self.leaklist,
+            source_map: self.source_map,
             leaklist_beside: true,
             static_halves: self
                 .static_half

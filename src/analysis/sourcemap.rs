@@ -25,6 +25,8 @@ pub struct Remapped {
     pub merged: usize,
     /// The first unmapped function, for the warning.
     pub first_unmapped: Option<Frame>,
+    /// The original sources the mapped functions are in, as shown (`src/cart.ts`).
+    pub sources: std::collections::BTreeSet<String>,
 }
 
 impl Remapped {
@@ -49,6 +51,7 @@ impl Remapped {
         if self.first_unmapped.is_none() {
             self.first_unmapped.clone_from(&other.first_unmapped);
         }
+        self.sources.extend(other.sources.iter().cloned());
     }
 }
 
@@ -71,6 +74,9 @@ pub fn original_frame(maps: &mut SourceMaps, frame: &Frame, counts: &mut Remappe
         }
         Lookup::Mapped(original) => {
             counts.mapped += 1;
+            if !counts.sources.contains(&original.source) {
+                counts.sources.insert(original.source.clone());
+            }
             let name = original.name.as_deref().unwrap_or(&frame.name);
             Frame::one_based(name, &original.source, original.line, original.column)
         }
@@ -124,4 +130,34 @@ pub fn remap_heap_totals(
         out = Some(totals.map_frames(map));
     });
     (out.unwrap_or_default(), counts)
+}
+
+/// An allocation site's function (or one of its callers) at its original position, as
+/// [`original_frame`] maps a profile's function: the name, script, line and column the
+/// maps give, the module kept. A frame without a line and column, or in a script without
+/// a usable map, stays as it is. For the reports of allocation sites to call.
+pub fn original_site(
+    maps: &mut SourceMaps,
+    frame: &super::sites::Frame,
+    counts: &mut Remapped,
+) -> super::sites::Frame {
+    let (Some(line), Some(column)) = (frame.line, frame.column) else {
+        return frame.clone();
+    };
+    let at = Frame::one_based(frame.name(), &frame.script, line, column);
+    let mapped = original_frame(maps, &at, counts);
+    if mapped == at {
+        return frame.clone();
+    }
+    super::sites::Frame {
+        function: if mapped.name == at.name {
+            frame.function.clone()
+        } else {
+            mapped.name
+        },
+        script: mapped.url,
+        line: Some(mapped.line),
+        column: Some(mapped.column),
+        module: frame.module.clone(),
+    }
 }

@@ -8,11 +8,13 @@ use super::{ExitStatus, distinct, output, print_warnings};
 use crate::diff::HeapResult;
 use crate::diff::cpu::CpuDiff;
 use crate::diff::flame::Flame;
+use crate::diff::heapprof::HeapProfileDiff;
 use crate::gate::{self, Status, Thresholds, Verdict};
 use crate::input::{Capture, CpuData};
 use crate::model::cpu::Profile;
 use crate::report::{
-    self, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side, Tool,
+    self, AllocSection, CpuSection, GateSection, HeapSection, Origin, ProfileOrigin, Report, Side,
+    SourceMapJson, Tool,
 };
 use crate::warning::Warning;
 
@@ -31,8 +33,20 @@ pub struct Comparison {
     pub heap: Option<HeapResult>,
     /// The CPU comparison, where CPU profiles were compared.
     pub cpu: Option<CpuCompared>,
+    /// The allocation comparison, where sampling heap profiles were compared.
+    pub alloc: Option<AllocCompared>,
+    /// What `--source-map` did, where it was given.
+    pub source_map: Option<SourceMapJson>,
     /// What was compared, for the thresholds the inputs cannot check.
     pub(super) scope: Scope,
+}
+
+/// The allocation side of a comparison: sampling heap profiles compared.
+pub struct AllocCompared {
+    /// The per-function diff (of medians, for run sets).
+    pub diff: HeapProfileDiff,
+    /// The differential flame graph of the allocated bytes.
+    pub flame: Flame,
 }
 
 /// The CPU side of a comparison.
@@ -53,6 +67,7 @@ pub(super) enum Scope {
     Captures {
         compare_heap: bool,
         compare_cpu: bool,
+        compare_alloc: bool,
         /// The heap comparison has a trend.
         trend: bool,
         /// What the inputs hold, in words, for messages.
@@ -60,6 +75,8 @@ pub(super) enum Scope {
     },
     /// Run sets: CPU profiles only.
     Runs,
+    /// Run sets of sampling heap profiles.
+    AllocRuns,
 }
 
 impl Comparison {
@@ -86,6 +103,9 @@ impl Comparison {
         {
             gate::sites::evaluate(&sites, thresholds, &mut verdict);
         }
+        if let Some(a) = &self.alloc {
+            gate::alloc::evaluate(&a.diff, thresholds, &mut verdict);
+        }
         verdict
     }
 
@@ -106,6 +126,11 @@ impl Comparison {
                 .cpu
                 .as_ref()
                 .map(|c| CpuSection::from_diff(&c.diff, c.flame.as_ref())),
+            alloc: self
+                .alloc
+                .as_ref()
+                .map(|a| AllocSection::from_diff(&a.diff, Some(&a.flame))),
+            source_map: self.source_map.clone(),
             gate: GateSection::from_verdict(
                 &verdict,
                 config.given.file().map(|p| p.display().to_string()),

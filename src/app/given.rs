@@ -126,9 +126,15 @@ impl ThresholdsGiven {
     }
 }
 
-/// The metrics computed from heap snapshots: every one but the CPU's.
+/// The metrics computed from heap snapshots: every one but the CPU's and the
+/// allocations'.
 pub fn heap_metrics() -> Vec<Metric> {
-    of_source(|s| s != Source::Cpu)
+    of_source(|s| !matches!(s, Source::Cpu | Source::HeapProfile))
+}
+
+/// The metrics computed from sampling heap profiles.
+pub fn alloc_metrics() -> Vec<Metric> {
+    of_source(|s| s == Source::HeapProfile)
 }
 
 /// The metrics computed from CPU profiles.

@@ -3,6 +3,7 @@
 //! layers below it (`input` → `model` → `analysis` → `diff` → `gate` → `report`) do no
 //! planning and no output of their own.
 
+mod alloc;
 mod arkts;
 mod conclude;
 pub mod error;
@@ -24,7 +25,7 @@ use crate::input::trace_event::ProfilePick;
 use crate::input::{Capture, CpuData};
 use crate::report::GateSection;
 use crate::warning::{Warning, WarningCode};
-pub use conclude::{Comparison, CpuCompared};
+pub use conclude::{AllocCompared, Comparison, CpuCompared};
 use conclude::{Scope, conclude, side};
 use error::{Error, Result};
 use given::Unchecked;
@@ -169,15 +170,15 @@ pub fn comparison(
     let mut warnings: Vec<Warning> = captures.iter().flat_map(Capture::warnings).collect();
     let leaklist = arkts::find(config, last)?;
     let (compare_heap, compare_cpu) = what_to_compare(config, &captures, leaklist.is_some());
+    let compare_alloc = alloc::wanted(&captures);
     // One snapshot on its own is a report where it holds a timeline recording: it is
     // read to find out.
-    let recording = !compare_heap && !compare_cpu && may_be_recording(&captures);
-    let checked = if compare_heap || compare_cpu || recording {
+    let recording = !compare_heap && !compare_cpu && !compare_alloc && may_be_recording(&captures);
+    let checked = if compare_heap || compare_cpu || compare_alloc || recording {
         check_inputs(
             config,
             &captures,
-            compare_heap || recording,
-            compare_cpu,
+            [compare_heap || recording, compare_cpu, compare_alloc],
             &mut warnings,
         )
     } else {
@@ -219,11 +220,14 @@ pub fn comparison(
             warnings: distinct(warnings),
         });
     }
+    let mut maps = alloc::source_maps(config)?;
     let cpu = if compare_cpu {
-        compare_profiles(config, first, last, &mut warnings)
+        compare_profiles(config, first, last, maps.as_mut(), &mut warnings)
     } else {
         None
     };
+    let alloc = compare_alloc.then(|| alloc::compare_pair(first, last, maps.as_mut()));
+    let source_map = maps.map(|m| m.finish(&mut warnings));
     let indexes = heap.as_ref().map(|h| h.indexes);
     let spans = cpu.as_ref().map(|c| c.spans_us);
     let sides = [
@@ -233,6 +237,7 @@ pub fn comparison(
     let scope = Scope::Captures {
         compare_heap,
         compare_cpu,
+        compare_alloc,
         trend: heap.as_ref().is_some_and(|h| h.trend.is_some()),
         holdings: holdings(&captures),
     };
@@ -247,6 +252,8 @@ pub fn comparison(
             base: vec![0],
             head: vec![last_index],
         }),
+        alloc: alloc.map(|(diff, flame)| AllocCompared { diff, flame }),
+        source_map,
         captures,
         scope,
     })
@@ -260,6 +267,12 @@ impl Comparison {
     pub fn gate(&self, config: &Config) -> Result<(GateSection, Vec<Warning>)> {
         let mut notes = Vec::new();
         match &self.scope {
+            Scope::AllocRuns => {
+                notes.extend(runs::refuse_alloc_options(config)?);
+                if let Some(a) = &self.alloc {
+                    notes.extend(runs::too_few_alloc_runs(&a.diff, &config.thresholds));
+                }
+            }
             Scope::Runs => {
                 notes.extend(runs::refuse_options(config)?);
                 if let Some(c) = &self.cpu {
@@ -269,6 +282,7 @@ impl Comparison {
             Scope::Captures {
                 compare_heap,
                 compare_cpu,
+                compare_alloc,
                 trend,
                 holdings,
             } => {
@@ -276,8 +290,7 @@ impl Comparison {
                 notes.extend(unchecked_kinds(
                     config,
                     holdings,
-                    *compare_heap,
-                    *compare_cpu,
+                    [*compare_heap, *compare_cpu, *compare_alloc],
                 )?);
                 if *compare_heap {
                     notes.extend(heap::unchecked_trend(config, *trend)?);
@@ -324,11 +337,17 @@ fn compare_profiles(
     config: &Config,
     first: &Capture,
     last: &Capture,
+    maps: Option<&mut alloc::Maps>,
     warnings: &mut Vec<Warning>,
 ) -> Option<ProfilesCompared> {
     let (b, h) = (first.cpu.as_ref()?, last.cpu.as_ref()?);
     let strip = config.cpu.strip_url_query;
-    let ((base_times, base_profile), (head_times, head_profile)) = (b.read(strip), h.read(strip));
+    let (mut base, mut head) = (b.read(strip), h.read(strip));
+    if let Some(maps) = maps {
+        maps.cpu(&mut base);
+        maps.cpu(&mut head);
+    }
+    let ((base_times, base_profile), (head_times, head_profile)) = (base, head);
     let diff = crate::diff::cpu::diff(&base_times, &head_times, config.cpu.normalize);
     // The merged call trees need stacks, which a baseline does not keep.
     let flame = base_profile
@@ -371,8 +390,7 @@ fn print_warnings(config: &Config, warnings: &[Warning]) {
 fn check_inputs(
     config: &Config,
     captures: &[Capture],
-    compare_heap: bool,
-    compare_cpu: bool,
+    [compare_heap, compare_cpu, compare_alloc]: [bool; 3],
     warnings: &mut Vec<Warning>,
 ) -> Result<()> {
     if captures.len() > 1 {
@@ -392,8 +410,7 @@ fn check_inputs(
     warnings.extend(unchecked_kinds(
         config,
         &holdings(captures),
-        compare_heap,
-        compare_cpu,
+        [compare_heap, compare_cpu, compare_alloc],
     )?);
     for (wanted, have, what, asked) in [
         (
@@ -451,8 +468,7 @@ fn cpu_threshold_notes(config: &Config, compare_cpu: bool) -> Vec<Warning> {
 fn unchecked_kinds(
     config: &Config,
     holdings: &str,
-    compare_heap: bool,
-    compare_cpu: bool,
+    [compare_heap, compare_cpu, compare_alloc]: [bool; 3],
 ) -> Result<Vec<Warning>> {
     let mut notes = Vec::new();
     for (have, kind, metrics, what) in [
@@ -467,6 +483,12 @@ fn unchecked_kinds(
             "CPU",
             given::cpu_metrics(),
             "CPU profiles on both sides",
+        ),
+        (
+            compare_alloc,
+            "allocation",
+            given::alloc_metrics(),
+            "sampling heap profiles on both sides",
         ),
     ] {
         if !have {

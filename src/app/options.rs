@@ -101,6 +101,9 @@ pub struct Config {
     /// `.jsleaklist` beside HEAD's file with the same base name is used, if there is one
     /// and `leaklist_beside` says to look for it.
     pub leaklist: Option<PathBuf>,
+    /// `--source-map`: a source map, or a directory to search for the maps of the
+    /// profiles' scripts.
+    pub source_map: Option<PathBuf>,
     /// Look for the leak list beside HEAD when none is named (the command line does; the
     /// MCP server reads only the files it is given).
     pub leaklist_beside: bool,

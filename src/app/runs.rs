@@ -5,15 +5,17 @@
 
 use std::path::{Path, PathBuf};
 
-use super::conclude::{Comparison, CpuCompared, Scope, side};
+use super::conclude::{AllocCompared, Comparison, CpuCompared, Scope, side};
 use super::error::{Error, Result};
 use super::given::{self, Unchecked};
 use super::options::Config;
 use super::{Stopped, open_all};
 use crate::diff::cpu::CpuDiff;
+use crate::diff::heapprof::HeapProfileDiff;
 use crate::gate::{self, Thresholds};
 use crate::input::Capture;
 use crate::model::cpu::{Profile, ProfileTimes};
+use crate::model::heapprof::{HeapProfile, HeapProfileTotals};
 use crate::warning::{Warning, WarningCode};
 
 /// Whether any input is a directory of runs.
@@ -27,6 +29,18 @@ struct RunSide {
     path: PathBuf,
     is_dir: bool,
     captures: Vec<Capture>,
+}
+
+impl RunSide {
+    /// This side in the report: its first run's, under the directory's path;
+    /// `profile_span_us` as [`side`] takes it.
+    fn report_side(&self, profile_span_us: Option<u64>) -> crate::report::Side {
+        let mut out = side(&self.captures[0], None, profile_span_us);
+        if self.is_dir {
+            out.path = self.path.display().to_string();
+        }
+        out
+    }
 }
 
 /// The files of `dir` that may be captures (not hidden, not directories), by name.
@@ -66,8 +80,48 @@ fn names<'a>(paths: impl Iterator<Item = &'a Path>) -> String {
         .join(", ")
 }
 
-/// Checks that a directory's captures are CPU profiles of one kind.
+/// What a run set compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Cpu,
+    /// Sampling heap profiles.
+    Alloc,
+}
+
+impl Kind {
+    /// The kind of a side's runs: that of its first capture.
+    fn of(side: &RunSide) -> Kind {
+        if side.captures[0].heap_profile.is_some() && side.captures[0].cpu.is_none() {
+            Kind::Alloc
+        } else {
+            Kind::Cpu
+        }
+    }
+}
+
+/// Checks that a directory's captures are CPU profiles, or sampling heap profiles, of
+/// one kind.
 fn check_kinds(side: &RunSide) -> Result<()> {
+    let place = || {
+        if side.is_dir {
+            format!(" (in the run set {})", side.path.display())
+        } else {
+            String::new()
+        }
+    };
+    if Kind::of(side) == Kind::Alloc {
+        if let Some(c) = side.captures.iter().find(|c| c.heap_profile.is_none()) {
+            return Err(Error::input(
+                &c.path,
+                format!(
+                    "a run set of sampling heap profiles holds only those, but it holds {}{}",
+                    c.contents(),
+                    place()
+                ),
+            ));
+        }
+        return Ok(());
+    }
     if let Some(c) = side.captures.iter().find(|c| c.cpu.is_none()) {
         let why = if c.cpu_unreadable {
             "its CPU profile is unreadable".to_owned()
@@ -76,14 +130,7 @@ fn check_kinds(side: &RunSide) -> Result<()> {
         };
         return Err(Error::input(
             &c.path,
-            format!(
-                "a run set compares CPU profiles, but {why}{}",
-                if side.is_dir {
-                    format!(" (in the run set {})", side.path.display())
-                } else {
-                    String::new()
-                }
-            ),
+            format!("a run set compares CPU profiles, but {why}{}", place()),
         ));
     }
     let mut kinds: Vec<(&'static str, Vec<&Path>)> = Vec::new();
@@ -140,29 +187,55 @@ pub fn comparison(
     config: &Config,
     progress: &dyn Fn(String),
 ) -> std::result::Result<Comparison, Stopped> {
-    let heap_unchecked = refuse_options(config)?;
+    check_two(config)?;
     progress("reading runs".into());
     let sides = read_sides(config)?;
+    let kind = Kind::of(&sides[0]);
+    if kind != Kind::of(&sides[1]) {
+        let what = |k: Kind| match k {
+            Kind::Cpu => "CPU profiles",
+            Kind::Alloc => "sampling heap profiles",
+        };
+        return Err(Stopped::from(Error::Usage(format!(
+            "BASE's runs ({}) are {} but HEAD's ({}) are {}: a run set is compared with runs of the same kind",
+            sides[0].path.display(),
+            what(kind),
+            sides[1].path.display(),
+            what(Kind::of(&sides[1]))
+        ))));
+    }
+    if kind == Kind::Alloc {
+        return Ok(alloc_comparison(config, sides)?);
+    }
+    let heap_unchecked = refuse_options(config)?;
     let mut warnings: Vec<Warning> = sides
         .iter()
         .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
         .collect();
     let strip = config.cpu.strip_url_query;
-    let times: Vec<Vec<ProfileTimes>> = sides
+    let mut maps = super::alloc::source_maps(config)?;
+    // Each run's times, and its profile where it has samples (not a baseline).
+    let reads: Vec<Vec<super::alloc::CpuRead<'_>>> = sides
         .iter()
         .map(|s| {
             s.captures
                 .iter()
-                .filter_map(|c| c.cpu.as_ref().map(|cpu| cpu.times(strip)))
-                .map(|t| {
-                    if config.cpu.ignore_positions {
-                        t.without_positions()
-                    } else {
-                        t
+                .filter_map(|c| {
+                    let mut read = c.cpu.as_ref()?.read(strip);
+                    if let Some(maps) = maps.as_mut() {
+                        maps.cpu(&mut read);
                     }
+                    if config.cpu.ignore_positions {
+                        read.0 = read.0.without_positions();
+                    }
+                    Some(read)
                 })
                 .collect()
         })
+        .collect();
+    let times: Vec<Vec<ProfileTimes>> = reads
+        .iter()
+        .map(|side| side.iter().map(|(t, _)| t.clone()).collect())
         .collect();
     for (side, t) in sides.iter().zip(&times) {
         check_program(side, t)?;
@@ -182,19 +255,12 @@ pub fn comparison(
     if let Some(set) = diff.runs.as_mut() {
         set.environments = Some(environments);
     }
-    let flame = flame(config, &sides);
+    let flame = flame(&sides, &reads);
     warnings.extend(too_few_runs(&diff, &config.thresholds)?);
     warnings.extend(heap_unchecked);
+    let source_map = maps.map(|m| m.finish(&mut warnings));
     let report_side = |s: &RunSide, times: &[ProfileTimes]| {
-        let mut out = side(
-            &s.captures[0],
-            None,
-            Some(crate::diff::runs::median_span_us(times)),
-        );
-        if s.is_dir {
-            out.path = s.path.display().to_string();
-        }
-        out
+        s.report_side(Some(crate::diff::runs::median_span_us(times)))
     };
     let report_sides = [
         report_side(&sides[0], &times[0]),
@@ -213,38 +279,150 @@ pub fn comparison(
             base: (0..base_runs).collect(),
             head: (base_runs..base_runs + head_runs).collect(),
         }),
+        alloc: None,
+        source_map,
         scope: Scope::Runs,
     })
 }
 
-/// Refuses what run sets cannot do: other than two inputs, options for heap snapshots
-/// or `--normalize`, and heap thresholds given by a flag. Returns the warning about the
-/// thresholds file's heap thresholds, if it sets any.
-pub(super) fn refuse_options(config: &Config) -> Result<Option<Warning>> {
+/// Refuses other than two inputs: a run set is one side's.
+fn check_two(config: &Config) -> Result<()> {
     if config.inputs.len() != 2 {
         return Err(Error::Usage(format!(
             "a directory input is one side's repeated runs: give two inputs, BASE and HEAD (got {})",
             config.inputs.len()
         )));
     }
-    let only_cpu = "a directory of runs is compared by its CPU profiles only";
+    Ok(())
+}
+
+/// Refuses the options no run set takes: `--normalize` and those for heap snapshots.
+/// `only` says what the run sets are compared by.
+fn refuse_snapshot_options(config: &Config, only: &str) -> Result<()> {
     for (asked, what) in [
         (config.cpu.normalize, "--normalize"),
         (config.picks_snapshots(), "--base-snapshot/--head-snapshot"),
         (!config.heap.explain.is_empty(), "--explain"),
     ] {
         if asked {
-            return Err(Error::Usage(format!("{what} given, but {only_cpu}")));
+            return Err(Error::Usage(format!("{what} given, but {only}")));
         }
     }
-    config.given.unchecked(
+    Ok(())
+}
+
+/// Refuses what CPU run sets cannot do: other than two inputs, options for heap
+/// snapshots or `--normalize`, and heap or allocation thresholds given by a flag.
+/// Returns the warnings about the thresholds file's heap and allocation thresholds,
+/// where it sets any.
+pub(super) fn refuse_options(config: &Config) -> Result<Vec<Warning>> {
+    check_two(config)?;
+    let only_cpu = "a directory of runs is compared by its CPU profiles only";
+    refuse_snapshot_options(config, only_cpu)?;
+    let heap = config.given.unchecked(
         &given::heap_metrics(),
         &Unchecked {
             what: "heap thresholds",
             why: "run sets carry CPU profiles only",
             refusal: &|_| format!("heap thresholds given, but {only_cpu}"),
         },
-    )
+    )?;
+    let alloc = config.given.unchecked(
+        &given::alloc_metrics(),
+        &Unchecked {
+            what: "allocation thresholds",
+            why: "these run sets carry CPU profiles only",
+            refusal: &|flag| {
+                format!(
+                    "{flag} given, but these run sets hold CPU profiles, not sampling heap profiles"
+                )
+            },
+        },
+    )?;
+    Ok(heap.into_iter().chain(alloc).collect())
+}
+
+/// Refuses what run sets of sampling heap profiles cannot do: other than two inputs,
+/// options for heap snapshots or `--normalize`, and heap or CPU thresholds given by a
+/// flag. Returns the warnings about the thresholds file's heap and CPU thresholds, where
+/// it sets any.
+pub(super) fn refuse_alloc_options(config: &Config) -> Result<Vec<Warning>> {
+    check_two(config)?;
+    let only = "a directory of sampling heap profiles is compared by its allocations only";
+    refuse_snapshot_options(config, only)?;
+    if config.cpu.ignore_positions {
+        return Err(Error::Usage(format!(
+            "--ignore-positions given, but {only} (it matches CPU functions)"
+        )));
+    }
+    let mut unchecked = Vec::new();
+    for (metrics, what) in [
+        (given::heap_metrics(), "heap thresholds"),
+        (given::cpu_metrics(), "CPU thresholds"),
+    ] {
+        unchecked.extend(config.given.unchecked(
+            &metrics,
+            &Unchecked {
+                what,
+                why: "these run sets carry sampling heap profiles only",
+                refusal: &|flag| format!("{flag} given, but {only}"),
+            },
+        )?);
+    }
+    Ok(unchecked)
+}
+
+/// The warning that no change of the allocations can be significant with so few runs,
+/// where that is so.
+pub(super) fn too_few_alloc_runs(diff: &HeapProfileDiff, t: &Thresholds) -> Option<Warning> {
+    let set = diff.runs.as_ref()?;
+    gate::runs::too_few(set.base_runs, set.head_runs, t.alpha)
+        .map(|message| Warning::new(WarningCode::TooFewRuns, message))
+}
+
+/// Compares BASE's sampling heap profiles with HEAD's, function by function with their
+/// statistics.
+fn alloc_comparison(config: &Config, sides: Vec<RunSide>) -> Result<Comparison> {
+    let unchecked = refuse_alloc_options(config)?;
+    let mut warnings: Vec<Warning> = sides
+        .iter()
+        .flat_map(|s| s.captures.iter().flat_map(Capture::warnings))
+        .collect();
+    let mut maps = super::alloc::source_maps(config)?;
+    let profiles: Vec<Vec<std::borrow::Cow<'_, HeapProfile>>> = sides
+        .iter()
+        .map(|s| {
+            s.captures
+                .iter()
+                .map(|c| super::alloc::profile(c, maps.as_mut()))
+                .collect()
+        })
+        .collect();
+    let totals: Vec<Vec<HeapProfileTotals>> = profiles
+        .iter()
+        .map(|side| side.iter().map(|p| p.functions()).collect())
+        .collect();
+    let refs: Vec<Vec<&HeapProfile>> = profiles
+        .iter()
+        .map(|side| side.iter().map(AsRef::as_ref).collect())
+        .collect();
+    let flame = crate::diff::flame::flame_of_runs(&refs[0], &refs[1]);
+    let diff = crate::diff::heapprof::diff_runs(&totals[0], &totals[1], config.thresholds.alpha);
+    drop(profiles);
+    warnings.extend(too_few_alloc_runs(&diff, &config.thresholds));
+    warnings.extend(unchecked);
+    let source_map = maps.map(|m| m.finish(&mut warnings));
+    let report_sides = [sides[0].report_side(None), sides[1].report_side(None)];
+    Ok(Comparison {
+        captures: sides.into_iter().flat_map(|s| s.captures).collect(),
+        sides: report_sides,
+        warnings,
+        heap: None,
+        cpu: None,
+        alloc: Some(AllocCompared { diff, flame }),
+        source_map,
+        scope: Scope::AllocRuns,
+    })
 }
 
 /// Opens the runs of both sides, each side's of one kind.
@@ -300,26 +478,17 @@ fn environments(
 }
 
 /// The flame graph of the medians, when every run has its samples (not a baseline).
-fn flame(config: &Config, sides: &[RunSide]) -> Option<crate::diff::flame::Flame> {
-    let strip = config.cpu.strip_url_query;
-    let profiles: Vec<Vec<std::borrow::Cow<'_, Profile>>> = sides
+fn flame(
+    sides: &[RunSide],
+    reads: &[Vec<super::alloc::CpuRead<'_>>],
+) -> Option<crate::diff::flame::Flame> {
+    let profiles: Vec<Vec<&Profile>> = reads
         .iter()
-        .map(|s| {
-            s.captures
-                .iter()
-                .filter_map(|c| c.cpu.as_ref().and_then(|cpu| cpu.read(strip).1))
-                .collect()
-        })
+        .map(|side| side.iter().filter_map(|(_, p)| p.as_deref()).collect())
         .collect();
     let whole = sides
         .iter()
         .zip(&profiles)
         .all(|(s, p)| p.len() == s.captures.len());
-    whole.then(|| {
-        let refs: Vec<Vec<&Profile>> = profiles
-            .iter()
-            .map(|p| p.iter().map(AsRef::as_ref).collect())
-            .collect();
-        crate::diff::flame::flame_of_runs(&refs[0], &refs[1])
-    })
+    whole.then(|| crate::diff::flame::flame_of_runs(&profiles[0], &profiles[1]))
 }

@@ -36,6 +36,8 @@ pub struct FileSettings {
     pub sites: Option<Vec<String>>,
     pub ignore: Option<Vec<String>>,
     pub min_function_self_us: Option<u64>,
+    /// `[function] min_alloc`: the floor of the per-function allocation threshold.
+    pub min_function_alloc: Option<u64>,
     pub suspect_min_growth: Option<u64>,
     pub suspect_min_share: Option<f64>,
     /// `[cpu] alpha`: the significance level of run-set comparisons.
@@ -55,6 +57,9 @@ impl FileSettings {
         let mut t = Thresholds::default();
         if let Some(us) = self.min_function_self_us {
             t.min_function_self_us = us;
+        }
+        if let Some(bytes) = self.min_function_alloc {
+            t.min_function_alloc = bytes;
         }
         if let Some(alpha) = self.alpha {
             t.alpha = alpha;
@@ -79,17 +84,19 @@ enum Setting {
     FunctionInclude,
     SiteInclude,
     FunctionMinSelf,
+    FunctionMinAlloc,
     SuspectMinGrowth,
     SuspectMinShare,
     Alpha,
 }
 
 /// The keys of the file other than the metrics' rules.
-const SETTINGS: [(&str, Setting); 8] = [
+const SETTINGS: [(&str, Setting); 9] = [
     ("ignore", Setting::Ignore),
     ("class.include", Setting::ClassInclude),
     ("function.include", Setting::FunctionInclude),
     ("function.min_self", Setting::FunctionMinSelf),
+    ("function.min_alloc", Setting::FunctionMinAlloc),
     ("suspects.min_growth", Setting::SuspectMinGrowth),
     ("suspects.min_share", Setting::SuspectMinShare),
     ("cpu.alpha", Setting::Alpha),
@@ -419,6 +426,9 @@ impl Reader<'_> {
             Setting::FunctionMinSelf => {
                 out.min_function_self_us = Some(self.value(key, v, parse_duration)?);
             }
+            Setting::FunctionMinAlloc => {
+                out.min_function_alloc = Some(self.value(key, v, parse_size)?);
+            }
             Setting::SuspectMinGrowth => {
                 out.suspect_min_growth = Some(self.value(key, v, parse_size)?);
             }
@@ -551,6 +561,23 @@ service = "shop app"
     }
 
     #[test]
+    fn the_allocation_keys_are_read() {
+        let s = parsed(
+            "[function]\nmin_alloc = \"512KiB\"\nalloc = { warn = \"1MiB\", fail = \"50%\" }\n\n[alloc]\ntotal = { fail = \"10%\" }\n",
+        )
+        .unwrap();
+        assert_eq!(s.min_function_alloc, Some(512 << 10));
+        assert_eq!(
+            (
+                s.rule(Metric::FunctionAlloc).warn,
+                s.rule(Metric::FunctionAlloc).fail
+            ),
+            (Some(Limit::Absolute(1 << 20)), Some(Limit::Percent(50.0)))
+        );
+        assert_eq!(s.rule(Metric::AllocTotal).fail, Some(Limit::Percent(10.0)));
+    }
+
+    #[test]
     fn an_empty_file_sets_nothing() {
         let s = parsed("# nothing yet\n").unwrap();
         assert!(
@@ -641,7 +668,7 @@ service = "shop app"
         );
         assert!(
             error("[tag]\nenv = \"ci\"\n")
-                .ends_with("`native`, `leaklist`, `owners`, `site`, `tags`"),
+                .ends_with("`native`, `leaklist`, `owners`, `alloc`, `site`, `tags`"),
             "{}",
             error("[tag]\nenv = \"ci\"\n")
         );

@@ -36,6 +36,10 @@ pub enum Metric {
     LeakList,
     /// Growth of a leak owner over the series (what it gained).
     OwnerGrowth,
+    /// Growth of any one function's self-allocated bytes (sampling heap profiles).
+    FunctionAlloc,
+    /// Growth of all the bytes the sampling heap profiles account for.
+    AllocTotal,
     /// What one allocation site's surviving new objects (or a recording's survivors)
     /// count or weigh: a limit that is a number alone counts objects, one with a unit
     /// their size.
@@ -61,13 +65,15 @@ pub enum Source {
     Cpu,
     /// A leak watcher's list joined with the heap.
     LeakList,
+    /// A pair of sampling heap profiles (allocations).
+    HeapProfile,
     /// The allocation data of a capture taken with allocation tracking.
     Allocations,
 }
 
 impl Metric {
     /// Every metric, in the order reports and help list them.
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 14] = [
         Metric::HeapSize,
         Metric::ClassCount,
         Metric::ClassSize,
@@ -79,6 +85,8 @@ impl Metric {
         Metric::ClassNative,
         Metric::LeakList,
         Metric::OwnerGrowth,
+        Metric::FunctionAlloc,
+        Metric::AllocTotal,
         Metric::SiteGrowth,
     ];
 
@@ -96,6 +104,8 @@ impl Metric {
             Metric::ClassNative => "max-class-native-growth",
             Metric::LeakList => "fail-on-leaklist",
             Metric::OwnerGrowth => "fail-on-owners",
+            Metric::FunctionAlloc => "max-function-alloc-growth",
+            Metric::AllocTotal => "max-alloc-growth",
             Metric::SiteGrowth => "max-site-growth",
         }
     }
@@ -114,6 +124,8 @@ impl Metric {
             Metric::ClassNative => "class.native",
             Metric::LeakList => "leaklist.retained",
             Metric::OwnerGrowth => "owners.growth",
+            Metric::FunctionAlloc => "function.alloc",
+            Metric::AllocTotal => "alloc.total",
             Metric::SiteGrowth => "site.growth",
         }
     }
@@ -132,6 +144,8 @@ impl Metric {
             Metric::ClassNative => "class.native_size_delta",
             Metric::LeakList => "leaklist.retained_size",
             Metric::OwnerGrowth => "trend.owner_growth",
+            Metric::FunctionAlloc => "function.self_bytes_delta",
+            Metric::AllocTotal => "alloc.bytes_delta",
             Metric::SiteGrowth => "site.growth",
         }
     }
@@ -145,6 +159,8 @@ impl Metric {
             | Metric::ClassNative
             | Metric::LeakList
             | Metric::OwnerGrowth
+            | Metric::FunctionAlloc
+            | Metric::AllocTotal
             | Metric::SiteGrowth => Unit::Bytes,
             Metric::ClassCount => Unit::Count,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Unit::Micros,
@@ -162,6 +178,7 @@ impl Metric {
             Metric::SuspectSize | Metric::OwnerGrowth => Source::Trend,
             Metric::SiteGrowth => Source::Allocations,
             Metric::FunctionSelf | Metric::CpuTime | Metric::GcTime => Source::Cpu,
+            Metric::FunctionAlloc | Metric::AllocTotal => Source::HeapProfile,
         }
     }
 
@@ -198,6 +215,12 @@ impl Metric {
             }
             Metric::OwnerGrowth => {
                 "Fail when an object is a leak owner (it keeps gaining new objects over a series); with MIN, only when it grew by more than MIN (e.g. 512KiB)"
+            }
+            Metric::FunctionAlloc => {
+                "Fail if any function's self-allocated bytes (sampling heap profiles) grow by more than LIMIT (e.g. 1MiB, 50%)"
+            }
+            Metric::AllocTotal => {
+                "Fail if all the bytes the sampling heap profiles account for grow by more than LIMIT (e.g. 4MiB, 10%)"
             }
             Metric::SiteGrowth => {
                 "Fail when the new objects one allocation site made (that survive in HEAD, or a recording's survivors) grow past LIMIT: a number of objects (e.g. 1000) or a size (e.g. 256KiB); needs captures taken with allocation tracking"

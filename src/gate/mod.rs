@@ -1,5 +1,6 @@
 //! Thresholds → violations → pass or fail, per [`Metric`]. No I/O here.
 
+pub mod alloc;
 pub mod leaklist;
 pub mod metric;
 mod native;
@@ -73,6 +74,10 @@ named!(Level, Status);
 
 /// The default `--min-function-self`: 1 ms.
 pub const DEFAULT_MIN_FUNCTION_SELF_US: u64 = 1_000;
+
+/// The default `--min-function-alloc`: 1 MiB (docs/semantics.md, “Sampling heap
+/// profiles”, says how it was measured).
+pub const DEFAULT_MIN_FUNCTION_ALLOC: u64 = 1 << 20;
 
 /// The limits on one metric's growth: a warn level, a fail level, and floors that a
 /// growth must also exceed to trip either level (so that a 50% growth of a few bytes,
@@ -185,6 +190,8 @@ pub struct Thresholds {
     rules: [Rule; Metric::ALL.len()],
     /// Functions whose self time is below this on both sides are not gated, µs.
     pub min_function_self_us: u64,
+    /// Functions whose self-allocated bytes are below this on both sides are not gated.
+    pub min_function_alloc: u64,
     /// When set, the per-class thresholds apply only to classes matching one of these.
     pub classes: Option<GlobSet>,
     /// When set, the per-function thresholds apply only to functions matching one of these.
@@ -204,6 +211,7 @@ impl Default for Thresholds {
         Thresholds {
             rules: [Rule::default(); Metric::ALL.len()],
             min_function_self_us: DEFAULT_MIN_FUNCTION_SELF_US,
+            min_function_alloc: DEFAULT_MIN_FUNCTION_ALLOC,
             classes: None,
             functions: None,
             ignore: None,
@@ -237,9 +245,10 @@ impl Thresholds {
                 Source::Heap => heap,
                 Source::Trend => trend,
                 Source::Cpu => cpu,
-                // Counted where a list is joined ([`leaklist::evaluate`]) or sites are
-                // found ([`sites::evaluate`]).
-                Source::LeakList | Source::Allocations => false,
+                // Counted where a list is joined ([`leaklist::evaluate`]), where sites are
+                // found ([`sites::evaluate`]) and where heap profiles are compared
+                // ([`alloc::evaluate`]).
+                Source::LeakList | Source::Allocations | Source::HeapProfile => false,
             })
             .map(|m| self.rule(m).levels())
             .sum()
@@ -259,7 +268,7 @@ impl Thresholds {
 
     /// Whether any threshold looks at heap snapshots.
     pub fn has_heap(&self) -> bool {
-        self.has(|s| s != Source::Cpu)
+        self.has(|s| !matches!(s, Source::Cpu | Source::HeapProfile))
     }
 
     /// Whether the ignore list leaves `name` out.
@@ -293,8 +302,8 @@ pub struct Violation {
     pub limit: f64,
     /// The limit as it was given.
     pub limit_text: String,
-    /// Comparing run sets: the p-value that made the change significant (Holm-adjusted
-    /// for a function); `value` is then the estimated shift (Hodges-Lehmann).
+    /// Comparing run sets: the p-value that made the change significant (adjusted over
+    /// the family tested); `value` is then the estimated shift (Hodges-Lehmann).
     pub p_value: Option<f64>,
     /// The unit of `value` and `limit`: the metric's, but for a site's growth limited by
     /// a number of objects.

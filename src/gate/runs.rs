@@ -18,9 +18,9 @@
 use super::{Level, Metric, Thresholds, Violation, function_subject};
 use crate::diff::cpu::CpuDiff;
 use crate::diff::family::{self, Boundary, Hypothesis};
-use crate::diff::stats::{RunSet, RunValues};
+use crate::diff::stats::{RunSet, RunValues, UDistribution};
 use crate::model::change::Change;
-use crate::model::cpu::FrameKind;
+use crate::model::cpu::{Frame, FrameKind};
 
 /// The default significance level.
 pub const DEFAULT_ALPHA: f64 = 0.01;
@@ -71,24 +71,28 @@ pub struct RunGate {
 
 /// The warning to give when the run counts allow no change to be significant at α.
 pub fn too_few_runs(set: &RunSet, alpha: f64) -> Option<String> {
-    let smallest = family::smallest_p(set.base_runs, set.head_runs);
+    too_few(set.base_runs, set.head_runs, alpha)
+}
+
+/// The warning to give when `base_runs` and `head_runs` allow no change to be
+/// significant at α (CPU profiles and sampling heap profiles alike).
+pub fn too_few(base_runs: usize, head_runs: usize, alpha: f64) -> Option<String> {
+    let smallest = family::smallest_p(base_runs, head_runs);
     (smallest > alpha).then(|| {
         format!(
-            "with {} BASE and {} HEAD runs the smallest p-value is {smallest:.2e} (one labelling of the runs among {}), above α = {alpha}: no change can be significant; at least {} runs per side are needed, or more BASE runs",
-            set.base_runs,
-            set.head_runs,
-            family::labellings(set.base_runs, set.head_runs, u64::MAX - 1),
+            "with {base_runs} BASE and {head_runs} HEAD runs the smallest p-value is {smallest:.2e} (one labelling of the runs among {}), above α = {alpha}: no change can be significant; at least {} runs per side are needed, or more BASE runs",
+            family::labellings(base_runs, head_runs, u64::MAX - 1),
             family::runs_needed(alpha)
         )
     })
 }
 
 /// A quantity measured in every run, as one threshold sees it.
-struct Quantity<'a> {
-    subject: String,
-    values: &'a RunValues,
+pub(super) struct Quantity<'a> {
+    pub(super) subject: String,
+    pub(super) values: &'a RunValues,
     /// Functions take part where one side's median reaches `--min-function-self`.
-    floor: Option<u64>,
+    pub(super) floor: Option<u64>,
 }
 
 /// The boundary of "the growth is within `limit`" on a base value of `base`: a ratio when
@@ -104,7 +108,7 @@ fn boundary(resolved: f64, relative: bool, base: u64) -> Boundary {
 
 /// Tests `quantities` against `metric`'s rule, fail level first, adding what fails to
 /// `out` and what was tested to `gate`.
-fn check_metric(
+pub(super) fn check_metric(
     t: &Thresholds,
     metric: Metric,
     quantities: &[Quantity<'_>],
@@ -171,6 +175,40 @@ fn check_metric(
     }
 }
 
+/// Whether a function may take part in the per-function family: in scope, not ignored,
+/// not a pseudo-function (the floor is the family's to apply).
+pub(super) fn in_family(frame: &Frame, t: &Thresholds) -> bool {
+    t.function_in_scope(&frame.name) && !matches!(frame.kind(), FrameKind::Root | FrameKind::Idle)
+}
+
+/// Each run's `total` less the `ignored` subjects' values in that run.
+pub(super) fn without(
+    total: &RunValues,
+    ignored: &[&RunValues],
+    exact: Option<&UDistribution>,
+    alpha: f64,
+) -> RunValues {
+    if ignored.is_empty() {
+        return total.clone();
+    }
+    let less = |totals: &[u64], side: fn(&RunValues) -> &[u64]| -> Vec<u64> {
+        totals
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                let out: u64 = ignored.iter().map(|r| side(r)[i]).sum();
+                d.saturating_sub(out)
+            })
+            .collect()
+    };
+    RunValues::new(
+        less(&total.base, |r| &r.base),
+        less(&total.head, |r| &r.head),
+        exact,
+        alpha,
+    )
+}
+
 pub(super) fn check_cpu(
     cpu: &CpuDiff,
     set: &RunSet,
@@ -192,26 +230,12 @@ pub(super) fn check_cpu(
             .filter(|f| t.ignored(&f.frame.name))
             .filter_map(|f| f.runs.as_ref().map(|r| &r.self_us))
             .collect();
-        let less = |totals: &[u64], side: fn(&RunValues) -> &[u64]| -> Vec<u64> {
-            totals
-                .iter()
-                .enumerate()
-                .map(|(i, &d)| {
-                    let out: u64 = ignored.iter().map(|r| side(r)[i]).sum();
-                    d.saturating_sub(out)
-                })
-                .collect()
-        };
-        let values = if ignored.is_empty() {
-            set.duration_us.clone()
-        } else {
-            RunValues::new(
-                less(&set.duration_us.base, |r| &r.base),
-                less(&set.duration_us.head, |r| &r.head),
-                set.distribution().as_ref(),
-                set.alpha,
-            )
-        };
+        let values = without(
+            &set.duration_us,
+            &ignored,
+            set.distribution().as_ref(),
+            set.alpha,
+        );
         let total = [Quantity {
             subject: "cpu".into(),
             values: &values,
@@ -231,10 +255,7 @@ pub(super) fn check_cpu(
         let functions: Vec<Quantity<'_>> = cpu
             .functions
             .iter()
-            .filter(|f| {
-                t.function_in_scope(&f.frame.name)
-                    && !matches!(f.frame.kind(), FrameKind::Root | FrameKind::Idle)
-            })
+            .filter(|f| in_family(&f.frame, t))
             .filter_map(|f| {
                 f.runs.as_ref().map(|r| Quantity {
                     subject: function_subject(&f.frame),

@@ -208,6 +208,7 @@ pub fn config(p: &OpenParams) -> Result<Config> {
         inputs,
         outputs: Vec::new(),
         given,
+        source_map: None,
         base_snapshot: p.base_snapshot,
         head_snapshot: p.head_snapshot,
         top: 20,

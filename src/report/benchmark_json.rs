@@ -128,12 +128,7 @@ fn entries(report: &Report, top: usize) -> Vec<Entry> {
             cpu.gc_us.delta(),
         ));
         for f in cpu.functions.iter().take(top) {
-            let location = match (f.url.is_empty(), f.line, f.column) {
-                (true, _, _) => String::new(),
-                (false, 0, _) => format!(" ({})", script(&f.url)),
-                (false, line, 0) => format!(" ({}:{line})", script(&f.url)),
-                (false, line, column) => format!(" ({}:{line}:{column})", script(&f.url)),
-            };
+            let location = function_location(&f.url, f.line, f.column);
             out.push(entry(
                 format!("function {}{location}: self time", f.name),
                 Unit::Micros,
@@ -143,7 +138,36 @@ fn entries(report: &Report, top: usize) -> Vec<Entry> {
             ));
         }
     }
+    if let Some(alloc) = &report.alloc {
+        out.push(entry(
+            "alloc: sampled bytes".to_owned(),
+            Unit::Bytes,
+            alloc.bytes.head,
+            alloc.bytes.base,
+            alloc.bytes.delta(),
+        ));
+        for f in alloc.functions.iter().take(top) {
+            let location = function_location(&f.url, f.line, f.column);
+            out.push(entry(
+                format!("function {}{location}: self bytes", f.name),
+                Unit::Bytes,
+                f.self_bytes.head,
+                f.self_bytes.base,
+                f.self_bytes.delta(),
+            ));
+        }
+    }
     out
+}
+
+/// ` (cpu.js:4:22)`, ` (cpu.js:4)`, ` (cpu.js)`, or nothing without a script.
+fn function_location(url: &str, line: u32, column: u32) -> String {
+    match (url.is_empty(), line, column) {
+        (true, _, _) => String::new(),
+        (false, 0, _) => format!(" ({})", script(url)),
+        (false, line, 0) => format!(" ({}:{line})", script(url)),
+        (false, line, column) => format!(" ({}:{line}:{column})", script(url)),
+    }
 }
 
 impl Render for BenchmarkJson {

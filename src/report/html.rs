@@ -340,6 +340,11 @@ impl Render for Html {
                 "<section id=\"cpu\">\n<h2>CPU</h2>\n<div id=\"cpu-body\"></div>\n</section>\n",
             );
         }
+        if report.alloc.is_some() {
+            page.push_str(
+                "<section id=\"alloc\">\n<h2>Allocations</h2>\n<div id=\"alloc-body\"></div>\n</section>\n",
+            );
+        }
         let _ = write!(
             page,
             "<div id=\"tooltip\" role=\"tooltip\" hidden></div>\n\

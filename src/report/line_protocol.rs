@@ -7,8 +7,9 @@
 //! CPU profile in Datakit's profiling shape (`arkdiff_profile`), each function
 //! (`arkdiff_function`), each leak owner of a series (`arkdiff_owner`, HEAD only), each
 //! allocation site of HEAD's new objects (`arkdiff_site`) and of its recording's
-//! survivors (`arkdiff_timeline_site`), HEAD only, and last the gate (`arkdiff_gate`).
-//! Counts, sizes and times are integers (`i`).
+//! survivors (`arkdiff_timeline_site`), HEAD only, the sampling heap profiles' totals
+//! (`arkdiff_alloc`) and functions (`arkdiff_alloc_function`), and last the gate
+//! (`arkdiff_gate`). Counts, sizes and times are integers (`i`).
 //!
 //! Every point ends in a timestamp in nanoseconds: `--timestamp` where given, else the
 //! side's capture time where the input has one on a wall clock, else the time of the run
@@ -27,6 +28,7 @@ use std::io::{self, Write};
 use super::alloc::CallFrameJson;
 use super::{HeapSection, Render, Report, Side};
 use crate::gate::Level;
+use crate::model::change::Change;
 
 /// The tag keys the points set themselves, which `--tag` and `[tags]` may not set.
 pub const OWN_TAGS: [&str; 7] = [
@@ -432,6 +434,45 @@ impl Render for LineProtocol {
                 }
             }
         }
+        if let Some(alloc) = &report.alloc {
+            for (side, bytes, samples, time) in [
+                ("base", alloc.bytes.base, alloc.samples.base, base_time),
+                ("head", alloc.bytes.head, alloc.samples.head, head_time),
+            ] {
+                text += &self.line(
+                    "arkdiff_alloc",
+                    &[("side", side)],
+                    &[("bytes", Int(bytes)), ("samples", Int(samples))],
+                    time,
+                );
+            }
+            for f in alloc.functions.iter().take(self.top) {
+                let line_no = position(f.line);
+                let column = position(f.column);
+                for (side, time, pick) in [
+                    ("base", base_time, (|c| c.base) as fn(&Change) -> u64),
+                    ("head", head_time, |c| c.head),
+                ] {
+                    text += &self.line(
+                        "arkdiff_alloc_function",
+                        &[
+                            ("column", &column),
+                            ("function", &f.name),
+                            ("line", &line_no),
+                            ("side", side),
+                            ("url", &f.url),
+                        ],
+                        &[
+                            ("self_bytes", Int(pick(&f.self_bytes))),
+                            ("total_bytes", Int(pick(&f.total_bytes))),
+                            ("self_samples", Int(pick(&f.self_samples))),
+                            ("total_samples", Int(pick(&f.total_samples))),
+                        ],
+                        time,
+                    );
+                }
+            }
+        }
         let gate = &report.gate;
         let count = |level: Level| gate.count(level) as u64;
         text += &self.line(
@@ -594,6 +635,8 @@ pub(super) mod fixture {
                     function("hidden", "file:///app/h.js", (1, 1), (1, 2)),
                 ],
             }),
+            alloc: None,
+            source_map: None,
             gate: GateSection {
                 status: Status::Fail,
                 thresholds: 3,

@@ -9,7 +9,9 @@ use super::arkts;
 use super::columns::{self, Align, Column, Renderer, Shown, Total, first};
 use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
 use super::text::capitalized;
-use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc};
+use super::{
+    AllocSection, CpuSection, HeapSection, PathJson, Render, Report, Side, SourceMapJson, alloc,
+};
 use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Status, Unit};
 use crate::units::{format_count, format_size};
@@ -338,7 +340,44 @@ impl Markdown {
         retainer_paths(out, &paths)
     }
 
-    fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
+    fn alloc(
+        &self,
+        alloc: &AllocSection,
+        maps: Option<&SourceMapJson>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out, "#### Allocations (sampling heap profiles)\n")?;
+        let totals = [
+            Total::new("Allocated (sampled)", Unit::Bytes, alloc.bytes.0),
+            Total::new("Samples", Unit::Count, alloc.samples.0),
+        ];
+        table(out, columns::TOTALS, &(), &totals)?;
+        writeln!(out)?;
+        for line in super::runs_text::alloc_summary(alloc) {
+            writeln!(out, "{}  ", capitalized(&line))?;
+        }
+        writeln!(out)?;
+        if alloc.functions.is_empty() {
+            return writeln!(out, "No function allocated.");
+        }
+        if self.top > 0 {
+            let shown = first(&alloc.functions, self.top);
+            let functions = columns::alloc::functions(alloc, shown).with_sources(maps);
+            table(out, columns::alloc::FUNCTIONS, &functions, shown)?;
+        }
+        more(
+            out,
+            alloc.functions.len().saturating_sub(self.top),
+            "functions",
+        )
+    }
+
+    fn cpu(
+        &self,
+        cpu: &CpuSection,
+        maps: Option<&SourceMapJson>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         writeln!(out, "#### CPU\n")?;
         let totals = [
             Total::new("Non-idle time", Unit::Micros, cpu.duration_us.0),
@@ -361,7 +400,7 @@ impl Markdown {
         }
         if self.top > 0 {
             let shown = first(&cpu.functions, self.top);
-            let functions = columns::cpu::Functions::new(cpu, shown);
+            let functions = columns::cpu::functions(cpu, shown).with_sources(maps);
             table(out, columns::cpu::FUNCTIONS, &functions, shown)?;
         }
         more(
@@ -489,7 +528,16 @@ impl Render for Markdown {
             if report.heap.is_some() {
                 writeln!(out)?;
             }
-            self.cpu(cpu, out)?;
+            self.cpu(cpu, report.source_map.as_ref(), out)?;
+        }
+        if let Some(alloc) = &report.alloc {
+            if report.heap.is_some() || report.cpu.is_some() {
+                writeln!(out)?;
+            }
+            self.alloc(alloc, report.source_map.as_ref(), out)?;
+        }
+        if let Some(s) = &report.source_map {
+            writeln!(out, "\n{}", capitalized(&super::text::source_map_line(s)))?;
         }
         if !report.warnings.is_empty() {
             writeln!(out, "\n#### Warnings\n")?;

@@ -48,6 +48,13 @@ pub struct Report {
     pub warnings: Vec<Warning>,
     pub heap: Option<HeapSection>,
     pub cpu: Option<CpuSection>,
+    /// Sampling heap profiles: the bytes each function allocated; left out where none
+    /// were compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc: Option<AllocSection>,
+    /// What `--source-map` did; left out without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_map: Option<SourceMapJson>,
     pub gate: GateSection,
 }
 
@@ -471,6 +478,11 @@ serde_with::with_prefix!(samples "samples_");
 serde_with::with_prefix!(us "us_");
 serde_with::with_prefix!(self_us "self_us_");
 serde_with::with_prefix!(total_us "total_us_");
+serde_with::with_prefix!(bytes "bytes_");
+serde_with::with_prefix!(self_bytes "self_bytes_");
+serde_with::with_prefix!(total_bytes "total_bytes_");
+serde_with::with_prefix!(self_samples "self_samples_");
+serde_with::with_prefix!(total_samples "total_samples_");
 
 /// A [`Change`] as the report writes it: `base`, `head` and `delta`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -865,6 +877,198 @@ impl CpuSection {
             }),
         }
     }
+}
+
+/// The allocation diff of sampling heap profiles, in bytes (docs/semantics.md,
+/// “Sampling heap profiles”).
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocSection {
+    /// All the bytes the profiles account for (every node's `selfSize`).
+    #[serde(flatten, with = "bytes")]
+    pub bytes: Compared,
+    #[serde(flatten, with = "samples")]
+    pub samples: Compared,
+    /// Sorted by |self bytes delta|, then |total bytes delta|, then identity.
+    pub functions: Vec<AllocFunctionJson>,
+    /// The call trees merged stack by stack, weighed in bytes, for a differential flame
+    /// graph (of the medians, for run sets).
+    pub flame: Option<AllocFlameJson>,
+    /// Comparing run sets: the run counts and the total's statistics; absent for one
+    /// profile per side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<AllocRunsJson>,
+}
+
+/// [`FlameJson`] in bytes: BASE's and HEAD's allocation trees merged.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocFlameJson {
+    /// Nodes with fewer bytes than this on both sides are left out (0.1% of the larger
+    /// side's total).
+    pub min_bytes: u64,
+    pub omitted_nodes: usize,
+    pub max_nodes: usize,
+    pub frames: Vec<FrameJson>,
+    /// Depth first; the first node is `(root)`, a parent before its children.
+    pub nodes: Vec<AllocFlameNodeJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocFlameNodeJson {
+    pub frame: usize,
+    pub parent: Option<usize>,
+    #[serde(flatten, with = "self_bytes")]
+    pub self_bytes: BaseHead,
+    #[serde(flatten, with = "total_bytes")]
+    pub total_bytes: BaseHead,
+}
+
+impl AllocFlameJson {
+    /// The flame of [`crate::diff::flame::flame_of`] over sampling heap profiles, whose
+    /// weights are bytes.
+    pub fn from_flame(f: &Flame) -> AllocFlameJson {
+        let cpu = FlameJson::from_flame(f);
+        AllocFlameJson {
+            min_bytes: cpu.min_us,
+            omitted_nodes: cpu.omitted_nodes,
+            max_nodes: cpu.max_nodes,
+            frames: cpu.frames,
+            nodes: cpu
+                .nodes
+                .into_iter()
+                .map(|n| AllocFlameNodeJson {
+                    frame: n.frame,
+                    parent: n.parent,
+                    self_bytes: n.self_us,
+                    total_bytes: n.total_us,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One function's allocation, BASE against HEAD.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocFunctionJson {
+    pub name: String,
+    pub url: String,
+    /// 1-based; 0 when unknown.
+    pub line: u32,
+    pub column: u32,
+    /// Bytes the function allocated itself.
+    #[serde(flatten, with = "self_bytes")]
+    pub self_bytes: Compared,
+    /// Bytes allocated while it was on the stack (once per stack when it recurs).
+    #[serde(flatten, with = "total_bytes")]
+    pub total_bytes: Compared,
+    #[serde(flatten, with = "self_samples")]
+    pub self_samples: Compared,
+    #[serde(flatten, with = "total_samples")]
+    pub total_samples: Compared,
+    /// Comparing run sets: the statistics of the self bytes over the runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_stats: Option<BytesStatsJson>,
+}
+
+/// What a run-set comparison adds to the allocation section.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocRunsJson {
+    pub base: usize,
+    pub head: usize,
+    pub alpha: f64,
+    /// All bytes over the runs.
+    pub bytes: BytesStatsJson,
+}
+
+/// [`StatsJson`] for bytes: the spreads and the shift are in bytes.
+#[derive(Debug, Clone, Serialize)]
+pub struct BytesStatsJson {
+    pub base: SpreadJson,
+    pub head: SpreadJson,
+    /// The estimated shift HEAD − BASE, bytes.
+    pub shift_bytes: f64,
+    pub shift_low_bytes: f64,
+    pub shift_high_bytes: f64,
+    pub confidence: f64,
+    pub p_value: f64,
+    pub exact: bool,
+}
+
+impl BytesStatsJson {
+    pub fn from_stats(c: &crate::diff::stats::Comparison) -> BytesStatsJson {
+        StatsJson::from_stats(c).into()
+    }
+}
+
+/// The same statistics, read as bytes.
+impl From<StatsJson> for BytesStatsJson {
+    fn from(s: StatsJson) -> BytesStatsJson {
+        BytesStatsJson {
+            base: s.base,
+            head: s.head,
+            shift_bytes: s.shift_us,
+            shift_low_bytes: s.shift_low_us,
+            shift_high_bytes: s.shift_high_us,
+            confidence: s.confidence,
+            p_value: s.p_value,
+            exact: s.exact,
+        }
+    }
+}
+
+impl AllocSection {
+    pub fn from_diff(
+        d: &crate::diff::heapprof::HeapProfileDiff,
+        flame: Option<&Flame>,
+    ) -> AllocSection {
+        AllocSection {
+            bytes: Compared(d.bytes),
+            samples: Compared(d.samples),
+            functions: d
+                .functions
+                .iter()
+                .map(|f| AllocFunctionJson {
+                    name: f.frame.name.clone(),
+                    url: f.frame.url.clone(),
+                    line: f.frame.line,
+                    column: f.frame.column,
+                    self_bytes: Compared(f.self_bytes),
+                    total_bytes: Compared(f.total_bytes),
+                    self_samples: Compared(f.self_samples),
+                    total_samples: Compared(f.total_samples),
+                    self_stats: f
+                        .runs
+                        .as_ref()
+                        .map(|r| BytesStatsJson::from_stats(&r.self_bytes.stats)),
+                })
+                .collect(),
+            flame: flame.map(AllocFlameJson::from_flame),
+            runs: d.runs.as_ref().map(|r| AllocRunsJson {
+                base: r.base_runs,
+                head: r.head_runs,
+                alpha: r.alpha,
+                bytes: BytesStatsJson::from_stats(&r.bytes.stats),
+            }),
+        }
+    }
+}
+
+/// What `--source-map` did to the functions of both sides (each side's distinct
+/// functions counted).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SourceMapJson {
+    /// The `--source-map` path.
+    pub path: String,
+    /// Functions put at an original position.
+    pub mapped: usize,
+    /// Functions in scripts with a map that does not cover their position.
+    pub unmapped: usize,
+    /// Functions in scripts without a usable map (pseudo-functions aside).
+    pub without_map: usize,
+    /// Functions that became one with another.
+    pub merged: usize,
+    /// The original sources the mapped functions are in, sorted: the text reports show
+    /// these paths whole (`src/cart.ts:20:17`).
+    pub sources: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

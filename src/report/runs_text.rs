@@ -1,8 +1,8 @@
 //! The words and numbers of a run-set comparison shared by the text formats (table,
 //! Markdown, GitHub): what the data can show, a shift with its interval, a p-value.
 
-use super::{CpuSection, Level, Report, StatsJson};
-use crate::units::{format_us, format_us_delta};
+use super::{AllocSection, BytesStatsJson, CpuSection, Level, Report, StatsJson};
+use crate::units::{format_size, format_size_delta, format_us, format_us_delta};
 
 #[allow(clippy::cast_possible_truncation)]
 fn us(v: f64) -> i64 {
@@ -31,6 +31,45 @@ pub fn shift(s: &StatsJson) -> String {
         format_us_delta(us(s.shift_low_us)),
         format_us_delta(us(s.shift_high_us))
     )
+}
+
+/// `+8.06 MiB (+7.94 MiB to +8.19 MiB)`: a shift of bytes with its interval.
+pub fn bytes_shift(s: &BytesStatsJson) -> String {
+    format!(
+        "{} ({} to {})",
+        format_size_delta(us(s.shift_bytes)),
+        format_size_delta(us(s.shift_low_bytes)),
+        format_size_delta(us(s.shift_high_bytes))
+    )
+}
+
+/// What an allocation comparison rests on: the runs, the total's spread and statistics;
+/// or that it is a single-run comparison.
+pub fn alloc_summary(alloc: &AllocSection) -> Vec<String> {
+    let Some(r) = &alloc.runs else {
+        return vec![
+            "single-run comparison: one profile per side, so sampling noise is part of every difference (give a directory of repeated runs per side for statistics)".into(),
+        ];
+    };
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let size = |v: f64| format_size(v.max(0.0).round() as u64);
+    let spread = |s: &super::SpreadJson| {
+        format!("{} (IQR {} to {})", size(s.median), size(s.q1), size(s.q3))
+    };
+    let b = &r.bytes;
+    vec![
+        format!(
+            "run sets: {} BASE and {} HEAD runs; medians compared (shift: Hodges-Lehmann; p: Mann-Whitney U, two-sided); thresholds: growth past the limit shown one-sided at α = {}",
+            r.base, r.head, r.alpha
+        ),
+        format!(
+            "allocated per run: BASE {}, HEAD {}; shift {}, p = {}",
+            spread(&b.base),
+            spread(&b.head),
+            bytes_shift(b),
+            p_value(b.p_value)
+        ),
+    ]
 }
 
 /// `57.9 ms (IQR 55.1–62.3 ms)` for one side.

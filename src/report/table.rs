@@ -9,7 +9,10 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 use super::columns::{self, Align, Column, Renderer, first};
 use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
 use super::text::{arrows, percent_change};
-use super::{CpuSection, HeapSection, PathJson, Render, Report, Side, alloc, arkts};
+use super::{
+    AllocSection, CpuSection, HeapSection, PathJson, Render, Report, Side, SourceMapJson, alloc,
+    arkts,
+};
 use crate::diff::heap::IdMatching;
 use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
@@ -284,12 +287,21 @@ pub fn summary(report: &Report) -> Vec<String> {
     if let Some(cpu) = &report.cpu {
         lines.extend(cpu_head(cpu));
     }
+    if let Some(alloc) = &report.alloc {
+        lines.push(super::text::alloc_line(alloc));
+        lines.extend(super::runs_text::alloc_summary(alloc));
+    }
     lines.extend(gate_lines(&report.gate));
     lines
 }
 
 impl TableRenderer {
-    fn cpu(&self, cpu: &CpuSection, out: &mut dyn Write) -> io::Result<()> {
+    fn cpu(
+        &self,
+        cpu: &CpuSection,
+        maps: Option<&SourceMapJson>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         for line in cpu_head(cpu) {
             writeln!(out, "{line}")?;
         }
@@ -301,13 +313,46 @@ impl TableRenderer {
         let table = grid(
             self.width,
             columns::cpu::FUNCTIONS,
-            &columns::cpu::Functions::new(cpu, shown),
+            &columns::cpu::functions(cpu, shown).with_sources(maps),
             shown,
         );
         if self.top > 0 {
             writeln!(out, "{table}")?;
         }
         let hidden = cpu.functions.len().saturating_sub(self.top);
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more functions (--top to show more)")?;
+        }
+        Ok(())
+    }
+}
+
+impl TableRenderer {
+    fn alloc(
+        &self,
+        alloc: &AllocSection,
+        maps: Option<&SourceMapJson>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(out, "{}", super::text::alloc_line(alloc))?;
+        for line in super::runs_text::alloc_summary(alloc) {
+            writeln!(out, "{line}")?;
+        }
+        writeln!(out)?;
+        if alloc.functions.is_empty() {
+            return writeln!(out, "No function allocated.");
+        }
+        let shown = first(&alloc.functions, self.top);
+        let table = grid(
+            self.width,
+            columns::alloc::FUNCTIONS,
+            &columns::alloc::functions(alloc, shown).with_sources(maps),
+            shown,
+        );
+        if self.top > 0 {
+            writeln!(out, "{table}")?;
+        }
+        let hidden = alloc.functions.len().saturating_sub(self.top);
         if hidden > 0 {
             writeln!(out, "… {hidden} more functions (--top to show more)")?;
         }
@@ -679,7 +724,16 @@ impl Render for TableRenderer {
             if report.heap.is_some() {
                 writeln!(out)?;
             }
-            self.cpu(cpu, out)?;
+            self.cpu(cpu, report.source_map.as_ref(), out)?;
+        }
+        if let Some(alloc) = &report.alloc {
+            if report.heap.is_some() || report.cpu.is_some() {
+                writeln!(out)?;
+            }
+            self.alloc(alloc, report.source_map.as_ref(), out)?;
+        }
+        if let Some(line) = report.source_map.as_ref().map(super::text::source_map_line) {
+            writeln!(out, "{line}")?;
         }
         writeln!(out)?;
         for line in gate_lines(&report.gate) {

@@ -2,7 +2,8 @@
 //! names and the HTML page's server-written parts): a change in percent, a function's
 //! place in its script, a series of amounts.
 
-use super::FunctionJson;
+use super::{AllocSection, FunctionJson, SourceMapJson};
+use crate::units::{format_count, format_size, format_size_delta};
 
 /// `+177.2%`, `new`, or `-` for a base of zero and no change.
 #[allow(clippy::cast_precision_loss)]
@@ -27,14 +28,19 @@ pub fn script_name(url: &str) -> &str {
 /// `full` (two scripts of the same name are shown); empty when the profile names no
 /// script.
 pub fn location(f: &FunctionJson, full: bool) -> String {
-    if f.url.is_empty() {
+    place(&f.url, f.line, f.column, full)
+}
+
+/// [`location`] of a function given by its URL, line and column.
+pub fn place(url: &str, line: u32, column: u32, full: bool) -> String {
+    if url.is_empty() {
         return String::new();
     }
-    let file = if full { &f.url } else { script_name(&f.url) };
-    if f.line == 0 {
+    let file = if full { url } else { script_name(url) };
+    if line == 0 {
         file.to_owned()
     } else {
-        format!("{file}:{}:{}", f.line, f.column)
+        format!("{file}:{line}:{column}")
     }
 }
 
@@ -45,6 +51,27 @@ pub fn arrows(values: &[u64], show: impl Fn(u64) -> String) -> String {
         .map(|&v| show(v))
         .collect::<Vec<_>>()
         .join(" → ")
+}
+
+/// `alloc: 5.21 MiB -> 13.0 MiB sampled (+7.77 MiB, +149.2%); 166 -> 415 samples`.
+pub fn alloc_line(a: &AllocSection) -> String {
+    format!(
+        "alloc: {} -> {} sampled ({}, {}); {} -> {} samples",
+        format_size(a.bytes.base),
+        format_size(a.bytes.head),
+        format_size_delta(a.bytes.delta()),
+        percent_change(a.bytes.base, a.bytes.delta()),
+        format_count(a.samples.base),
+        format_count(a.samples.head),
+    )
+}
+
+/// `source map dist: 16 functions of the two sides mapped to original positions, …`.
+pub fn source_map_line(s: &SourceMapJson) -> String {
+    format!(
+        "source map {}: {} functions of the two sides mapped to original positions ({} merged), {} not covered by their map, {} in scripts without a map",
+        s.path, s.mapped, s.merged, s.unmapped, s.without_map
+    )
 }
 
 /// `Run sets: …` from `run sets: …`.

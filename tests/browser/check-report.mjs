@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { launch, DriverError, HitTestError } from './cdp.mjs';
 
-const PARTS = ['heap', 'cpu'];
+const PARTS = ['heap', 'cpu', 'alloc'];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function usage(message) {
@@ -249,7 +249,7 @@ async function checkObjectText(page) {
 
 // The tables the page draws, by the name the report gives their columns under
 // (script#report-columns).
-const COLUMN_TABLES = { 'class-table': 'classes', 'leaklist-table': 'leaklist', 'category-table': 'categories', 'function-table': 'functions' };
+const COLUMN_TABLES = { 'class-table': 'classes', 'leaklist-table': 'leaklist', 'category-table': 'categories', 'function-table': 'functions', 'alloc-table': 'alloc_functions' };
 
 // Each table's headers are the report's columns for it: keys, labels, alignment and
 // titles, in order. Keeps each table's headers and first-drawn rows (the text of each
@@ -633,7 +633,37 @@ const TABLES = {
     count: '#function-count',
     matchAllCells: true,
   },
+  alloc: {
+    table: 'table#alloc-table',
+    sortKey: 'self_bytes_delta',
+    filter: 'input#alloc-filter',
+    count: '#alloc-count',
+    matchAllCells: true,
+  },
 };
+
+// The allocation flame graph: its frames are the report's merged stacks, each as wide
+// as its share of HEAD's bytes (the root full width), and a frame's tooltip names it with
+// its bytes.
+async function checkAllocFlame(page, ctx, opts) {
+  const s = await page.evaluate(() => {
+    const svg = document.querySelector('#alloc-flame svg');
+    if (!svg) return null;
+    const nodes = JSON.parse(document.getElementById('report-data').textContent).alloc.flame.nodes;
+    const frames = [...svg.querySelectorAll('g.frame')].map((g) => ({ i: +g.dataset.index, name: g.dataset.name, w: +g.querySelector('rect').getAttribute('width') }));
+    return { svgW: +svg.getAttribute('width'), frames, heads: nodes.map((n) => n.total_bytes_head), legend: document.getElementById('alloc-flame-legend')?.textContent ?? '' };
+  });
+  if (!s) fail('there is no #alloc-flame svg');
+  if (s.frames.length < 2) fail(`${s.frames.length} g.frame in #alloc-flame svg, expected more than 1`);
+  const root = s.frames.find((f) => f.i === 0);
+  if (!root || Math.abs(root.w - s.svgW) > 1) fail(`the root is not full width: ${JSON.stringify(root)} of ${s.svgW}`);
+  for (const f of s.frames.filter((f) => f.i !== 0)) {
+    const want = (s.heads[f.i] / s.heads[0]) * s.svgW;
+    if (Math.abs(f.w + 0.5 - want) > 1.5) fail(`frame ${f.i} (${f.name}) is ${f.w} wide, its share of HEAD's bytes gives ${want.toFixed(2)}`);
+  }
+  if (!/allocated bytes/.test(s.legend)) fail(`the legend says ${quote(s.legend)}`);
+  return `${s.frames.length} frames as wide as their bytes in HEAD`;
+}
 
 const PART_CHECKS = {
   heap: [
@@ -656,6 +686,12 @@ const PART_CHECKS = {
     ['function table sort', (page, ctx, opts) => checkSort(page, TABLES.cpu, opts)],
     ['function table filter', (page, ctx, opts) => checkFilter(page, TABLES.cpu, opts)],
     ['function table keyboard sort', (page, ctx, opts) => checkKeyboardSort(page, TABLES.cpu, opts)],
+  ],
+  alloc: [
+    ['allocation flame graph frames', checkAllocFlame],
+    ['allocation table sort', (page, ctx, opts) => checkSort(page, TABLES.alloc, opts)],
+    ['allocation table filter', (page, ctx, opts) => checkFilter(page, TABLES.alloc, opts)],
+    ['allocation table keyboard sort', (page, ctx, opts) => checkKeyboardSort(page, TABLES.alloc, opts)],
   ],
 };
 
@@ -689,7 +725,7 @@ async function runChecks(page, opts, result) {
 
   const present = await page.evaluate((parts) => parts.filter((p) => document.getElementById(p)), PARTS);
   const parts = opts.expect ?? present;
-  if (!parts.length) result.checks.push({ name: 'sections', ok: false, detail: 'the report has neither #heap nor #cpu' });
+  if (!parts.length) result.checks.push({ name: 'sections', ok: false, detail: 'the report has none of #heap, #cpu and #alloc' });
   const ctx = {};
   for (const part of parts) {
     if (!present.includes(part)) {

@@ -75,7 +75,7 @@ struct Case {
     /// Where arkdiff runs, and its arguments.
     dir: PathBuf,
     args: Vec<String>,
-    /// `heap`, `cpu` or `heap,cpu`.
+    /// `heap`, `cpu`, `heap,cpu` or `alloc`.
     expect: &'static str,
     /// Whether the report must show retainer paths.
     paths: bool,
@@ -111,6 +111,7 @@ fn cells_unlike_the_terminal(case: &Case, page: &Value) -> Vec<String> {
         ("class-table", "Class"),
         ("leaklist-table", "Watched object"),
         ("function-table", "Function"),
+        ("alloc-table", "Function"),
     ] {
         let Some(drawn) = page["tables"].get(id) else {
             continue;
@@ -266,6 +267,20 @@ fn reports_work_in_headless_chromium() {
             ]),
             expect: "heap",
             paths: true,
+            leaks: false,
+        },
+        // Run sets of sampling heap profiles: the allocation table and flame graph.
+        Case {
+            name: "heapprof-run-sets",
+            dir: data(""),
+            args: args(&[
+                "heapprof/base",
+                "heapprof/head",
+                "--max-function-alloc-growth",
+                "50%",
+            ]),
+            expect: "alloc",
+            paths: false,
             leaks: false,
         },
         Case {

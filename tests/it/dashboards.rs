@@ -912,3 +912,47 @@ fn influxdb_stores_the_points_of_two_commits_and_answers_queries_about_them() {
     assert_eq!(gates.len(), 4, "{gates:?}");
     assert!(gates.iter().all(|g| g["status"] == "pass"), "{gates:?}");
 }
+
+#[test]
+fn an_independent_parser_reads_every_allocation_point_as_the_json_report_has_it() {
+    let args = [
+        "heapprof/base/run01.heapprofile.gz",
+        "heapprof/head/run01.heapprofile.gz",
+        "--top",
+        "5",
+        "--timestamp",
+        T1,
+    ];
+    let points = read_points(&line_protocol(&args));
+    let r = report(&args);
+    let alloc = &r["alloc"];
+    let totals = of(&points, "arkdiff_alloc");
+    assert_eq!(totals.len(), 2);
+    for p in &totals {
+        let side = p.tag("side").unwrap();
+        assert_eq!(p.int("bytes"), u(&alloc[format!("bytes_{side}")]));
+        assert_eq!(p.int("samples"), u(&alloc[format!("samples_{side}")]));
+        assert_eq!(p.time, T1_NS);
+    }
+    let functions = of(&points, "arkdiff_alloc_function");
+    // The first --top functions, one point per side.
+    assert_eq!(functions.len(), 10);
+    for (rows, f) in functions
+        .chunks(2)
+        .zip(alloc["functions"].as_array().unwrap())
+    {
+        for p in rows {
+            let side = p.tag("side").unwrap();
+            assert_eq!(p.tag("function"), f["name"].as_str());
+            assert_eq!(p.tag("url"), f["url"].as_str().filter(|u| !u.is_empty()));
+            assert_eq!(
+                p.tag("line").map(str::to_owned),
+                Some(f["line"].to_string())
+            );
+            for field in ["self_bytes", "total_bytes", "self_samples", "total_samples"] {
+                assert_eq!(p.int(field), u(&f[format!("{field}_{side}")]), "{field}");
+            }
+        }
+    }
+    assert_eq!(functions[0].tag("function"), Some("makeOrders"));
+}

@@ -587,3 +587,474 @@ fn base64(bytes: &[u8]) -> String {
     }
     out
 }
+
+// ---- The command line: pairs, run sets, the gate, --source-map ----
+
+use crate::support::cli::{arkdiff, arkdiff_in, json as report, stderr, stdout};
+use arkdiff::gate::{self, Metric, Rule, Status, Thresholds, Verdict};
+use arkdiff::units::Limit;
+
+/// The subjects of a JSON report's violations of `metric`.
+fn violated(report: &serde_json::Value, metric: &str) -> Vec<String> {
+    report["gate"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["metric"] == metric)
+        .map(|v| v["subject"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const ORDERS: &str = "makeOrders (/arkdiff/tests/data/heapprof/gen/prog.js:19:20)";
+
+#[test]
+fn a_pair_fails_the_gate_naming_the_function_in_every_text_format() {
+    let (b, h) = (
+        "heapprof/base/run01.heapprofile.gz",
+        "heapprof/head/run01.heapprofile.gz",
+    );
+    let gate = ["--max-function-alloc-growth", "100%"];
+    let out = arkdiff(&[b, h, gate[0], gate[1], "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r = report(&out);
+    let subjects = violated(&r, "function.self_bytes_delta");
+    assert!(subjects.contains(&ORDERS.to_owned()), "{subjects:?}");
+    // The functions that do the same work in both are not named.
+    for steady in ["buildIndex", "smallCache", "nest"] {
+        assert!(
+            !subjects.iter().any(|s| s.starts_with(steady)),
+            "{subjects:?}"
+        );
+    }
+    // The section is the library's diff of the two profiles.
+    let base = heap_profile(&Path::new(DATA).join("base/run01.heapprofile.gz")).functions();
+    let head = heap_profile(&Path::new(DATA).join("head/run01.heapprofile.gz")).functions();
+    let rows = diff(&base, &head);
+    let section = &r["alloc"];
+    assert_eq!(section["bytes_base"], base.bytes);
+    assert_eq!(section["bytes_head"], head.bytes);
+    assert_eq!(
+        section["functions"].as_array().unwrap().len(),
+        rows.functions.len()
+    );
+    for (row, f) in section["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&rows.functions)
+    {
+        assert_eq!(row["name"], f.frame.name.as_str());
+        assert_eq!(row["self_bytes_base"], f.self_bytes.base);
+        assert_eq!(row["self_bytes_head"], f.self_bytes.head);
+        assert_eq!(row["total_bytes_delta"], f.total_bytes.delta());
+        assert_eq!(row["self_samples_head"], f.self_samples.head);
+    }
+    assert!(r.get("cpu").is_some_and(serde_json::Value::is_null));
+    let table = arkdiff(&[b, h, gate[0], gate[1]]);
+    assert_eq!(table.status.code(), Some(1));
+    let text = stdout(&table);
+    assert!(
+        text.contains(&format!("fail: function.self_bytes_delta {ORDERS} grew +")),
+        "{text}"
+    );
+    assert!(text.contains("│ makeOrders "), "{text}");
+    let md = stdout(&arkdiff(&[b, h, gate[0], gate[1], "--format", "markdown"]));
+    assert!(
+        md.contains("#### Allocations (sampling heap profiles)"),
+        "{md}"
+    );
+    assert!(md.contains("| `makeOrders` | `prog.js:19:20` |"), "{md}");
+}
+
+fn pair_verdict(base: &HeapProfileTotals, head: &HeapProfileTotals, t: &Thresholds) -> Verdict {
+    let mut v = gate::evaluate(None, None, None, t);
+    gate::alloc::evaluate(&diff(base, head), t, &mut v);
+    v
+}
+
+#[test]
+fn the_default_floor_keeps_every_pair_of_one_program_quiet() {
+    // Every ordered pair of two runs of the same variant (180): at a limit of 100%, the
+    // default floor (1 MiB) leaves no violation; without a floor, sampling noise in the
+    // small functions trips it. docs/semantics.md quotes these figures.
+    let totals = |side: &str| -> Vec<HeapProfileTotals> {
+        runs(side)
+            .iter()
+            .map(|p| heap_profile(p).functions())
+            .collect()
+    };
+    let t = Thresholds::default().with(Metric::FunctionAlloc, Rule::fail(Limit::Percent(100.0)));
+    assert_eq!(t.min_function_alloc, 1 << 20);
+    let mut no_floor = t.clone();
+    no_floor.min_function_alloc = 0;
+    let (mut pairs, mut noisy) = (0, 0);
+    for side in [totals("base"), totals("head")] {
+        for (i, a) in side.iter().enumerate() {
+            for (j, b) in side.iter().enumerate() {
+                if i == j {
+                    continue;
+                }
+                pairs += 1;
+                let v = pair_verdict(a, b, &t);
+                assert_eq!(
+                    v.status,
+                    Status::Pass,
+                    "runs {i} and {j}: {:?}",
+                    v.violations
+                );
+                noisy += usize::from(pair_verdict(a, b, &no_floor).status == Status::Fail);
+            }
+        }
+    }
+    assert_eq!(pairs, 180);
+    assert!(noisy > 50, "{noisy} of {pairs} pairs fail without a floor");
+    // And every BASE run against every HEAD run fails, naming makeOrders.
+    for a in &totals("base") {
+        for b in &totals("head") {
+            let v = pair_verdict(a, b, &t);
+            assert!(v.violations.iter().any(|v| v.subject == ORDERS), "{v:?}");
+        }
+    }
+}
+
+#[test]
+fn run_sets_fail_the_gate_naming_the_function_and_scope_it() {
+    let dirs = ["heapprof/base", "heapprof/head"];
+    let run = |extra: &[&str]| {
+        let mut args = vec![dirs[0], dirs[1], "--format", "json"];
+        args.extend_from_slice(extra);
+        arkdiff(&args)
+    };
+    let out = run(&[
+        "--max-function-alloc-growth",
+        "50%",
+        "--max-alloc-growth",
+        "1MiB",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r = report(&out);
+    assert_eq!(r["alloc"]["runs"]["base"], 10);
+    assert_eq!(violated(&r, "alloc.bytes_delta"), ["alloc"]);
+    let v = &r["gate"]["violations"];
+    let orders = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["subject"] == ORDERS)
+        .expect("makeOrders fails");
+    // The value is the shift over the runs; the p-value, the family test's, is small.
+    assert!(orders["p_value"].as_f64().unwrap() < 1e-3, "{orders}");
+    assert!(orders["value"].as_i64().unwrap() > 10 << 20, "{orders}");
+    let subjects = violated(&r, "function.self_bytes_delta");
+    for steady in ["buildIndex", "smallCache", "nest"] {
+        assert!(
+            !subjects.iter().any(|s| s.starts_with(steady)),
+            "{subjects:?}"
+        );
+    }
+    let row = r["alloc"]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "buildIndex")
+        .unwrap();
+    assert!(
+        row["self_stats"]["p_value"].as_f64().unwrap() > 0.05,
+        "{row}"
+    );
+    // --function scopes the per-function threshold; --ignore leaves a function out.
+    let scoped = run(&["--max-function-alloc-growth", "50%", "--function", "build*"]);
+    assert_eq!(scoped.status.code(), Some(0), "{}", stdout(&scoped));
+    let ignored = run(&[
+        "--max-function-alloc-growth",
+        "50%",
+        "--ignore",
+        "makeOrders",
+    ]);
+    let r = report(&ignored);
+    assert!(!violated(&r, "function.self_bytes_delta").contains(&ORDERS.to_owned()));
+    // The terminal table names it too, with the run-set summary.
+    let text = stdout(&arkdiff(&[
+        dirs[0],
+        dirs[1],
+        "--max-function-alloc-growth",
+        "50%",
+    ]));
+    assert!(
+        text.contains("run sets: 10 BASE and 10 HEAD runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("fail: function.self_bytes_delta {ORDERS} grew +")),
+        "{text}"
+    );
+}
+
+#[test]
+fn allocation_thresholds_follow_the_threshold_source_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = crate::support::cli::data("");
+    let file = dir.path().join("arkdiff.toml");
+    std::fs::write(
+        &file,
+        "[function.alloc]\nfail = \"100%\"\n\n[function]\nmin_alloc = \"1MiB\"\n",
+    )
+    .unwrap();
+    let config = file.to_str().unwrap();
+    let b = data.join("heapprof/base/run01.heapprofile.gz");
+    let h = data.join("heapprof/head/run01.heapprofile.gz");
+    let (b, h) = (b.to_str().unwrap(), h.to_str().unwrap());
+    let out = arkdiff_in(dir.path(), &[b, h, "--config", config, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(violated(&report(&out), "function.self_bytes_delta").contains(&ORDERS.to_owned()));
+    // The file's threshold on inputs without heap profiles: a warning.
+    let cpu = [data.join("fast.cpuprofile"), data.join("slow.cpuprofile")];
+    let cpu: Vec<&str> = cpu.iter().map(|p| p.to_str().unwrap()).collect();
+    let out = arkdiff_in(dir.path(), &[cpu[0], cpu[1], "--config", config]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the allocation thresholds of")
+            && stderr(&out).contains("are not checked"),
+        "{}",
+        stderr(&out)
+    );
+    // The flag on such inputs: refused.
+    let out = arkdiff(&[
+        "fast.cpuprofile",
+        "slow.cpuprofile",
+        "--max-function-alloc-growth",
+        "1MiB",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "allocation thresholds are given, but the inputs carry no sampling heap profiles"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The functions of a JSON report's section (`cpu` or `alloc`) as frames.
+fn report_frames(r: &serde_json::Value, section: &str) -> Vec<Frame> {
+    r[section]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let n = |k: &str| u32::try_from(f[k].as_u64().unwrap()).unwrap();
+            Frame::one_based(
+                f["name"].as_str().unwrap(),
+                f["url"].as_str().unwrap(),
+                n("line"),
+                n("column"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_bundles_reports_show_original_positions_with_source_map() {
+    let expected = expected();
+    for (section, file) in [
+        ("cpu", "bundle/main.cpuprofile.gz"),
+        ("alloc", "bundle/main.heapprofile.gz"),
+    ] {
+        for maps in ["bundle/dist", "bundle/dist/main.js.map"] {
+            let out = arkdiff(&[file, file, "--source-map", maps, "--format", "json"]);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            assert_eq!(stderr(&out), "", "{maps}");
+            let r = report(&out);
+            let frames = report_frames(&r, section);
+            let kind = if section == "cpu" { "cpu" } else { "heap" };
+            for e in expected.iter().filter(|e| e.kind == kind) {
+                let want = original_frame(e);
+                assert!(
+                    frames.contains(&want),
+                    "{section} {maps}: {want:?} in {frames:?}"
+                );
+            }
+            // No function of the bundle is left at a bundle position.
+            assert!(
+                !frames.iter().any(|f| f.url.ends_with("dist/main.js")),
+                "{frames:?}"
+            );
+            let s = &r["source_map"];
+            assert_eq!(s["path"], maps);
+            assert!(s["mapped"].as_u64().unwrap() >= 6, "{s}");
+            assert_eq!(
+                (s["unmapped"].as_u64(), s["merged"].as_u64()),
+                (Some(0), Some(0))
+            );
+            let text = stdout(&arkdiff(&[
+                file,
+                file,
+                "--source-map",
+                maps,
+                "--top",
+                "100",
+            ]));
+            assert!(
+                text.contains("│ cartTotal ") && text.contains("src/cart.ts:20:17"),
+                "{text}"
+            );
+        }
+    }
+    // Without --source-map the bundle's positions are shown, as before.
+    let text = stdout(&arkdiff(&[
+        "bundle/main.heapprofile.gz",
+        "bundle/main.heapprofile.gz",
+        "--top",
+        "100",
+    ]));
+    assert!(
+        text.contains("main.js:1:334") && !text.contains("src/cart.ts"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_bad_map_on_the_command_line_is_a_warning_and_positions_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("main.js.map"),
+        "{\"version\":3,\"mappings\":",
+    )
+    .unwrap();
+    let maps = dir.path().to_str().unwrap();
+    let file = "bundle/main.heapprofile.gz";
+    let out = arkdiff(&[file, file, "--source-map", maps, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = report(&out);
+    let codes: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["source-map-unreadable"], "{r}");
+    assert!(
+        stderr(&out).contains("source map: does not parse"),
+        "{}",
+        stderr(&out)
+    );
+    let frames = report_frames(&r, "alloc");
+    assert!(
+        frames
+            .iter()
+            .any(|f| f.url.ends_with("dist/main.js") && f.line == 1 && f.column == 334)
+    );
+    assert!(!frames.iter().any(|f| f.url.starts_with("src/")));
+    assert_eq!(r["source_map"]["mapped"], 0);
+    // A map of another script: a warning too, and nothing mapped.
+    let map = std::fs::read_to_string(Path::new(BUNDLE).join("dist/main.js.map")).unwrap();
+    let other = dir.path().join("vendor.js.map");
+    std::fs::write(&other, map.replacen('{', "{\"file\":\"vendor.js\",", 1)).unwrap();
+    let out = arkdiff(&[file, file, "--source-map", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("it maps vendor.js, but no function"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stdout(&out).contains("src/cart.ts"));
+    // A path that is not there is an input error.
+    let out = arkdiff(&[file, file, "--source-map", "no/such/map"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no/such/map"), "{}", stderr(&out));
+}
+
+#[test]
+fn benchmark_json_and_annotations_carry_the_allocations() {
+    let (b, h) = (
+        "heapprof/base/run01.heapprofile.gz",
+        "heapprof/head/run01.heapprofile.gz",
+    );
+    let out = arkdiff(&[b, h, "--format", "benchmark-json", "--top", "2"]);
+    assert_eq!(out.status.code(), Some(0));
+    let entries: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = report(&arkdiff(&[b, h, "--format", "json"]));
+    let names: Vec<&str> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "alloc: sampled bytes",
+            "function makeOrders (prog.js:19:20): self bytes",
+            "function keep (prog.js:13:14): self bytes"
+        ]
+    );
+    assert_eq!(entries[0]["value"], r["alloc"]["bytes_head"]);
+    assert_eq!(entries[0]["unit"], "bytes");
+    assert_eq!(
+        entries[1]["value"],
+        r["alloc"]["functions"][0]["self_bytes_head"]
+    );
+    let gh = arkdiff(&[
+        b,
+        h,
+        "--format",
+        "github",
+        "--max-function-alloc-growth",
+        "100%",
+    ]);
+    assert_eq!(gh.status.code(), Some(1));
+    let text = stdout(&gh);
+    assert!(
+        text.contains(&format!(
+            "::error title=arkdiff function.self_bytes_delta::{ORDERS} grew +12.01 MiB, limit 5.07 MiB (100%25 of base)"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn allocation_site_frames_map_as_profile_functions_do() {
+    use arkdiff::analysis::sites::Frame as SiteFrame;
+    use arkdiff::analysis::sourcemap::{Remapped, original_site};
+    let mut maps = SourceMaps::open(&Path::new(BUNDLE).join("dist")).unwrap();
+    let mut counts = Remapped::default();
+    for e in expected() {
+        let site = SiteFrame {
+            function: e.frame.name.clone(),
+            script: "/arkdiff/tests/data/bundle/dist/main.js".into(),
+            line: Some(e.frame.line),
+            column: Some(e.frame.column),
+            module: None,
+        };
+        let want = original_frame(&e);
+        let got = original_site(&mut maps, &site, &mut counts);
+        assert_eq!(
+            (got.name(), got.script.as_str(), got.line, got.column),
+            (
+                want.name.as_str(),
+                want.url.as_str(),
+                Some(want.line),
+                Some(want.column)
+            ),
+            "{e:?}",
+            e = e.frame
+        );
+    }
+    assert_eq!((counts.mapped, counts.unmapped), (expected().len(), 0));
+    // Without a position, or in a script without a map: as it is.
+    let bare = SiteFrame {
+        function: "d".into(),
+        script: "/arkdiff/tests/data/bundle/dist/main.js".into(),
+        line: None,
+        column: None,
+        module: None,
+    };
+    assert_eq!(original_site(&mut maps, &bare, &mut counts), bare);
+    let other = SiteFrame {
+        line: Some(3),
+        column: Some(1),
+        script: "/app/other.js".into(),
+        ..bare
+    };
+    assert_eq!(original_site(&mut maps, &other, &mut counts), other);
+}

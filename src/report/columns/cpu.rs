@@ -1,35 +1,16 @@
 //! The CPU's tables: the functions, and the categories of ArkTS profiles.
 
-use hashbrown::HashSet;
-
-use super::{Cell, Column, HTML};
+use super::{Cell, Column, Functions, HTML};
 use crate::gate::Unit::Micros;
-use crate::report::text::{location, script_name};
+use crate::report::text::location;
 use crate::report::{CategoryJson, CpuSection, FunctionJson, runs_text};
 
-/// What the function table is about: the run sets' significance level, and the script
-/// names that stand for more than one URL among the rows shown.
-pub struct Functions {
-    alpha: Option<f64>,
-    ambiguous: HashSet<String>,
-}
-
-impl Functions {
-    /// The table of `cpu`'s functions showing `rows`.
-    pub fn new(cpu: &CpuSection, rows: &[FunctionJson]) -> Functions {
-        let mut urls: hashbrown::HashMap<&str, &str> = hashbrown::HashMap::new();
-        let mut ambiguous = HashSet::new();
-        for f in rows {
-            let name = script_name(&f.url);
-            if *urls.entry(name).or_insert(&f.url) != f.url {
-                ambiguous.insert(name.to_owned());
-            }
-        }
-        Functions {
-            alpha: cpu.runs.as_ref().map(|r| r.alpha),
-            ambiguous,
-        }
-    }
+/// The function table of `cpu` showing `rows`.
+pub fn functions(cpu: &CpuSection, rows: &[FunctionJson]) -> Functions {
+    Functions::new(
+        cpu.runs.as_ref().map(|r| r.alpha),
+        rows.iter().map(|f| f.url.as_str()),
+    )
 }
 
 type Function = Column<Functions, FunctionJson>;
@@ -41,7 +22,7 @@ pub const FUNCTIONS: &[Column<Functions, FunctionJson>] = &[
     Function::new(
         "location",
         "Location",
-        Cell::Location(|t, f| location(f, t.ambiguous.contains(script_name(&f.url)))),
+        Cell::Location(|t, f| location(f, t.whole(&f.url))),
     ),
     Function::new(
         "self_us_base",
@@ -75,16 +56,16 @@ pub const FUNCTIONS: &[Column<Functions, FunctionJson>] = &[
     ),
     Function::made(
         "shift",
-        |t| runs_text::shift_header(t.alpha.unwrap_or_default()),
+        |t| runs_text::shift_header(t.alpha().unwrap_or_default()),
         Cell::Shift(|_, f| f.self_stats.as_ref()),
     )
-    .when(|t| t.alpha.is_some()),
+    .when(|t| t.alpha().is_some()),
     Function::new(
         "p",
         "p",
         Cell::PValue(|_, f| f.self_stats.as_ref().map(|s| s.p_value)),
     )
-    .when(|t| t.alpha.is_some()),
+    .when(|t| t.alpha().is_some()),
 ];
 
 type Category = Column<CpuSection, CategoryJson>;

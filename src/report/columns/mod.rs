@@ -12,6 +12,7 @@
 //! keys name the fields the columns read, and the browser test that the page's cells are
 //! the terminal table's.
 
+pub mod alloc;
 pub mod cpu;
 pub mod gate;
 pub mod heap;
@@ -20,8 +21,10 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::text::{arrows, percent_change};
-use super::{Report, StatsJson, runs_text};
+use hashbrown::HashSet;
+
+use super::text::{arrows, percent_change, script_name};
+use super::{BytesStatsJson, Report, SourceMapJson, StatsJson, runs_text};
 use crate::gate::{Level, Unit};
 use crate::model::change::Change;
 
@@ -81,6 +84,8 @@ pub enum Cell<C: 'static, R: 'static> {
     Location(fn(&C, &R) -> String),
     /// A run-set shift with its confidence interval.
     Shift(for<'a> fn(&'a C, &'a R) -> Option<&'a StatsJson>),
+    /// A run-set shift of bytes with its confidence interval.
+    BytesShift(for<'a> fn(&'a C, &'a R) -> Option<&'a BytesStatsJson>),
     /// A p-value.
     PValue(fn(&C, &R) -> Option<f64>),
 }
@@ -107,6 +112,7 @@ impl<C, R> Cell<C, R> {
             Cell::Percent(_) => "percent",
             Cell::Location(_) => "location",
             Cell::Shift(_) => "shift",
+            Cell::BytesShift(_) => "bytes_shift",
             Cell::PValue(_) => "p_value",
         }
     }
@@ -119,6 +125,7 @@ impl<C, R> Cell<C, R> {
             | Cell::Delta(..)
             | Cell::Percent(_)
             | Cell::Shift(_)
+            | Cell::BytesShift(_)
             | Cell::PValue(_) => Align::Right,
             _ => Align::Left,
         }
@@ -244,6 +251,9 @@ impl<C, R> Column<C, R> {
             Cell::Shift(read) => {
                 read(ctx, row).map_or_else(missing, |s| Shown::Plain(runs_text::shift(s)))
             }
+            Cell::BytesShift(read) => {
+                read(ctx, row).map_or_else(missing, |s| Shown::Plain(runs_text::bytes_shift(s)))
+            }
             Cell::PValue(read) => {
                 read(ctx, row).map_or_else(missing, |p| Shown::Plain(runs_text::p_value(p)))
             }
@@ -275,6 +285,81 @@ impl Shown {
             Shown::Names(names) => Cow::Owned(names.join(", ")),
             Shown::Level(level) => Cow::Owned(level.to_string()),
         }
+    }
+}
+
+/// Which locations a function table shows whole (the URL, not the script's name): those
+/// of a script name that stands for more than one URL among the rows shown, and the
+/// original sources of `--source-map`.
+pub struct Places {
+    ambiguous: HashSet<String>,
+    sources: HashSet<String>,
+}
+
+impl Places {
+    /// The places of the rows' `urls`.
+    pub fn new<'a>(urls: impl Iterator<Item = &'a str>) -> Places {
+        let mut first: hashbrown::HashMap<&str, &str> = hashbrown::HashMap::new();
+        let mut ambiguous = HashSet::new();
+        for url in urls {
+            let name = script_name(url);
+            if *first.entry(name).or_insert(url) != url {
+                ambiguous.insert(name.to_owned());
+            }
+        }
+        Places {
+            ambiguous,
+            sources: HashSet::new(),
+        }
+    }
+
+    /// These places with the original sources of `source_map` shown whole.
+    #[must_use]
+    pub fn with_sources(mut self, source_map: Option<&SourceMapJson>) -> Places {
+        self.sources = source_map
+            .map(|s| s.sources.iter().cloned().collect())
+            .unwrap_or_default();
+        self
+    }
+
+    /// Whether `url`'s location is shown whole.
+    pub fn whole(&self, url: &str) -> bool {
+        self.sources.contains(url) || self.ambiguous.contains(script_name(url))
+    }
+}
+
+/// What a function table (CPU times, allocations) is about: the run sets' significance
+/// level, and which locations are shown whole.
+pub struct Functions {
+    alpha: Option<f64>,
+    places: Places,
+}
+
+impl Functions {
+    /// A table of run sets compared at `alpha` (None: one profile per side), showing the
+    /// rows at `urls`.
+    pub fn new<'a>(alpha: Option<f64>, urls: impl Iterator<Item = &'a str>) -> Functions {
+        Functions {
+            alpha,
+            places: Places::new(urls),
+        }
+    }
+
+    /// The table showing the original sources of `source_map` whole.
+    #[must_use]
+    pub fn with_sources(mut self, source_map: Option<&SourceMapJson>) -> Self {
+        self.places = self.places.with_sources(source_map);
+        self
+    }
+
+    /// Whether `url`'s location is shown whole.
+    pub fn whole(&self, url: &str) -> bool {
+        self.places.whole(url)
+    }
+
+    /// The run sets' significance level; None for one profile per side.
+    pub fn alpha(&self) -> Option<f64> {
+        self.alpha
     }
 }
 
@@ -334,6 +419,8 @@ pub struct PageTables {
     pub categories: Option<Vec<PageColumn>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub functions: Option<Vec<PageColumn>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_functions: Option<Vec<PageColumn>>,
 }
 
 /// What the page is told of its tables for `report`.
@@ -346,7 +433,11 @@ pub fn page_tables(report: &Report) -> PageTables {
             .and_then(|h| h.leaklist.as_ref())
             .map(|l| page_columns(heap::LEAKLIST, l)),
         categories: cpu.map(|c| page_columns(cpu::CATEGORIES, c)),
-        functions: cpu.map(|c| page_columns(cpu::FUNCTIONS, &cpu::Functions::new(c, &[]))),
+        functions: cpu.map(|c| page_columns(cpu::FUNCTIONS, &cpu::functions(c, &[]))),
+        alloc_functions: report
+            .alloc
+            .as_ref()
+            .map(|a| page_columns(alloc::FUNCTIONS, &alloc::functions(a, &[]))),
     }
 }
 
@@ -422,7 +513,14 @@ mod tests {
     };
 
     /// The values `report.js` makes itself, by column key (its `columnsOf(…, made)`).
-    const MADE_BY_THE_PAGE: [&str; 4] = ["location", "self_us_percent", "shift", "p"];
+    const MADE_BY_THE_PAGE: [&str; 6] = [
+        "location",
+        "self_us_percent",
+        "self_bytes_percent",
+        "shift",
+        "bytes_shift",
+        "p",
+    ];
 
     /// Each column the page draws, for data that has every column: its key names the
     /// row's JSON field holding the value the column reads, or a value the page makes.
@@ -577,7 +675,7 @@ mod tests {
                 environment: None,
             }),
         };
-        let functions = cpu::Functions::new(&cpu, &cpu.functions);
+        let functions = cpu::functions(&cpu, &cpu.functions);
         page_reads_what_the_column_reads(cpu::FUNCTIONS, &functions, &function);
         page_reads_what_the_column_reads(cpu::CATEGORIES, &cpu, &category);
         // The run sets' columns, headed by the intervals' confidence.
@@ -586,5 +684,57 @@ mod tests {
             .map(|c| c.header(&functions))
             .collect();
         assert_eq!(headers[8..], ["Self shift (99% CI)", "p"]);
+    }
+
+    #[test]
+    fn the_page_reads_the_fields_the_alloc_columns_read() {
+        use crate::report::{AllocFunctionJson, AllocRunsJson, AllocSection, BytesStatsJson};
+        let bytes_stats = |shift: f64| BytesStatsJson::from(stats(shift));
+        let function = AllocFunctionJson {
+            name: "makeOrders".into(),
+            url: "/app/prog.js".into(),
+            line: 19,
+            column: 20,
+            self_bytes: Compared(change(5 << 20, 16 << 20)),
+            total_bytes: Compared(change(6 << 20, 17 << 20)),
+            self_samples: Compared(change(160, 520)),
+            total_samples: Compared(change(161, 521)),
+            self_stats: Some(bytes_stats(11.0 * 1_048_576.0)),
+        };
+        let alloc = AllocSection {
+            bytes: Compared(change(9 << 20, 21 << 20)),
+            samples: Compared(change(250, 620)),
+            functions: vec![function.clone()],
+            flame: None,
+            runs: Some(AllocRunsJson {
+                base: 10,
+                head: 10,
+                alpha: 0.01,
+                bytes: bytes_stats(12.0 * 1_048_576.0),
+            }),
+        };
+        let functions = alloc::functions(&alloc, &alloc.functions);
+        page_reads_what_the_column_reads(alloc::FUNCTIONS, &functions, &function);
+        let cells: Vec<String> = shown(alloc::FUNCTIONS, &functions, Renderer::Table)
+            .iter()
+            .map(|c| c.write(&functions, &function).text().into_owned())
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "makeOrders",
+                "prog.js:19:20",
+                "5.00 MiB",
+                "16.00 MiB",
+                "+11.00 MiB",
+                "+220.0%",
+                "17.00 MiB",
+                "+11.00 MiB",
+                "160",
+                "520",
+                "+11.00 MiB (+11.00 MiB to +11.00 MiB)",
+                "0.004"
+            ]
+        );
     }
 }

@@ -59,6 +59,8 @@
   const pValue = (p) => (p < 0.001 ? p.toExponential(1) : fixed(p, 3));
   const shift = (st) => words(usDelta(round(st.shift_us)), "(" + usDelta(round(st.shift_low_us)), "to", usDelta(round(st.shift_high_us)) + ")");
   const spread = (sp) => words(us(round(sp.median)), "(IQR", us(round(sp.q1)), "to", us(round(sp.q3)) + ")");
+  const bytesShift = (st) => words(sizeDelta(round(st.shift_bytes)), "(" + sizeDelta(round(st.shift_low_bytes)), "to", sizeDelta(round(st.shift_high_bytes)) + ")");
+  const bytesSpread = (sp) => words(size(round(sp.median)), "(IQR", size(round(sp.q1)), "to", size(round(sp.q3)) + ")");
   // Words joined by one space, empty ones left out.
   function words(...parts) {
     return parts.filter((p) => p !== "" && p != null).join(" ");
@@ -197,6 +199,7 @@
     percent: { text: ([base, delta]) => (base ? percent(base, delta) : delta ? "new" : "-"), sort: ([base, delta]) => (base ? delta / base : null) },
     location: { text: ([, shown]) => shown, sort: ([whole]) => whole },
     shift: { text: shift, sort: (st) => st.shift_us },
+    bytes_shift: { text: bytesShift, sort: (st) => st.shift_bytes },
     p_value: { text: pValue },
   };
   // A table's columns, as dataTable takes them. A cell reads the row's field named by its
@@ -500,6 +503,21 @@
     return f.line ? file + ":" + f.line + ":" + f.column : file;
   }
 
+  // A function table's location cell: [whole, shown]. Script names that stand for more
+  // than one URL among the functions, and the original sources of --source-map, are
+  // shown whole, as in the text reports.
+  function locations(functions) {
+    const urls = new Map();
+    const ambiguous = new Set();
+    for (const f of functions) {
+      const name = scriptName(f.url);
+      if (!urls.has(name)) urls.set(name, f.url);
+      else if (urls.get(name) !== f.url) ambiguous.add(name);
+    }
+    const sources = new Set(data.source_map ? data.source_map.sources : []);
+    return (f) => [location(f), ambiguous.has(scriptName(f.url)) || sources.has(f.url) ? location(f) : shortLocation(f)];
+  }
+
   function renderCpu(cpu, root) {
     root.append(
       cards([
@@ -521,7 +539,7 @@
       root.append(h("p", { class: "note", id: "runs" }, "Single-run comparison: one profile per side, so run-to-run noise is part of every difference."));
     }
     if (cpu.flame) {
-      root.append(h("h3", null, cpu.runs ? "Differential flame graph (medians over the runs)" : "Differential flame graph"), flameGraph(cpu.flame));
+      root.append(h("h3", null, cpu.runs ? "Differential flame graph (medians over the runs)" : "Differential flame graph"), flameGraph(cpu.flame, CPU_FLAME));
     } else {
       root.append(h("p", { class: "note", id: "flame-missing" }, "No flame graph: a baseline keeps per-function sums, not stacks."));
     }
@@ -538,15 +556,7 @@
         })
       );
     }
-    // Script names that stand for more than one URL among the functions: their locations
-    // are whole URLs, as in the text reports.
-    const urls = new Map();
-    const ambiguous = new Set();
-    for (const f of cpu.functions) {
-      const name = scriptName(f.url);
-      if (!urls.has(name)) urls.set(name, f.url);
-      else if (urls.get(name) !== f.url) ambiguous.add(name);
-    }
+    const cpuPlaces = locations(cpu.functions);
     root.append(
       h("h3", null, "Functions"),
       dataTable({
@@ -556,9 +566,49 @@
         text: (f) => f.name + " " + location(f),
         limit: 400,
         columns: columnsOf("functions", {
-          location: (f) => [location(f), ambiguous.has(scriptName(f.url)) ? location(f) : shortLocation(f)],
+          location: (f) => cpuPlaces(f),
           self_us_percent: (f) => [f.self_us_base, f.self_us_delta],
           shift: (f) => f.self_stats,
+          p: (f) => (f.self_stats ? f.self_stats.p_value : null),
+        }),
+      })
+    );
+  }
+
+  // ---- Allocations (sampling heap profiles) --------------------------------------------------
+
+  function renderAlloc(alloc, root) {
+    root.append(
+      cards([
+        ["Allocated (sampled)", size(alloc.bytes_head), words(sizeDelta(alloc.bytes_delta), percent(alloc.bytes_base, alloc.bytes_delta), "from", size(alloc.bytes_base)), deltaClass(alloc.bytes_delta)],
+        ["Samples", count(alloc.samples_head), count(alloc.samples_base) + " in BASE"],
+      ])
+    );
+    if (alloc.runs) {
+      const r = alloc.runs;
+      root.append(
+        h("p", { class: "note", id: "alloc-runs" }, words("Run sets:", r.base, "BASE and", r.head, "HEAD runs; medians compared (shift: Hodges-Lehmann; p: Mann-Whitney U, two-sided); thresholds: growth past the limit shown one-sided at α =", r.alpha + ".")),
+        h("p", { class: "note" }, words("Allocated per run: BASE", bytesSpread(r.bytes.base) + ", HEAD", bytesSpread(r.bytes.head) + "; shift", bytesShift(r.bytes) + ", p =", pValue(r.bytes.p_value) + "."))
+      );
+    } else {
+      root.append(h("p", { class: "note", id: "alloc-runs" }, "Single-run comparison: one profile per side, so sampling noise is part of every difference."));
+    }
+    if (alloc.flame) {
+      root.append(h("h3", null, alloc.runs ? "Differential allocation flame graph (medians over the runs)" : "Differential allocation flame graph"), flameGraph(alloc.flame, ALLOC_FLAME));
+    }
+    const allocPlaces = locations(alloc.functions);
+    root.append(
+      h("h3", null, "Functions"),
+      dataTable({
+        id: "alloc-table",
+        noun: "functions",
+        rows: alloc.functions,
+        text: (f) => f.name + " " + location(f),
+        limit: 400,
+        columns: columnsOf("alloc_functions", {
+          location: (f) => allocPlaces(f),
+          self_bytes_percent: (f) => [f.self_bytes_base, f.self_bytes_delta],
+          bytes_shift: (f) => f.self_stats,
           p: (f) => (f.self_stats ? f.self_stats.p_value : null),
         }),
       })
@@ -581,9 +631,16 @@
     return "rgb(" + c.join(",") + ")";
   }
 
-  function flameGraph(flame) {
+  // What a flame graph weighs: the CPU's time, or the bytes of sampling heap profiles. The
+  // CPU's keeps the element ids the browser test knows; the allocations' are prefixed.
+  const CPU_FLAME = { id: "flame", key: "us", amount: us, delta: usDelta, what: "time", more: "slower", less: "faster", none: "no CPU time outside idle" };
+  const ALLOC_FLAME = { id: "alloc-flame", key: "bytes", amount: size, delta: sizeDelta, what: "allocated bytes", more: "more", less: "less", none: "no allocation" };
+
+  function flameGraph(flame, o) {
     const nodes = flame.nodes;
     const frames = flame.frames;
+    const selfOf = (n, side) => n["self_" + o.key + "_" + side];
+    const totalOf = (n, side) => n["total_" + o.key + "_" + side];
     const kids = nodes.map(() => []);
     const depth = new Array(nodes.length).fill(0);
     nodes.forEach((n, i) => {
@@ -593,15 +650,15 @@
       }
     });
     const state = { zoom: 0, width: "head", colour: "self", search: "" };
-    const width = (i) => (state.width === "head" ? nodes[i].total_us_head : nodes[i].total_us_base);
-    const change = (i) => (state.colour === "self" ? nodes[i].self_us_head - nodes[i].self_us_base : nodes[i].total_us_head - nodes[i].total_us_base);
+    const width = (i) => totalOf(nodes[i], state.width);
+    const change = (i) => (state.colour === "self" ? selfOf(nodes[i], "head") - selfOf(nodes[i], "base") : totalOf(nodes[i], "head") - totalOf(nodes[i], "base"));
     const name = (i) => frames[nodes[i].frame].name;
 
-    const box = h("div", { id: "flame" });
+    const box = h("div", { id: o.id });
     const svgHolder = h("div", { class: "flame-canvas" });
-    const legend = h("div", { id: "flame-legend", class: "legend-bar" });
-    const reset = h("button", { id: "flame-reset", type: "button", disabled: true, onclick: () => zoom(0) }, "Reset zoom");
-    const search = h("input", { id: "flame-search", type: "search", placeholder: "Highlight functions…", "aria-label": "Highlight functions", autocomplete: "off" });
+    const legend = h("div", { id: o.id + "-legend", class: "legend-bar" });
+    const reset = h("button", { id: o.id + "-reset", type: "button", disabled: true, onclick: () => zoom(0) }, "Reset zoom");
+    const search = h("input", { id: o.id + "-search", type: "search", placeholder: "Highlight functions…", "aria-label": "Highlight functions", autocomplete: "off" });
     const pick = (id, label, options, key) =>
       h(
         "label",
@@ -621,8 +678,8 @@
       h(
         "div",
         { class: "flame-tools" },
-        pick("flame-width", "Width:", [["head", "HEAD total time"], ["base", "BASE total time"]], "width"),
-        pick("flame-colour", "Colour:", [["self", "self-time change"], ["total", "total-time change"]], "colour"),
+        pick(o.id + "-width", "Width:", [["head", "HEAD total " + o.what], ["base", "BASE total " + o.what]], "width"),
+        pick(o.id + "-colour", "Colour:", [["self", "self " + o.what + " change"], ["total", "total " + o.what + " change"]], "colour"),
         search,
         reset
       ),
@@ -631,7 +688,7 @@
     );
     if (flame.omitted_nodes) {
       const capped = nodes.length >= flame.max_nodes ? ", and those beyond the widest " + count(flame.max_nodes) : "";
-      box.append(h("p", { class: "note" }, count(flame.omitted_nodes) + " stacks are left out: those under " + us(flame.min_us) + " on both sides" + capped + "."));
+      box.append(h("p", { class: "note" }, count(flame.omitted_nodes) + " stacks are left out: those under " + o.amount(flame["min_" + o.key]) + " on both sides" + capped + "."));
     }
 
     function zoom(i) {
@@ -686,18 +743,18 @@
       }
       svgHolder.replaceChildren(svg);
       if (!width(0)) {
-        svgHolder.append(h("p", { class: "note" }, (state.width === "head" ? "HEAD" : "BASE") + " has no CPU time outside idle: nothing to draw."));
+        svgHolder.append(h("p", { class: "note" }, (state.width === "head" ? "HEAD" : "BASE") + " has " + o.none + ": nothing to draw."));
       }
       drawLegend(maxChange);
     }
 
     function drawLegend(maxChange) {
-      const what = state.colour === "self" ? "self time" : "total time";
+      const what = (state.colour === "self" ? "self " : "total ") + o.what;
       legend.replaceChildren(
-        h("span", null, maxChange ? us(maxChange) + " faster" : "faster"),
+        h("span", null, maxChange ? o.amount(maxChange) + " " + o.less : o.less),
         h("span", { class: "gradient", style: "background:linear-gradient(90deg," + mix(FASTER, 1) + "," + mix(NEUTRAL, 0) + "," + mix(SLOWER, 1) + ")" }),
-        h("span", null, maxChange ? us(maxChange) + " slower" : "slower"),
-        h("span", { class: "note" }, "Colour: change of " + what + " in HEAD against BASE. Width: " + (state.width === "head" ? "HEAD" : "BASE") + "'s total time" + (state.width === "head" ? " (frames HEAD no longer runs have none; show BASE's width to see them)" : "") + ". Click a frame to zoom in, Escape to zoom out.")
+        h("span", null, maxChange ? o.amount(maxChange) + " " + o.more : o.more),
+        h("span", { class: "note" }, "Colour: change of " + what + " in HEAD against BASE. Width: " + (state.width === "head" ? "HEAD" : "BASE") + "'s total " + o.what + (state.width === "head" ? " (frames HEAD no longer runs have none; show BASE's width to see them)" : "") + ". Click a frame to zoom in, Escape to zoom out.")
       );
     }
 
@@ -711,11 +768,13 @@
       const n = nodes[i];
       const f = frames[n.frame];
       const root = nodes[0];
-      const share = root.total_us_head ? ((n.total_us_head * 100) / root.total_us_head).toFixed(1) + "% of HEAD" : "";
+      const [tb, th, sb, sh] = [totalOf(n, "base"), totalOf(n, "head"), selfOf(n, "base"), selfOf(n, "head")];
+      const rootHead = totalOf(root, "head");
+      const share = rootHead ? ((th * 100) / rootHead).toFixed(1) + "% of HEAD" : "";
       showTip(ev, f.name, [
         location(f) || "(no script)",
-        "total " + us(n.total_us_base) + " → " + us(n.total_us_head) + "  " + usDelta(n.total_us_head - n.total_us_base) + " " + percent(n.total_us_base, n.total_us_head - n.total_us_base),
-        "self " + us(n.self_us_base) + " → " + us(n.self_us_head) + "  " + usDelta(n.self_us_head - n.self_us_base) + " " + percent(n.self_us_base, n.self_us_head - n.self_us_base),
+        "total " + o.amount(tb) + " → " + o.amount(th) + "  " + o.delta(th - tb) + " " + percent(tb, th - tb),
+        "self " + o.amount(sb) + " → " + o.amount(sh) + "  " + o.delta(sh - sb) + " " + percent(sb, sh - sb),
         share,
       ]);
     });
@@ -751,6 +810,11 @@
     renderCpu(data.cpu, cpuRoot);
     // The flame graph takes the width it is given, so it is drawn once in the page.
     document.getElementById("flame")?.draw();
+  }
+  const allocRoot = document.getElementById("alloc-body");
+  if (data.alloc && allocRoot) {
+    renderAlloc(data.alloc, allocRoot);
+    document.getElementById("alloc-flame")?.draw();
   }
 
   const json = document.getElementById("download-json");
