@@ -21,7 +21,7 @@ use arkdiff::analysis::dominators::dominators;
 use arkdiff::diff::heap::ById;
 use arkdiff::diff::leaks::{LeakOptions, Shape, leak_clusters, leaked_after_action, new_objects};
 use arkdiff::input::Capture;
-use arkdiff::input::heapsnapshot::ParseOptions;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::input::trace_event::ProfilePick;
 use arkdiff::model::heap::HeapSnapshot;
 use arkdiff::units::format_size;

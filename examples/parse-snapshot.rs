@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use arkdiff::input::Capture;
-use arkdiff::input::heapsnapshot::ParseOptions;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::input::trace_event::ProfilePick;
 use arkdiff::model::heap::HeapSnapshot;
 

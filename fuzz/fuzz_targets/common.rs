@@ -11,7 +11,8 @@ use arkdiff::analysis::timeline::timeline;
 use arkdiff::diff::heap::{ById, diff_by_id};
 use arkdiff::diff::trend::{SuspectFloor, trend};
 use arkdiff::model::aggregate::Aggregate;
-use arkdiff::input::heapsnapshot::{ParseOptions, parse_with};
+use arkdiff::input::heapsnapshot::parse_with;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::model::cpu::RawProfile;
 use arkdiff::model::heap::HeapSnapshot;
 

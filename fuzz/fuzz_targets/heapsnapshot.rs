@@ -6,7 +6,7 @@ mod common;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     // As the command line reads a file: its size bounds what is reserved.
-    let options = arkdiff::input::heapsnapshot::ParseOptions {
+    let options = arkdiff::input::options::ParseOptions {
         text_bytes: Some(data.len() as u64),
         ..common::FULL
     };
@@ -14,7 +14,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     // The threaded read either gives up or reads what the reference read does.
     let threaded = arkdiff::input::heapsnapshot::parse_with(
         data,
-        arkdiff::input::heapsnapshot::ParseOptions {
+        arkdiff::input::options::ParseOptions {
             threads: 2,
             ..options
         },

@@ -8,7 +8,7 @@
 #[path = "common.rs"]
 mod common;
 
-use arkdiff::input::heapsnapshot::ParseOptions;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::input::rawheap::parse;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -8,7 +8,7 @@
 #[path = "common.rs"]
 mod common;
 
-use arkdiff::input::heapsnapshot::ParseOptions;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::input::rawheap::{join, parse};
 
 /// The dynamic half: the synthetic 40-node snapshot as a version-2 rawheap.

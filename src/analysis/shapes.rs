@@ -159,7 +159,7 @@ pub fn listener_counts(g: &HeapGraph) -> HashMap<u32, u64> {
 pub struct Duplicate {
     /// The value as text: a string's (quoted, cut to [`MAX_VALUE`] characters), an
     /// object's class and properties (`Object {v: 0}`). `…` stands for what the snapshot
-    /// does not say (a string's text without [`crate::input::heapsnapshot::ParseOptions::texts`]).
+    /// does not say (a string's text without [`crate::input::options::ParseOptions::texts`]).
     pub value: String,
     pub count: u64,
     /// Their self size.

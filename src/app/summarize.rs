@@ -10,7 +10,7 @@ use crate::input::baseline::{
     Baseline, CategoryTotal, ClassTotal, CpuTotals, FunctionTotal, HeapTotals, KIND,
     SCHEMA_VERSION, Source, ToolInfo,
 };
-use crate::input::heapsnapshot::ParseOptions;
+use crate::input::options::ParseOptions;
 use crate::input::trace_event::ProfilePick;
 use crate::model::aggregate::Aggregate;
 use crate::model::cpu::{Frame, FunctionTime};

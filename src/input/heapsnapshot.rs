@@ -13,6 +13,7 @@
 //! [`ParseOptions::locations`] does (see [`super::allocations`]); otherwise they are skipped
 //! without being decoded.
 
+use super::options::ParseOptions;
 use std::io::Read;
 
 use hashbrown::{HashMap, HashSet};
@@ -70,41 +71,6 @@ const V8_EDGE_TYPES: [&str; 7] = [
 /// The top-level keys whose values make the model: each may come once (a second "nodes"
 /// after the edges were laid out would leave the graph and the nodes disagreeing).
 const ONCE: [&[u8]; 4] = [b"snapshot", b"nodes", b"edges", b"strings"];
-
-/// What to read besides the nodes.
-// Plain switches, one per part of the file: a flag set would say no more.
-#[allow(clippy::struct_excessive_bools)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ParseOptions {
-    /// Read the essential edges into a [`HeapGraph`], for retained sizes.
-    pub graph: bool,
-    /// With the graph, keep what retainer paths show: edge kinds and names, node names.
-    pub labels: bool,
-    /// With the labels, keep the text of string nodes too (their first [`MAX_TEXT`]
-    /// bytes), for the values of duplicated strings and objects.
-    pub texts: bool,
-    /// At most how many bytes the text has, when known: the declared node and edge counts
-    /// are trusted for memory reserved up front only as far as this many bytes can hold
-    /// (a node takes at least 14 bytes of text, an edge 6). Unknown: nothing is reserved.
-    pub text_bytes: Option<u64>,
-    /// At most how many threads read the `nodes` and `edges` arrays besides the calling one
-    /// (fewer while other snapshots are read: [`super::Busy`]); 0 reads them on the
-    /// calling thread. With threads, any problem
-    /// in those arrays is [`GAVE_UP`]: read the document again without threads to learn
-    /// what it is.
-    pub threads: usize,
-    /// Read the allocation trace (`trace_function_infos`, `trace_tree`, each node's
-    /// `trace_node_id`) and the timeline `samples` into
-    /// [`HeapSnapshot::allocations`]. Nothing is kept for a snapshot that has none.
-    /// Where the snapshot has them, its `locations` are read too (they follow those
-    /// sections in the files V8 and ArkTS write): source positions are shown for
-    /// snapshots taken with allocation tracking, and a snapshot without pays nothing for
-    /// them.
-    pub allocations: bool,
-    /// Read `locations` (V8: where closures and objects' constructors are in the source)
-    /// into [`HeapSnapshot::locations`], whether or not the snapshot has allocation data.
-    pub locations: bool,
-}
 
 /// How many bytes of a string node's text [`ParseOptions::texts`] keeps.
 pub const MAX_TEXT: usize = 1024;

@@ -9,6 +9,7 @@ pub mod heapsnapshot;
 pub mod htrace;
 pub mod json;
 pub mod leaklist;
+pub mod options;
 mod parallel;
 pub mod rawheap;
 pub use parallel::Busy;
@@ -362,7 +363,7 @@ pub struct SnapshotInfo {
     /// the REALTIME clock; see [`htrace::SnapshotSpan::start_wall_ns`]).
     pub start_wall_ns: Option<u64>,
     /// The final snapshot of a timeline recording (an htrace in TIMELINE mode): read with
-    /// [`heapsnapshot::ParseOptions::allocations`], it carries the recording's samples and
+    /// [`options::ParseOptions::allocations`], it carries the recording's samples and
     /// allocation trace, a leak report on its own (the timeline analysis).
     pub timeline: bool,
 }
@@ -803,7 +804,7 @@ impl Capture {
     }
 
     /// Parses heap snapshot `i` (0-based, already range-checked).
-    pub fn load(&self, i: usize, options: heapsnapshot::ParseOptions) -> Result<HeapSnapshot> {
+    pub fn load(&self, i: usize, options: options::ParseOptions) -> Result<HeapSnapshot> {
         let mut snap = match &self.heap {
             HeapKind::Aggregate(_) => {
                 return Err(InputError::invalid(
@@ -825,7 +826,7 @@ impl Capture {
                 } else {
                     inflate_limit(on_disk)
                 };
-                let options = heapsnapshot::ParseOptions {
+                let options = options::ParseOptions {
                     text_bytes: Some(text_bytes),
                     ..options
                 };
@@ -863,7 +864,7 @@ impl Capture {
                     with_threads(options, |options| {
                         // A second thread only where a core is free of the snapshots read.
                         let threads = parallel::workers(options.threads);
-                        let options = heapsnapshot::ParseOptions { threads, ..options };
+                        let options = options::ParseOptions { threads, ..options };
                         let file = open_file(&self.path)?;
                         rawheap::parse_file(&mut PosReader::new(&file), options).map_err(failed)
                     })?
@@ -878,7 +879,7 @@ impl Capture {
             HeapKind::Htrace { file, index } => {
                 let span = &index.snapshots[i];
                 // The text is unescaped from the chunk records: never longer than they are.
-                let options = heapsnapshot::ParseOptions {
+                let options = options::ParseOptions {
                     text_bytes: Some(span.end_offset.saturating_sub(span.start_offset)),
                     ..options
                 };
@@ -916,7 +917,7 @@ impl Capture {
         &self,
         dynamic: HeapSnapshot,
         path: &Path,
-        options: heapsnapshot::ParseOptions,
+        options: options::ParseOptions,
     ) -> Result<HeapSnapshot> {
         let half = format!(
             "the static half of the hybrid pair with {}",
@@ -954,16 +955,16 @@ fn parse_threads() -> usize {
 /// Parses with threads where there are cores for them; when that meets any problem, reads
 /// again on one thread, whose error (or warning) names the place as it always did.
 fn with_threads(
-    options: heapsnapshot::ParseOptions,
-    parse: impl Fn(heapsnapshot::ParseOptions) -> Result<HeapSnapshot>,
+    options: options::ParseOptions,
+    parse: impl Fn(options::ParseOptions) -> Result<HeapSnapshot>,
 ) -> Result<HeapSnapshot> {
     let threads = parse_threads();
     if threads > 0
-        && let Ok(snap) = parse(heapsnapshot::ParseOptions { threads, ..options })
+        && let Ok(snap) = parse(options::ParseOptions { threads, ..options })
     {
         return Ok(snap);
     }
-    parse(heapsnapshot::ParseOptions {
+    parse(options::ParseOptions {
         threads: 0,
         ..options
     })

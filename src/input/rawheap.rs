@@ -29,7 +29,7 @@ pub use pair::{join, static_sibling};
 
 use std::io::SeekFrom;
 
-use super::heapsnapshot::ParseOptions;
+use super::options::ParseOptions;
 use crate::model::heap::HeapSnapshot;
 use bytes::{io_error, read_at};
 use frame::{Version, read_frame};

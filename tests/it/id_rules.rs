@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use arkdiff::diff::heap::{ById, HeapDiff, IdMatching, diff_by_id, diff_itself};
 use arkdiff::input::Capture;
-use arkdiff::input::heapsnapshot::ParseOptions;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::input::trace_event::ProfilePick;
 use arkdiff::model::heap::HeapSnapshot;
 use serde_json::Value;

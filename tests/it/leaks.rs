@@ -401,7 +401,8 @@ fn devtools_nodes() -> Vec<DevtoolsNode> {
 #[test]
 fn dominators_and_retained_sizes_agree_with_devtools() {
     use arkdiff::analysis::dominators::dominators;
-    use arkdiff::input::heapsnapshot::{ParseOptions, parse_with};
+    use arkdiff::input::heapsnapshot::parse_with;
+    use arkdiff::input::options::ParseOptions;
 
     let text = maybe_gunzip(std::fs::read(data("leak-3.heapsnapshot.gz")).unwrap());
     let snap = parse_with(

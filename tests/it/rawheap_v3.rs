@@ -12,7 +12,7 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use arkdiff::input::heapsnapshot::ParseOptions;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::input::rawheap;
 use arkdiff::model::graph::EdgeKind;
 use arkdiff::model::heap::{HeapSnapshot, class_name};

@@ -13,7 +13,8 @@ use arkdiff::diff::heap::ById;
 use arkdiff::diff::leaks::{
     LeakClusters, LeakOptions, Shape, leak_clusters, leaked_after_action, new_objects,
 };
-use arkdiff::input::heapsnapshot::{ParseOptions, parse_with};
+use arkdiff::input::heapsnapshot::parse_with;
+use arkdiff::input::options::ParseOptions;
 use arkdiff::model::heap::HeapSnapshot;
 use serde_json::Value;
 use support::cli::data;

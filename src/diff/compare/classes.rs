@@ -9,7 +9,7 @@ use crate::diff::explain::ClassDetail;
 use crate::diff::heap;
 use crate::diff::trend::trend;
 use crate::diff::{HeapResult, TrendResult};
-use crate::input::heapsnapshot::ParseOptions;
+use crate::input::options::ParseOptions;
 use crate::model::aggregate::Aggregate;
 use crate::warning::{Warning, WarningCode};
 

@@ -5,7 +5,7 @@ use super::parallel::parallel;
 use super::{Error, HeapOptions, Pick, Result, Selection};
 use crate::diff::explain::Analysed;
 use crate::diff::heap::{self, HeapDiff, IdMatching};
-use crate::input::heapsnapshot::ParseOptions;
+use crate::input::options::ParseOptions;
 use crate::warning::{Warning, WarningCode};
 
 /// What the stages need kept of the ends, decided from the selection and the options.

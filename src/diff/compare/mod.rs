@@ -91,7 +91,7 @@ pub struct Pick<'a> {
 }
 
 impl Pick<'_> {
-    fn load(&self, options: crate::input::heapsnapshot::ParseOptions) -> Result<HeapSnapshot> {
+    fn load(&self, options: crate::input::options::ParseOptions) -> Result<HeapSnapshot> {
         Ok(self.capture.load(self.index, options)?)
     }
 }

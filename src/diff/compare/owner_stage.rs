@@ -10,7 +10,7 @@ use crate::analysis::paths::Step;
 use crate::diff::explain::Analysed;
 use crate::diff::owners::{Frontier, Measure, existed, frontier, measure, measure_kept};
 use crate::diff::trend::SuspectFloor;
-use crate::input::heapsnapshot::ParseOptions;
+use crate::input::options::ParseOptions;
 use crate::model::aggregate::Aggregate;
 use crate::warning::Warning;
 

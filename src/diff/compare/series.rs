@@ -9,7 +9,7 @@ use crate::diff::explain::{ClassDetail, Explainer};
 use crate::diff::owners::{Measure, Owner, owners, suspect_owner};
 use crate::diff::trend::{Trend, trend};
 use crate::diff::{SeriesPoint, TrendResult};
-use crate::input::heapsnapshot::ParseOptions;
+use crate::input::options::ParseOptions;
 use crate::model::aggregate::Aggregate;
 use crate::warning::Warning;
 

@@ -7,7 +7,7 @@ use crate::diff::explain::ClassDetail;
 use crate::diff::explain::Explainer;
 use crate::diff::heap::ById;
 use crate::diff::leaks::{LeakOptions, leak_clusters, leaked_after_action, new_objects};
-use crate::input::heapsnapshot::ParseOptions;
+use crate::input::options::ParseOptions;
 
 /// The leaked objects of HEAD clustered by their leak traces: those new since BASE, or
 /// with memlab's one-action protocol those `target` has and BASE (the baseline) does not.
