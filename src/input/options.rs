@@ -10,17 +10,18 @@ pub struct ParseOptions {
     pub graph: bool,
     /// With the graph, keep what retainer paths show: edge kinds and names, node names.
     pub labels: bool,
-    /// With the labels, keep the text of string nodes too (their first [`super::heapsnapshot::MAX_TEXT`]
-    /// bytes), for the values of duplicated strings and objects.
+    /// With the labels, keep the text of string nodes too (their first bytes, up to the
+    /// snapshot reader's `MAX_TEXT`), for the values of duplicated strings and objects.
     pub texts: bool,
     /// At most how many bytes the text has, when known: the declared node and edge counts
     /// are trusted for memory reserved up front only as far as this many bytes can hold
     /// (a node takes at least 14 bytes of text, an edge 6). Unknown: nothing is reserved.
     pub text_bytes: Option<u64>,
     /// At most how many threads read the `nodes` and `edges` arrays besides the calling one
-    /// (fewer while other snapshots are read: [`super::Busy`]); 0 reads them on the
+    /// (fewer while other snapshots are read: the readers' `Busy`); 0 reads them on the
     /// calling thread. With threads, any problem
-    /// in those arrays is [`super::heapsnapshot::GAVE_UP`]: read the document again without threads to learn
+    /// in those arrays is the snapshot reader's `GAVE_UP`: read the document again
+    /// without threads to learn
     /// what it is.
     pub threads: usize,
     /// Read the allocation trace (`trace_function_infos`, `trace_tree`, each node's
