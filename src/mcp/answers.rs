@@ -785,7 +785,14 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
                 ));
             }
             let kept = no_objects(loaded)?;
-            let detail = kept.explainer().detail(class);
+            // The instance `--explain` shows: from the class's largest leak-trace cluster
+            // where the leak traces have one.
+            let leaks = loaded
+                .comparison
+                .heap
+                .as_ref()
+                .and_then(|h| h.leaks.as_ref());
+            let detail = crate::diff::compare::traces::detail(&kept.explainer(), leaks, class);
             Ok(path_answer(
                 "class",
                 class.clone(),

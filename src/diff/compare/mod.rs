@@ -34,7 +34,7 @@ mod objects;
 mod owner_stage;
 mod parallel;
 mod series;
-mod traces;
+pub mod traces;
 
 use super::trend::SuspectFloor;
 use super::{HeapResult, SeriesPoint};

@@ -42,11 +42,7 @@ pub(super) fn find(ends: &Ends, target: Option<Pick<'_>>) -> Result<Option<LeakT
 
 /// A class's detail, showing the representative of its largest leak cluster (the object
 /// whose path explains the growth) where it is in one, else the nearest new instance.
-pub(super) fn detail(
-    explainer: &Explainer<'_>,
-    leaks: Option<&LeakTraces>,
-    name: &str,
-) -> ClassDetail {
+pub fn detail(explainer: &Explainer<'_>, leaks: Option<&LeakTraces>, name: &str) -> ClassDetail {
     match leaks.and_then(|l| l.clusters.representative(name)) {
         Some((_, k)) => explainer.detail_of(name, k.largest),
         None => explainer.detail(name),
