@@ -23,6 +23,7 @@ pub const FULL: ParseOptions = ParseOptions {
     threads: 0,
     allocations: true,
     locations: true,
+    texts: true,
 };
 
 /// Parses a heap snapshot with its graph and labels, and analyses it.
