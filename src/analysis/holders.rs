@@ -3,7 +3,7 @@
 //! retainer path that prefers the edges a developer names (properties, context
 //! variables, elements) over engine-internal ones and handle scopes.
 
-use crate::analysis::paths::{Step, drop_unnamed_root};
+use crate::analysis::paths::{Step, drop_unnamed_root, walk_back};
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
 
@@ -226,25 +226,7 @@ impl PreferredPaths {
     /// [`crate::analysis::paths::Distances::path`]'s.
     pub fn path(&self, snap: &HeapSnapshot, g: &HeapGraph, node: u32) -> Option<Vec<Step>> {
         self.length(node)?;
-        let mut steps = Vec::new();
-        let mut v = node;
-        loop {
-            let edge = self.reached_by[v as usize];
-            let edge = (edge != NONE).then_some(edge as usize);
-            steps.push(Step {
-                edge: edge.map(|e| g.edge_label(e)),
-                edge_kind: edge.map(|e| g.edge_kind(e).name()),
-                node: snap.node_label(v),
-                id: snap.ids.get(v as usize),
-                index: v,
-                position: None,
-            });
-            if edge.is_none() {
-                break;
-            }
-            v = self.parent[v as usize];
-        }
-        steps.reverse();
+        let (mut steps, _) = walk_back(snap, g, &self.reached_by, &self.parent, node);
         drop_unnamed_root(&mut steps, g);
         Some(steps)
     }

@@ -62,6 +62,38 @@ pub fn annotate(steps: &mut [Step], snap: &HeapSnapshot, positions: &Positions) 
     }
 }
 
+/// The path a walk recorded to `node`, root first: each node's entering edge
+/// (`reached_by`, `NONE` where the walk started) and the node before it (`parent`); and
+/// the node the walk started at.
+pub(crate) fn walk_back(
+    snap: &HeapSnapshot,
+    g: &HeapGraph,
+    reached_by: &[u32],
+    parent: &[u32],
+    node: u32,
+) -> (Vec<Step>, u32) {
+    let mut steps = Vec::new();
+    let mut v = node;
+    loop {
+        let edge = reached_by[v as usize];
+        let edge = (edge != NONE).then_some(edge as usize);
+        steps.push(Step {
+            edge: edge.map(|e| g.edge_label(e)),
+            edge_kind: edge.map(|e| g.edge_kind(e).name()),
+            node: snap.node_label(v),
+            id: snap.ids.get(v as usize),
+            index: v,
+            position: None,
+        });
+        if edge.is_none() {
+            break;
+        }
+        v = parent[v as usize];
+    }
+    steps.reverse();
+    (steps, v)
+}
+
 /// Starts a root-first path at the root's first child when the root has no name (V8's
 /// synthetic root says nothing a reader needs).
 pub(crate) fn drop_unnamed_root(steps: &mut Vec<Step>, g: &HeapGraph) {

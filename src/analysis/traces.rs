@@ -35,7 +35,7 @@
 
 use hashbrown::HashMap;
 
-use crate::analysis::paths::{Step, drop_unnamed_root};
+use crate::analysis::paths::{Step, drop_unnamed_root, walk_back};
 use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
 use crate::model::heap::HeapSnapshot;
 
@@ -336,25 +336,7 @@ impl Traces {
         if !self.is_reached(node) {
             return None;
         }
-        let mut steps = Vec::new();
-        let mut v = node;
-        loop {
-            let edge = self.reached_by[v as usize];
-            let edge = (edge != NONE).then_some(edge as usize);
-            steps.push(Step {
-                edge: edge.map(|e| g.edge_label(e)),
-                edge_kind: edge.map(|e| g.edge_kind(e).name()),
-                node: snap.node_label(v),
-                id: snap.ids.get(v as usize),
-                index: v,
-                position: None,
-            });
-            if edge.is_none() {
-                break;
-            }
-            v = self.parent[v as usize];
-        }
-        steps.reverse();
+        let (mut steps, v) = walk_back(snap, g, &self.reached_by, &self.parent, node);
         if v == ROOT {
             drop_unnamed_root(&mut steps, g);
         }
