@@ -915,7 +915,7 @@ mod tests {
             edges.push((ROOT, g, EdgeKind::Element));
         }
         // Every third object is a leaf (a string, a number), most held once.
-        let leaf = |v: u32| v > groups + maps && v % 3 == 0;
+        let leaf = |v: u32| v > groups + maps && v.is_multiple_of(3);
         for v in groups + 1..n {
             // A group or a recent object holds it.
             let mut holder = if v < groups + maps || next(50) == 0 {
