@@ -678,6 +678,62 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn sites_whose_frames_become_one_are_merged_with_their_stacks_and_classes() {
+        let snap = snapshot();
+        let all: Vec<u32> = (0..10).collect();
+        let mut s = sites(&snap, &all).unwrap();
+        let place = s.sites[0].frame.clone();
+        // The anonymous function (Item, no callers) maps onto placeOrder's function;
+        // main is renamed.
+        s.map_frames(&mut |f| match f.function.as_str() {
+            "" => place.clone(),
+            "main" => Frame {
+                function: "start".into(),
+                ..f.clone()
+            },
+            _ => f.clone(),
+        });
+        assert_eq!(s.sites.len(), 1);
+        let one = &s.sites[0];
+        assert_eq!(one.frame, place);
+        assert_eq!(one.totals, t(5, 152));
+        assert_eq!(one.classes, vec![(1, t(4, 136)), (2, t(1, 16))]);
+        let stacks: Vec<(Vec<String>, Totals)> = one
+            .stacks
+            .iter()
+            .map(|st| {
+                (
+                    st.callers.iter().map(|c| c.name().to_owned()).collect(),
+                    st.totals,
+                )
+            })
+            .collect();
+        assert_eq!(
+            stacks,
+            vec![
+                (vec!["phase".to_owned()], t(3, 96)),
+                (vec!["start".to_owned()], t(1, 40)),
+                (vec![], t(1, 16)),
+            ]
+        );
+        let class = |id| s.classes.iter().find(|c| c.class == id).unwrap();
+        let order = class(1);
+        assert_eq!(order.sites.len(), 1);
+        assert_eq!((order.sites[0].site, order.sites[0].stack), (0, 0));
+        let item = class(2);
+        assert_eq!(
+            (
+                item.sites[0].site,
+                item.sites[0].totals,
+                item.sites[0].stack
+            ),
+            (0, t(1, 16), 2),
+            "Item's site and stack follow the merge"
+        );
+        assert_eq!(item.unattributed, t(1, 16));
+    }
+
+    #[test]
     fn frames_print_what_is_known_and_split_arkts_scripts() {
         let frame = |function: &str, script: &str, line, column| {
             let (script, module) = split_ark_script(script);

@@ -407,6 +407,28 @@ mod tests {
     }
 
     #[test]
+    fn sites_whose_frames_become_one_are_added_up_per_bucket() {
+        let snap = recording([0, 50, 100, 150]);
+        let mut tl = timeline(&snap, 3).unwrap();
+        let place = tl.sites[0].frame.clone();
+        tl.map_frames(&mut |f| {
+            if f.function.is_empty() {
+                place.clone()
+            } else {
+                f.clone()
+            }
+        });
+        assert_eq!(tl.sites.len(), 1);
+        let one = &tl.sites[0];
+        assert_eq!(one.frame, place);
+        assert_eq!(one.row.per_bucket, [t(2, 56), t(1, 32), t(1, 40)]);
+        assert_eq!(one.row.after_last, t(1, 32));
+        assert_eq!(one.row.totals, t(5, 160));
+        assert!(one.row.every_bucket);
+        assert_eq!(one.classes, vec![(1, t(5, 160))]);
+    }
+
+    #[test]
     fn buckets_take_intervals_together_by_time() {
         let snap = recording([0, 50, 100, 150]);
         let two = timeline(&snap, 2).unwrap();
