@@ -81,7 +81,10 @@ impl HeapResult {
     pub fn paths_mut(&mut self) -> impl Iterator<Item = &mut Vec<crate::analysis::paths::Step>> {
         let (owners, suspects) = match self.trend.as_mut() {
             Some(t) => (t.owners.iter_mut(), t.suspects.iter_mut()),
-            None => (Default::default(), Default::default()),
+            None => (
+                std::slice::IterMut::default(),
+                std::slice::IterMut::default(),
+            ),
         };
         let owners = owners.filter_map(|o| o.path.as_mut());
         let details = suspects
