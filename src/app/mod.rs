@@ -430,8 +430,8 @@ fn check_inputs(
         ),
         (
             wants_flame_graph(config),
-            compare_cpu,
-            "CPU profiles on both sides",
+            compare_cpu || compare_alloc,
+            "CPU or sampling heap profiles on both sides",
             "--format flamegraph-json is",
         ),
     ] {
