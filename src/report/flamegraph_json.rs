@@ -131,9 +131,9 @@ fn write_frames(text: &mut String, graph: &Graph<'_>) {
 mod tests {
     use super::*;
     use crate::diff::flame::{Flame, FlameNode};
-    use crate::report::FlameJson;
     use crate::model::change::Change;
     use crate::model::cpu::Frame;
+    use crate::report::FlameJson;
     use crate::report::line_protocol::fixture;
 
     fn render(flame: Option<&Flame>) -> io::Result<serde_json::Value> {

@@ -349,3 +349,41 @@ fn sites_mapping_to_one_original_function_are_one_row_and_uncovered_ones_stay() 
         "{warned}"
     );
 }
+
+#[test]
+fn the_site_threshold_names_and_matches_the_original_function() {
+    let Some(dir) = pair("the_site_threshold_names_and_matches_the_original_function") else {
+        return;
+    };
+    let dist = bundle().join("dist");
+    let gate = |site: &str| {
+        arkdiff_in(
+            dir,
+            &[
+                "base.heapsnapshot",
+                "head.heapsnapshot",
+                "--source-map",
+                dist.to_str().unwrap(),
+                "--max-site-growth",
+                "100KiB",
+                "--site",
+                site,
+                "--top",
+                "0",
+            ],
+        )
+    };
+    let (line, column) = written_at("catalog.ts", "function loadCatalog(", "loadCatalog");
+    let out = gate("loadCatalog");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "fail: site.growth loadCatalog (src/catalog.ts:{line}:{column}) grew +"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    // The bundle's name no longer matches; the cart's sites stay under the limit.
+    assert_eq!(gate("a").status.code(), Some(0));
+    assert_eq!(gate("src/cart.ts").status.code(), Some(0));
+}
