@@ -74,6 +74,36 @@ pub struct HeapResult {
     pub leaks: Option<LeakTraces>,
 }
 
+impl HeapResult {
+    /// Every path of the result: the leak owners' and suspects' retainer paths, the
+    /// `--explain` classes', the leak watcher's objects' and the leak traces, each as
+    /// its steps (to show closures at the positions a source map gives).
+    pub fn paths_mut(&mut self) -> impl Iterator<Item = &mut Vec<crate::analysis::paths::Step>> {
+        let (owners, suspects) = match self.trend.as_mut() {
+            Some(t) => (t.owners.iter_mut(), t.suspects.iter_mut()),
+            None => (
+                std::slice::IterMut::default(),
+                std::slice::IterMut::default(),
+            ),
+        };
+        let owners = owners.filter_map(|o| o.path.as_mut());
+        let details = suspects
+            .chain(self.explained.iter_mut())
+            .filter_map(|d| d.path.as_mut().map(|p| &mut p.steps));
+        let watched = self
+            .leaklist
+            .iter_mut()
+            .flat_map(|l| l.objects.iter_mut())
+            .filter_map(|w| w.found.as_mut().and_then(|f| f.steps.as_mut()));
+        let traces = self
+            .leaks
+            .iter_mut()
+            .flat_map(|l| l.clusters.clusters.iter_mut())
+            .map(|c| &mut c.steps);
+        owners.chain(details).chain(watched).chain(traces)
+    }
+}
+
 /// What leaked, and how the leaked objects were told.
 pub struct LeakTraces {
     /// `pair` (new in HEAD) or `one-action` (memlab's baseline, target, final).
