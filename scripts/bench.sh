@@ -25,7 +25,7 @@
 #   --no-peers       leave DevTools and memlab out
 #   --peer-timeout S give a peer S seconds per run (default 900), then record a timeout
 #   --smoke          a small synthetic run of every section (60000 nodes, one run, no
-#                    peers): checks that every row works; what CI runs
+#                    peers, the debug build): checks that every row works; what CI runs
 #
 # Inputs (made once, kept in DIR; Node.js's --max-old-space-size as given):
 #   pair:    node scripts/bench/heap-workload.js DIR 310000 40000       (--max-old-space-size=8000)
@@ -155,11 +155,14 @@ dir=${dir:-${TMPDIR:-/tmp}/arkdiff-bench}
 mkdir -p "$dir"
 dir=$(realpath -- "$dir")
 
-echo "building arkdiff and the input generator (release)..." >&2
-(cd "$root" && cargo build --release --locked --quiet && cargo build --release --locked --quiet --example bench-inputs --example parse-snapshot)
-arkdiff=$root/target/release/arkdiff
-gen=$root/target/release/examples/bench-inputs
-reader=$root/target/release/examples/parse-snapshot
+# The smoke run checks that every row works, not how fast: it takes the debug build, which
+# `cargo test` has just made in CI, instead of paying for a release build there.
+if $smoke; then profile=debug; flag=(); else profile=release; flag=(--release); fi
+echo "building arkdiff and the input generator ($profile)..." >&2
+(cd "$root" && cargo build "${flag[@]}" --locked --quiet && cargo build "${flag[@]}" --locked --quiet --example bench-inputs --example parse-snapshot)
+arkdiff=$root/target/$profile/arkdiff
+gen=$root/target/$profile/examples/bench-inputs
+reader=$root/target/$profile/examples/parse-snapshot
 
 # --- inputs -----------------------------------------------------------------------------
 # synth DIR N: DIR/synthetic-N.heapsnapshot, made once; prints its path.
