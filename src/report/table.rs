@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
 use super::columns::{self, Align, Column, Renderer, first};
 use super::duplicates::{self, DuplicatesJson};
@@ -72,6 +72,11 @@ fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -
     {
         let headers: Vec<_> = columns.iter().map(|c| c.header(ctx)).collect();
         fit_names(&mut cells, &headers, width);
+        // A name already shortened to fit is not wrapped as well: where even the
+        // narrowest name leaves too little room, the other columns wrap.
+        if let (Some(_), Some(column)) = (width, grid.column_mut(0)) {
+            column.set_constraint(ColumnConstraint::ContentWidth);
+        }
     }
     for row in cells {
         grid.add_row(row);
