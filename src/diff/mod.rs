@@ -72,6 +72,31 @@ pub struct HeapResult {
     /// The leaked objects of HEAD clustered by their leak traces, where HEAD's graph was
     /// read and its ids match BASE's (see [`leaks`]).
     pub leaks: Option<LeakTraces>,
+    /// HEAD's duplicated strings and objects that waste at least
+    /// [`compare::traces::DUPLICATE_FLOOR`] each, where HEAD's graph was read with its
+    /// string texts (see [`crate::analysis::shapes::duplicated_strings`]).
+    pub duplicates: Option<Duplicates>,
+}
+
+/// Values held by more than one object in HEAD, largest total size first.
+pub struct Duplicates {
+    /// The least a value wastes to be listed, bytes.
+    pub floor: u64,
+    pub strings: Vec<DuplicateValue>,
+    pub objects: Vec<DuplicateValue>,
+}
+
+/// One value held by more than one object (see [`crate::analysis::shapes::Duplicate`]).
+pub struct DuplicateValue {
+    /// The value as text, as far as the snapshot keeps it.
+    pub value: String,
+    pub count: u64,
+    /// Their self size.
+    pub size: u64,
+    /// What the copies beyond one take ([`crate::analysis::shapes::Duplicate::wasted`]).
+    pub wasted: u64,
+    /// The id of the first of them in node order.
+    pub example_id: u64,
 }
 
 impl HeapResult {
