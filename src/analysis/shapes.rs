@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use hashbrown::HashMap;
 
 use crate::analysis::dominators::Dominators;
-use crate::model::graph::{EdgeKind, HeapGraph, ROOT};
+use crate::model::graph::{EdgeKind, HeapGraph, Labels, ROOT};
 use crate::model::heap::HeapSnapshot;
 
 /// Whether a node name is a Blink event listener's.
@@ -191,7 +191,13 @@ struct StringKeys<'a> {
     value: Option<u32>,
     pairs: HashMap<(u64, u64), u64>,
     memo: HashMap<u32, u64>,
+    /// Of each class: a flat string's ([`FLAT_CLASS`]), a concatenation's
+    /// ([`PAIR_CLASS`]) or another's (0).
+    kinds: Vec<u8>,
 }
+
+const FLAT_CLASS: u8 = 1;
+const PAIR_CLASS: u8 = 2;
 
 /// Tags of a value key.
 const FLAT: u64 = 1 << 62;
@@ -217,7 +223,20 @@ impl<'a> StringKeys<'a> {
             value: find("value"),
             pairs: HashMap::new(),
             memo: HashMap::new(),
+            kinds: snap
+                .class_names
+                .iter()
+                .map(|c| match c.as_str() {
+                    "(string)" => FLAT_CLASS,
+                    "(concatenated string)" => PAIR_CLASS,
+                    _ => 0,
+                })
+                .collect(),
         }
+    }
+
+    fn kind(&self, v: u32) -> u8 {
+        self.kinds[self.snap.classes[v as usize] as usize]
     }
 
     fn class(&self, v: u32) -> &str {
@@ -239,14 +258,14 @@ impl<'a> StringKeys<'a> {
     }
 
     fn is_string(&self, v: u32) -> bool {
-        matches!(self.class(v), "(string)" | "(concatenated string)")
+        self.kind(v) != 0
     }
 
     /// The key of a string node's value; None for other nodes.
     fn key(&mut self, v: u32) -> Option<u64> {
-        match self.class(v) {
-            "(string)" => Some(FLAT | u64::from(self.name_index(v)?)),
-            "(concatenated string)" => Some(self.pair_key(v)),
+        match self.kind(v) {
+            FLAT_CLASS => Some(FLAT | u64::from(self.name_index(v)?)),
+            PAIR_CLASS => Some(self.pair_key(v)),
             _ => None,
         }
     }
@@ -265,7 +284,7 @@ impl<'a> StringKeys<'a> {
             let mut pending = false;
             for (k, part) in keys.iter_mut().zip(parts) {
                 *k = match part {
-                    Some(p) if self.class(p) == "(concatenated string)" => {
+                    Some(p) if self.kind(p) == PAIR_CLASS => {
                         if let Some(&m) = self.memo.get(&p) {
                             m
                         } else {
@@ -418,13 +437,20 @@ pub fn duplicated_objects(
             hidden_referrer[to as usize] = true;
         }
     }
+    // By class, decided once: whether its objects are plain, whether it is the numbers'.
+    let plain: Vec<bool> = snap
+        .class_names
+        .iter()
+        .map(|c| is_plain_object(c))
+        .collect();
+    let number: Vec<bool> = snap.class_names.iter().map(|c| c == "(number)").collect();
     let mut groups: HashMap<(u32, Vec<(u32, u64)>), Duplicate> = HashMap::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in (0..n as u32).filter(|&v| {
         snap.is_counted(v as usize)
             && !hidden_referrer[v as usize]
+            && plain[snap.classes[v as usize] as usize]
             && member(v)
-            && is_plain_object(snap.class_name(snap.classes[v as usize]))
     }) {
         let mut props: Vec<(u32, u64)> = Vec::new();
         for e in g.edges(v) {
@@ -434,7 +460,7 @@ pub fn duplicated_objects(
             let to = g.edge_targets[e];
             let value = keys.key(to).unwrap_or_else(|| {
                 // A number by the text of its value; anything else by identity.
-                if snap.class_name(snap.classes[to as usize]) == "(number)" {
+                if number[snap.classes[to as usize] as usize] {
                     keys.child(to, keys.value)
                         .and_then(|s| keys.name_index(s))
                         .map_or(NODE | u64::from(to), |i| FLAT | u64::from(i))
@@ -557,6 +583,27 @@ pub fn unmounted_fibers(snap: &HeapSnapshot, g: &HeapGraph) -> Vec<bool> {
     out
 }
 
+/// Of each string index, whether the table keeps a text there that `wanted` accepts: a
+/// whole-graph scan then tests a name by its index instead of looking its text up.
+fn texts_where(labels: &Labels, wanted: impl Fn(&str) -> bool) -> Vec<bool> {
+    let len = labels
+        .strings
+        .iter()
+        .map(|(i, _)| i as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut out = vec![false; len];
+    for (i, text) in labels.strings.iter() {
+        out[i as usize] = wanted(text);
+    }
+    out
+}
+
+/// Whether string index `i` is one `texts_where` accepted.
+fn is(set: &[bool], i: u32) -> bool {
+    set.get(i as usize).copied().unwrap_or(false)
+}
+
 /// The objects a page tagged as leaks with memlab's tracker: an object with the
 /// properties `memlabIdentifier` and `tagToTrackedObjectsMap`, a Map of use cases to
 /// `{taggedObjects: WeakSet}`; the keys of those weak sets are the tagged objects. (V8
@@ -579,9 +626,16 @@ pub fn tagged_objects(snap: &HeapSnapshot, g: &HeapGraph) -> Vec<bool> {
             .find(|&e| name(e) == Some(wanted))
             .map(|e| g.edge_targets[e])
     };
+    let identifier = texts_where(labels, |t| t == "memlabIdentifier");
+    if !identifier.contains(&true) {
+        return out;
+    }
     let mut ids: Vec<u64> = Vec::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-    for tracker in (0..n as u32).filter(|&v| child(v, "memlabIdentifier").is_some()) {
+    for tracker in (0..n as u32).filter(|&v| {
+        g.edges(v)
+            .any(|e| labels.edge_kinds[e].is_named() && is(&identifier, labels.edge_names[e]))
+    }) {
         let Some(table) = child(tracker, "tagToTrackedObjectsMap").and_then(|m| child(m, "table"))
         else {
             continue;
@@ -635,8 +689,12 @@ pub fn inspection_objects(snap: &HeapSnapshot, g: &HeapGraph, dom: &Dominators) 
     };
     // A script's URL is in its name, or (a `//# sourceURL=` of evaluated code) in a string
     // it refers to, whose text the snapshot keeps when read with texts.
+    let scripts = texts_where(labels, |t| t.starts_with("system / Script"));
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in 0..n as u32 {
+        if !is(&scripts, labels.node_names[v as usize]) {
+            continue;
+        }
         let Some(url) = g
             .node_name(v)
             .and_then(|s| s.strip_prefix("system / Script"))
@@ -670,12 +728,10 @@ pub fn inspection_objects(snap: &HeapSnapshot, g: &HeapGraph, dom: &Dominators) 
             }
         }
     }
+    let console = texts_where(labels, |t| t.contains("DevTools console"));
     for (e, &to) in g.edge_targets.iter().enumerate() {
         if labels.edge_kinds[e].is_named()
-            && labels
-                .strings
-                .get(labels.edge_names[e])
-                .is_some_and(|s| s.contains("DevTools console"))
+            && is(&console, labels.edge_names[e])
             && (to as usize) < n
         {
             seed[to as usize] = true;

@@ -25,17 +25,24 @@ pub(super) fn compare(
     let mut ends = load_ends(selection, options, needs)?;
     let mut warnings = ends.warnings();
     let (diff, retained) = diff_ends(&ends, selection, options, &mut warnings);
-    let leaks = if needs.leaks && diff.id_matching == IdMatching::SameProcess {
-        progress("clustering leak traces".into());
-        traces::find(&ends, selection.target)?
+    // The leak traces and the duplicated values read HEAD alike and each other not: on
+    // two threads.
+    let (leaks, duplicates) = if needs.leaks {
+        progress("clustering leak traces and finding duplicated values".into());
+        let ends = &ends;
+        let (leaks, duplicates) = std::thread::scope(|s| {
+            let duplicates = s.spawn(|| traces::duplicates(ends));
+            let leaks = if diff.id_matching == IdMatching::SameProcess {
+                traces::find(ends, selection.target)
+            } else {
+                Ok(None)
+            };
+            (leaks, duplicates.join())
+        });
+        let duplicates = duplicates.unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (leaks?, duplicates)
     } else {
-        None
-    };
-    let duplicates = if needs.leaks {
-        progress("finding duplicated strings and objects".into());
-        traces::duplicates(&ends)
-    } else {
-        None
+        (None, None)
     };
     let (stage, owners_note) = if needs.owners {
         owners_of(&ends, &diff, options, progress)
