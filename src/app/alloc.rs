@@ -114,6 +114,21 @@ impl Maps {
     }
 }
 
+/// A capture's CPU profile tree as a comparison made with `config` compares it: its
+/// functions at their original positions where `--source-map` is given (the maps'
+/// warnings are the comparison's, given when it was made). None where the capture has
+/// no tree: no CPU profile, or a baseline, which keeps per-function sums only.
+pub fn cpu_tree(config: &Config, capture: &Capture) -> Result<Option<Profile>> {
+    let Some(cpu) = capture.cpu.as_ref() else {
+        return Ok(None);
+    };
+    let mut read = cpu.read(config.cpu.strip_url_query);
+    if let Some(mut maps) = source_maps(config)? {
+        maps.cpu(&mut read);
+    }
+    Ok(read.1.map(Cow::into_owned))
+}
+
 /// A capture's sampling heap profile, its functions mapped where maps are given.
 pub(super) fn profile<'a>(capture: &'a Capture, maps: Option<&mut Maps>) -> Cow<'a, HeapProfile> {
     let Some(profile) = capture.heap_profile.as_ref() else {

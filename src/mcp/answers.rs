@@ -4,7 +4,6 @@
 //! `arkdiff --format json` says of the same inputs; tables come a page at a time, with
 //! their totals.
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 
 use globset::{Glob, GlobMatcher};
@@ -86,6 +85,11 @@ pub struct Opened {
     pub cpu: Option<CpuOverview>,
     pub gate: GateSection,
     pub warnings: Vec<Warning>,
+    /// What `source_map` did, as the JSON report's `source_map`: the functions mapped,
+    /// not covered by a map, in scripts without one, and made one with another; left out
+    /// without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_map: Option<crate::report::SourceMapJson>,
     /// The tools that have something to say about this comparison.
     pub tools: Vec<&'static str>,
     /// How long the comparison took when it was opened, seconds.
@@ -205,6 +209,7 @@ pub fn opened(loaded: &Loaded, reused: bool, let_go: Vec<String>) -> Opened {
         cpu,
         gate: report.gate.clone(),
         warnings: report.warnings.clone(),
+        source_map: report.source_map.clone(),
         tools,
         open_seconds: loaded.seconds,
         memory_bytes: loaded.bytes(),
@@ -926,23 +931,21 @@ fn function_named<'a>(
 pub fn function(loaded: &Loaded, p: &FunctionParams) -> Answer<FunctionAnswer> {
     let (section, c) = cpu(loaded)?;
     let (row, frame) = function_named(section, c, p)?;
-    let strip = loaded.config.cpu.strip_url_query;
     let side = |captures: &[usize]| -> Answer<Vec<Neighbours>> {
         captures
             .iter()
             .map(|&i| {
                 let capture = &loaded.comparison.captures[i];
-                let profile = capture
-                    .cpu
-                    .as_ref()
-                    .and_then(|cpu| cpu.read(strip).1)
+                // Read as the comparison read it: the frames are the table's.
+                let profile = crate::app::cpu_tree(&loaded.config, capture)
+                    .map_err(|e| e.to_string())?
                     .ok_or_else(|| {
                         format!(
                             "{} is a baseline, which keeps per-function sums only: no callers or callees",
                             capture.path.display()
                         )
                     })?;
-                Ok(Cow::into_owned(profile).neighbours(frame))
+                Ok(profile.neighbours(frame))
             })
             .collect()
     };

@@ -113,10 +113,12 @@ impl Server {
             "iterations": p.iterations, "suspect_min_growth": p.suspect_min_growth,
             "suspect_min_share": p.suspect_min_share, "normalize": p.normalize,
             "strip_url_query": p.strip_url_query, "profile": p.profile, "pid": p.pid,
-            "alpha": p.alpha, "retained": p.retained,
+            "alpha": p.alpha, "retained": p.retained, "source_map": p.source_map,
         }))
         .unwrap_or_default();
-        let key = cache::key(&p.inputs, &options);
+        // The map is read like an input: a map changed since is read again.
+        let read: Vec<String> = p.inputs.iter().chain(&p.source_map).cloned().collect();
+        let key = cache::key(&read, &options);
         if let Some(loaded) = self.cache().find(&key) {
             return reply(Ok(answers::opened(&loaded, true, Vec::new())));
         }
