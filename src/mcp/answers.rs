@@ -732,6 +732,12 @@ fn path_answer(
     }
 }
 
+/// The closures on a path through HEAD with their positions, as the report's paths show
+/// them (at the original positions where the capture was opened with `source_map`).
+fn placed(loaded: &Loaded, kept: &Kept, steps: &mut [Step]) -> Answer<()> {
+    crate::app::path_positions(&loaded.config, &kept.head.snap, steps).map_err(|e| e.to_string())
+}
+
 /// The retainer path of an object, or of a class's instance as the report shows it.
 pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
     match (&p.id, &p.class) {
@@ -743,7 +749,10 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
             let d = &kept.distances;
             let n = node as usize;
             let class = snap.class_name(snap.classes[n]).to_owned();
-            let steps: Option<Vec<Step>> = d.path(snap, g, node);
+            let mut steps: Option<Vec<Step>> = d.path(snap, g, node);
+            if let Some(steps) = &mut steps {
+                placed(loaded, kept, steps)?;
+            }
             let detail = ClassDetail {
                 name: class.clone(),
                 retained: None,
@@ -797,7 +806,10 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
                 .heap
                 .as_ref()
                 .and_then(|h| h.leaks.as_ref());
-            let detail = crate::diff::compare::traces::detail(&kept.explainer(), leaks, class);
+            let mut detail = crate::diff::compare::traces::detail(&kept.explainer(), leaks, class);
+            if let Some(p) = &mut detail.path {
+                placed(loaded, kept, &mut p.steps)?;
+            }
             Ok(path_answer(
                 "class",
                 class.clone(),

@@ -105,6 +105,49 @@ fn mcp_answers_give_sites_and_closures_at_their_original_functions() {
         shop["closure"],
         format!("Function shop (src/main.ts:{line}:{column})")
     );
+    // On retainer paths: class `u` is the bundle's Cart, whose carts are held through
+    // the closure `l` (shop) that track.js keeps; asked by class, then by that
+    // closure's id.
+    let step = |path: &Value, node: &str| -> Value {
+        let steps = path["retainer_steps"].as_array().unwrap();
+        steps
+            .iter()
+            .find(|s| s["node"] == node)
+            .unwrap_or_else(|| panic!("no {node} on {steps:#?}"))
+            .clone()
+    };
+    let before = step(
+        &s.call("path", &json!({"capture": plain["capture"], "class": "u"})),
+        "Function l",
+    );
+    assert!(
+        before["position"]["where"]
+            .as_str()
+            .unwrap()
+            .ends_with("dist/main.js:1:677"),
+        "{before}"
+    );
+    let by_class = s.call("path", &json!({"capture": open["capture"], "class": "u"}));
+    let closure = step(&by_class, "Function shop");
+    assert_eq!(closure["id"], before["id"]);
+    let at = |step: &Value| {
+        (
+            step["position"]["script"].clone(),
+            step["position"]["line"].clone(),
+            step["position"]["column"].clone(),
+        )
+    };
+    assert_eq!(
+        at(&closure),
+        (json!("src/main.ts"), json!(line), json!(column))
+    );
+    let by_id = s.call(
+        "path",
+        &json!({"capture": open["capture"], "id": closure["id"]}),
+    );
+    let last = by_id["retainer_steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["node"], "Function shop");
+    assert_eq!(at(last), at(&closure));
     s.finish();
 }
 
