@@ -262,10 +262,10 @@ fn mcp_cpu_functions_and_their_callers_are_at_their_original_functions() {
     );
     assert!(shop["us_head"].as_u64().unwrap() > 0, "{shop}");
     let shop = s.call("function", &json!({"capture": capture, "name": "shop"}));
-    let callees = rows(&shop["callees"]);
+    let called = rows(&shop["callees"]);
     for (name, file) in [("cartTotal", "cart.ts"), ("renderReceipt", "format.ts")] {
-        let callee = row(callees, "name", name);
-        assert_eq!(callee["url"], format!("src/{file}"), "{callee}");
+        let found = row(called, "name", name);
+        assert_eq!(found["url"], format!("src/{file}"), "{found}");
     }
     s.finish();
 }
