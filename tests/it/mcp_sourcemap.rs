@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::mcp::{Session, client_python};
-use crate::sourcemap_sites::{FUNCTIONS, bundle, merging_map, pair, written_at};
+use crate::sourcemap_sites::{FUNCTIONS, bundle, merging_map, pair, report, written_at};
 
 fn text(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -169,7 +169,7 @@ fn mcp_open_counts_and_warns_of_positions_the_map_does_not_cover() {
     let mut s = Session::start(&python, dir, &[]);
     let open = s.call("open", &json!({"inputs": inputs, "source_map": text(&map)}));
     // The same counts and warning as the command line's JSON report.
-    let out = support_report(dir, &["--source-map", text(&map)]);
+    let out = report(dir, &["--source-map", text(&map)]);
     assert_eq!(open["source_map"], out["source_map"]);
     let counts = &open["source_map"];
     assert!(
@@ -197,21 +197,6 @@ fn mcp_open_counts_and_warns_of_positions_the_map_does_not_cover() {
     let a = row(rows(&sites), "function", "a");
     assert!(a["script"].as_str().unwrap().ends_with("main.js"), "{a}");
     s.finish();
-}
-
-/// The command line's JSON report of the tracked pair in `dir`, with `args`.
-fn support_report(dir: &Path, args: &[&str]) -> Value {
-    let mut all = vec![
-        "base.heapsnapshot",
-        "head.heapsnapshot",
-        "--format",
-        "json",
-        "--quiet",
-    ];
-    all.extend_from_slice(args);
-    let out = crate::support::cli::arkdiff_in(dir, &all);
-    assert_eq!(out.status.code(), Some(0));
-    crate::support::cli::json(&out)
 }
 
 #[test]

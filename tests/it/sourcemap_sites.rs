@@ -63,7 +63,7 @@ pub(crate) fn pair(test: &str) -> Option<&'static Path> {
 }
 
 /// The JSON report of the pair, with `args` added.
-fn report(dir: &Path, args: &[&str]) -> Value {
+pub(crate) fn report(dir: &Path, args: &[&str]) -> Value {
     let mut all = vec!["base.heapsnapshot", "head.heapsnapshot", "--format", "json"];
     all.extend_from_slice(args);
     let out = arkdiff_in(dir, &all);
