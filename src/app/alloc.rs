@@ -6,6 +6,8 @@ use std::borrow::Cow;
 
 use super::error::Result;
 use super::options::Config;
+use crate::analysis::paths::{Step, annotate};
+use crate::analysis::positions::Positions;
 use crate::analysis::sourcemap::{
     Originals, Remapped, remap_heap_profile, remap_profile, remap_times,
 };
@@ -15,6 +17,7 @@ use crate::diff::heapprof::HeapProfileDiff;
 use crate::input::Capture;
 use crate::input::sourcemap::SourceMaps;
 use crate::model::cpu::{Profile, ProfileTimes};
+use crate::model::heap::HeapSnapshot;
 use crate::model::heapprof::HeapProfile;
 use crate::report::SourceMapJson;
 use crate::warning::Warning;
@@ -112,6 +115,36 @@ impl Maps {
             sources: self.counts.sources.into_iter().collect(),
         }
     }
+}
+
+/// A capture's CPU profile tree as a comparison made with `config` compares it: its
+/// functions at their original positions where `--source-map` is given (the maps'
+/// warnings are the comparison's, given when it was made). None where the capture has
+/// no tree: no CPU profile, or a baseline, which keeps per-function sums only.
+pub fn cpu_tree(config: &Config, capture: &Capture) -> Result<Option<Profile>> {
+    let Some(cpu) = capture.cpu.as_ref() else {
+        return Ok(None);
+    };
+    let mut read = cpu.read(config.cpu.strip_url_query);
+    if let Some(mut maps) = source_maps(config)? {
+        maps.cpu(&mut read);
+    }
+    Ok(read.1.map(Cow::into_owned))
+}
+
+/// Shows the closures on a path through HEAD (`head`) as the report's paths show them:
+/// with their position where HEAD was taken with allocation tracking, and that at the
+/// original position where `--source-map` is given (the maps' warnings and counts are
+/// the comparison's, given when it was made).
+pub fn path_positions(config: &Config, head: &HeapSnapshot, steps: &mut [Step]) -> Result<()> {
+    if head.allocations.is_none() {
+        return Ok(());
+    }
+    annotate(steps, head, &Positions::new(head));
+    if let Some(mut maps) = source_maps(config)? {
+        Originals::new(&mut maps.given).steps(steps);
+    }
+    Ok(())
 }
 
 /// A capture's sampling heap profile, its functions mapped where maps are given.

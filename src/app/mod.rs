@@ -25,6 +25,7 @@ use crate::input::trace_event::ProfilePick;
 use crate::input::{Capture, CpuData};
 use crate::report::GateSection;
 use crate::warning::{Warning, WarningCode};
+pub use alloc::{cpu_tree, path_positions};
 pub use conclude::{AllocCompared, Comparison, CpuCompared};
 use conclude::{Scope, conclude, side};
 use error::{Error, Result};

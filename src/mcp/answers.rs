@@ -4,7 +4,6 @@
 //! `arkdiff --format json` says of the same inputs; tables come a page at a time, with
 //! their totals.
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 
 use globset::{Glob, GlobMatcher};
@@ -86,6 +85,11 @@ pub struct Opened {
     pub cpu: Option<CpuOverview>,
     pub gate: GateSection,
     pub warnings: Vec<Warning>,
+    /// What `source_map` did, as the JSON report's `source_map`: the functions mapped,
+    /// not covered by a map, in scripts without one, and made one with another; left out
+    /// without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_map: Option<crate::report::SourceMapJson>,
     /// The tools that have something to say about this comparison.
     pub tools: Vec<&'static str>,
     /// How long the comparison took when it was opened, seconds.
@@ -209,6 +213,7 @@ pub fn opened(loaded: &Loaded, reused: bool, let_go: Vec<String>) -> Opened {
         cpu,
         gate: report.gate.clone(),
         warnings: report.warnings.clone(),
+        source_map: report.source_map.clone(),
         tools,
         open_seconds: loaded.seconds,
         memory_bytes: loaded.bytes(),
@@ -732,6 +737,12 @@ fn path_answer(
     }
 }
 
+/// The closures on a path through HEAD with their positions, as the report's paths show
+/// them (at the original positions where the capture was opened with `source_map`).
+fn placed(loaded: &Loaded, kept: &Kept, steps: &mut [Step]) -> Answer<()> {
+    crate::app::path_positions(&loaded.config, &kept.head.snap, steps).map_err(|e| e.to_string())
+}
+
 /// The retainer path of an object, or of a class's instance as the report shows it.
 pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
     match (&p.id, &p.class) {
@@ -743,7 +754,10 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
             let d = &kept.distances;
             let n = node as usize;
             let class = snap.class_name(snap.classes[n]).to_owned();
-            let steps: Option<Vec<Step>> = d.path(snap, g, node);
+            let mut steps: Option<Vec<Step>> = d.path(snap, g, node);
+            if let Some(steps) = &mut steps {
+                placed(loaded, kept, steps)?;
+            }
             let detail = ClassDetail {
                 name: class.clone(),
                 retained: None,
@@ -797,7 +811,10 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
                 .heap
                 .as_ref()
                 .and_then(|h| h.leaks.as_ref());
-            let detail = crate::diff::compare::traces::detail(&kept.explainer(), leaks, class);
+            let mut detail = crate::diff::compare::traces::detail(&kept.explainer(), leaks, class);
+            if let Some(p) = &mut detail.path {
+                placed(loaded, kept, &mut p.steps)?;
+            }
             Ok(path_answer(
                 "class",
                 class.clone(),
@@ -931,23 +948,21 @@ fn function_named<'a>(
 pub fn function(loaded: &Loaded, p: &FunctionParams) -> Answer<FunctionAnswer> {
     let (section, c) = cpu(loaded)?;
     let (row, frame) = function_named(section, c, p)?;
-    let strip = loaded.config.cpu.strip_url_query;
     let side = |captures: &[usize]| -> Answer<Vec<Neighbours>> {
         captures
             .iter()
             .map(|&i| {
                 let capture = &loaded.comparison.captures[i];
-                let profile = capture
-                    .cpu
-                    .as_ref()
-                    .and_then(|cpu| cpu.read(strip).1)
+                // Read as the comparison read it: the frames are the table's.
+                let profile = crate::app::cpu_tree(&loaded.config, capture)
+                    .map_err(|e| e.to_string())?
                     .ok_or_else(|| {
                         format!(
                             "{} is a baseline, which keeps per-function sums only: no callers or callees",
                             capture.path.display()
                         )
                     })?;
-                Ok(Cow::into_owned(profile).neighbours(frame))
+                Ok(profile.neighbours(frame))
             })
             .collect()
     };

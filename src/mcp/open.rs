@@ -17,15 +17,23 @@ use crate::units::{parse_share, parse_size};
 /// What names inline thresholds in messages and in the report's `gate.config`.
 const INLINE: &str = "thresholds";
 
+/// What a directory given as an input is.
+const INPUT_DIRECTORY: &str =
+    "a capture is read from a regular file, and a directory is one side's run set";
+/// What a directory given as the source map is.
+const MAP_DIRECTORY: &str =
+    "a source map is a regular file, and a directory is searched for the scripts' maps";
+
 /// Refuses a path that exists but is not a regular file (a device, a pipe, a socket):
 /// reading one could block the server or never end. A directory is allowed only where
-/// `directory` is true (an input, which is then a run set). A path that does not exist
-/// is left to the reader, whose error names it.
-pub fn check_path(path: &Path, what: &str, directory: bool) -> Result<()> {
+/// `directory` says what it is then (an input, which is then a run set; the source map,
+/// a directory of maps). A path that does not exist is left to the reader, whose error
+/// names it.
+pub fn check_path(path: &Path, what: &str, directory: Option<&str>) -> Result<()> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
-    if meta.is_file() || (directory && meta.is_dir()) {
+    if meta.is_file() || (directory.is_some() && meta.is_dir()) {
         return Ok(());
     }
     let kind = if meta.is_dir() {
@@ -33,11 +41,7 @@ pub fn check_path(path: &Path, what: &str, directory: bool) -> Result<()> {
     } else {
         "not a regular file"
     };
-    let allowed = if directory {
-        "a capture is read from a regular file, and a directory is one side's run set"
-    } else {
-        "it must be a regular file"
-    };
+    let allowed = directory.unwrap_or("it must be a regular file");
     Err(Error::Usage(format!(
         "{}: {kind}: {what}: {allowed}",
         path.display()
@@ -60,7 +64,7 @@ pub fn thresholds(
         }
         (Some(path), None) => {
             let path = Path::new(path);
-            check_path(path, "a thresholds file", false)?;
+            check_path(path, "a thresholds file", None)?;
             thresholds_file::load(path)?
         }
         (None, Some(object)) => {
@@ -172,11 +176,15 @@ pub fn config(p: &OpenParams) -> Result<Config> {
     }
     let inputs: Vec<PathBuf> = p.inputs.iter().map(PathBuf::from).collect();
     for input in &inputs {
-        check_path(input, "an input", true)?;
+        check_path(input, "an input", Some(INPUT_DIRECTORY))?;
     }
     let leaklist = p.leaklist.as_deref().map(PathBuf::from);
     if let Some(l) = &leaklist {
-        check_path(l, "a leak list", false)?;
+        check_path(l, "a leak list", None)?;
+    }
+    let source_map = p.source_map.as_deref().map(PathBuf::from);
+    if let Some(m) = &source_map {
+        check_path(m, "a source map", Some(MAP_DIRECTORY))?;
     }
     let (file, given) = thresholds(p.config.as_deref(), p.thresholds.as_ref())?;
     let mut thresholds = file.thresholds()?;
@@ -208,7 +216,7 @@ pub fn config(p: &OpenParams) -> Result<Config> {
         inputs,
         outputs: Vec::new(),
         given,
-        source_map: None,
+        source_map,
         base_snapshot: p.base_snapshot,
         head_snapshot: p.head_snapshot,
         top: 20,
@@ -340,17 +348,24 @@ mod tests {
     #[test]
     fn paths_that_are_not_regular_files_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(check_path(dir.path(), "an input", true).is_ok());
-        let e = check_path(dir.path(), "a thresholds file", false)
+        assert!(check_path(dir.path(), "an input", Some(INPUT_DIRECTORY)).is_ok());
+        let e = check_path(dir.path(), "a thresholds file", None)
             .unwrap_err()
             .to_string();
         assert!(
             e.contains(": a directory: a thresholds file: it must be a regular file"),
             "{e}"
         );
-        assert!(check_path(&dir.path().join("missing"), "an input", true).is_ok());
+        assert!(
+            check_path(
+                &dir.path().join("missing"),
+                "an input",
+                Some(INPUT_DIRECTORY)
+            )
+            .is_ok()
+        );
         if Path::new("/dev/null").exists() {
-            let e = check_path(Path::new("/dev/null"), "an input", true)
+            let e = check_path(Path::new("/dev/null"), "an input", Some(INPUT_DIRECTORY))
                 .unwrap_err()
                 .to_string();
             assert!(

@@ -82,6 +82,14 @@ pub struct OpenParams {
     /// Run sets: the significance level (default 0.01).
     #[serde(default)]
     pub alpha: Option<String>,
+    /// A source map (`.map`), or a directory searched for the maps of the scripts named
+    /// (by `sourceMappingURL`, then by the script's name with `.map`), as the command
+    /// line's `--source-map`: every location the answers give (allocation sites and
+    /// their callers, closures listed and on retainer paths, CPU functions with their
+    /// callers and callees) is at its original position, and `open` says how many were
+    /// mapped (`source_map`).
+    #[serde(default)]
+    pub source_map: Option<String>,
     /// Read the object graphs (default true): retained sizes, retainer paths, leak
     /// owners, and the object tools. false is faster and smaller, with counts and sizes
     /// only.

@@ -98,9 +98,12 @@ impl Server {
     /// with statistics). Answers the `capture` handle the other tools take, the gate's
     /// verdict, the summary the text report leads with (totals, trend, suspects and
     /// owners counted, CPU totals), the top suspects and owners, the warnings, and which
-    /// tools apply. Opening the same files with the same options again reuses the
+    /// tools apply. With `source_map` (a source map, or a directory of them, as
+    /// `--source-map`) every location the answers give is at its original position.
+    /// Opening the same files with the same options again reuses the
     /// comparison. Sends progress notifications while a large capture loads. Reads only
-    /// the files named (no arkdiff.toml, no leak list beside HEAD) and writes nothing.
+    /// the files named (no arkdiff.toml, no leak list beside HEAD; in a `source_map`
+    /// directory, the maps of the scripts named) and writes nothing.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn open(
         &self,
@@ -113,10 +116,12 @@ impl Server {
             "iterations": p.iterations, "suspect_min_growth": p.suspect_min_growth,
             "suspect_min_share": p.suspect_min_share, "normalize": p.normalize,
             "strip_url_query": p.strip_url_query, "profile": p.profile, "pid": p.pid,
-            "alpha": p.alpha, "retained": p.retained,
+            "alpha": p.alpha, "retained": p.retained, "source_map": p.source_map,
         }))
         .unwrap_or_default();
-        let key = cache::key(&p.inputs, &options);
+        // The map is read like an input: a map changed since is read again.
+        let read: Vec<String> = p.inputs.iter().chain(&p.source_map).cloned().collect();
+        let key = cache::key(&read, &options);
         if let Some(loaded) = self.cache().find(&key) {
             return reply(Ok(answers::opened(&loaded, true, Vec::new())));
         }

@@ -24,6 +24,7 @@ mod htrace_cases;
 mod id_rules;
 mod leaks;
 mod mcp;
+mod mcp_sourcemap;
 mod parallel_parse;
 mod rawheap;
 mod rawheap_v3;

@@ -45,7 +45,7 @@ fn python() -> Result<PathBuf, String> {
 }
 
 /// The client's Python, or None where the test is to be skipped.
-fn client_python(test: &str) -> Option<PathBuf> {
+pub(crate) fn client_python(test: &str) -> Option<PathBuf> {
     match python() {
         Ok(p) => Some(p),
         Err(why) if std::env::var("ARKDIFF_MCP_TESTS").as_deref() == Ok("require") => {
@@ -59,7 +59,7 @@ fn client_python(test: &str) -> Option<PathBuf> {
 }
 
 /// One MCP session with `arkdiff mcp`, through the Python SDK's client.
-struct Session {
+pub(crate) struct Session {
     child: Child,
     to: Option<ChildStdin>,
     from: BufReader<ChildStdout>,
@@ -67,7 +67,7 @@ struct Session {
 
 impl Session {
     /// Starts the client, which starts `arkdiff mcp ARGS` in `dir`.
-    fn start(python: &Path, dir: &Path, args: &[&str]) -> Session {
+    pub(crate) fn start(python: &Path, dir: &Path, args: &[&str]) -> Session {
         let bridge = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/bridge.py");
         let mut child = Command::new(python)
             .arg(bridge)
@@ -103,7 +103,7 @@ impl Session {
     }
 
     /// A tool's answer, which must not be a tool error.
-    fn call(&mut self, tool: &str, arguments: &Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, arguments: &Value) -> Value {
         let answer = self.request(&json!({"tool": tool, "arguments": arguments}));
         assert_eq!(answer["is_error"], false, "{tool} {arguments}: {answer}");
         answer["structured"].clone()
@@ -117,7 +117,7 @@ impl Session {
     }
 
     /// Closes the session; the client and the server must both end well.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         drop(self.to.take());
         let status = self.child.wait().unwrap();
         assert!(status.success(), "the client ended with {status}");

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use support::cli::{arkdiff_in, data, json, stdout};
 
-fn bundle() -> PathBuf {
+pub(crate) fn bundle() -> PathBuf {
     data("bundle")
 }
 
@@ -49,7 +49,7 @@ fn tracked_pair() -> Result<&'static Path, String> {
 }
 
 /// The pair's directory, or None (with the reason printed) where Node.js is missing.
-fn pair(test: &str) -> Option<&'static Path> {
+pub(crate) fn pair(test: &str) -> Option<&'static Path> {
     match tracked_pair() {
         Ok(dir) => Some(dir),
         Err(why) if std::env::var("ARKDIFF_NODE_TESTS").as_deref() == Ok("require") => {
@@ -63,7 +63,7 @@ fn pair(test: &str) -> Option<&'static Path> {
 }
 
 /// The JSON report of the pair, with `args` added.
-fn report(dir: &Path, args: &[&str]) -> Value {
+pub(crate) fn report(dir: &Path, args: &[&str]) -> Value {
     let mut all = vec!["base.heapsnapshot", "head.heapsnapshot", "--format", "json"];
     all.extend_from_slice(args);
     let out = arkdiff_in(dir, &all);
@@ -74,7 +74,7 @@ fn report(dir: &Path, args: &[&str]) -> Value {
 /// Where `function` is written in `src/FILE` (1-based line and column of its name,
 /// found by `written`, the text that introduces it): the original position a correct map
 /// gives for the bundle's function.
-fn written_at(file: &str, written: &str, function: &str) -> (u32, u32) {
+pub(crate) fn written_at(file: &str, written: &str, function: &str) -> (u32, u32) {
     let text = std::fs::read_to_string(bundle().join("src").join(file)).unwrap();
     for (i, line) in text.lines().enumerate() {
         if let Some(at) = line.find(written) {
@@ -87,7 +87,7 @@ fn written_at(file: &str, written: &str, function: &str) -> (u32, u32) {
 
 /// The bundle's functions that allocate between the snapshots: the name esbuild gave
 /// each, its original name, file and how it is written there.
-const FUNCTIONS: [(&str, &str, &str, &str); 5] = [
+pub(crate) const FUNCTIONS: [(&str, &str, &str, &str); 5] = [
     ("a", "loadCatalog", "catalog.ts", "function loadCatalog("),
     ("add", "add", "cart.ts", "  add(product"),
     ("m", "renderReceipt", "format.ts", "function renderReceipt("),
@@ -262,7 +262,7 @@ fn closures_on_lists_and_paths_are_shown_at_their_original_functions() {
 /// A map of the bundle that maps `g` (formatPrice) and `m` (renderReceipt) to one
 /// original function, and covers nothing before `g`: written with the `sourcemap`
 /// crate's builder, beside a copy of the bundle.
-fn merging_map(dir: &Path) -> PathBuf {
+pub(crate) fn merging_map(dir: &Path) -> PathBuf {
     let script = std::fs::read_to_string(bundle().join("dist/main.js")).unwrap();
     std::fs::write(dir.join("main.js"), &script).unwrap();
     let mut b = sourcemap::SourceMapBuilder::new(Some("main.js"));
