@@ -23,6 +23,7 @@ const MAX_DEPTH: usize = 10_000;
 pub struct JsonError {
     /// Offset of the offending byte from the start of the JSON text.
     pub offset: u64,
+    /// What was wrong there.
     pub kind: JsonErrorKind,
     /// The top-level key whose value was being read, if any.
     pub context: Option<String>,
@@ -46,11 +47,14 @@ impl JsonError {
     }
 }
 
+/// What kind of problem a [`JsonError`] is.
 #[derive(Debug)]
 pub enum JsonErrorKind {
     /// `expected` describes what was wanted; `found` is the byte there (None at the end).
     Unexpected {
+        /// What was wanted there, in words.
         expected: &'static str,
+        /// The byte found there; None at the end of the input.
         found: Option<u8>,
     },
     /// The source failed, or a wrapped reader reported damaged data.
@@ -81,6 +85,7 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+/// A result whose error is a [`JsonError`].
 pub type Result<T> = std::result::Result<T, JsonError>;
 
 /// A cursor over a JSON byte stream.
@@ -96,10 +101,12 @@ pub struct JsonReader<R> {
 }
 
 impl<R: Read> JsonReader<R> {
+    /// A cursor at the start of `src`, with a 1 MiB buffer.
     pub fn new(src: R) -> Self {
         Self::with_capacity(src, BUF_SIZE)
     }
 
+    /// A cursor at the start of `src`, with a buffer of about `capacity` bytes.
     pub fn with_capacity(src: R, capacity: usize) -> Self {
         JsonReader {
             src,
@@ -125,6 +132,8 @@ impl<R: Read> JsonReader<R> {
         }
     }
 
+    /// An error at the current offset: a value that is valid JSON but not what the format
+    /// allows.
     pub fn invalid(&self, msg: impl Into<String>) -> JsonError {
         self.error(JsonErrorKind::Invalid(msg.into()))
     }

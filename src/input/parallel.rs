@@ -35,6 +35,7 @@ static BUSY: AtomicUsize = AtomicUsize::new(0);
 pub struct Busy(());
 
 impl Busy {
+    /// Marks the calling thread busy until the value is dropped.
     pub fn new() -> Busy {
         BUSY.fetch_add(1, Ordering::Relaxed);
         Busy(())
