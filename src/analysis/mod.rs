@@ -4,13 +4,13 @@
 //! (sites and a timeline recording's survivors) and where functions are in the source; and
 //! a profile's functions put at their original positions through source maps.
 
-pub mod clusters;
+pub(crate) mod clusters;
 pub mod dominators;
 pub mod holders;
 pub mod leaklist;
 pub mod paths;
 pub mod positions;
-pub mod retainers;
+pub(crate) mod retainers;
 pub mod shapes;
 pub mod sites;
 pub mod sourcemap;

@@ -41,8 +41,11 @@ pub fn parse_alpha(text: &str) -> Result<f64, String> {
 /// One quantity a CPU threshold tested on run sets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tested {
+    /// Warn or fail.
     pub level: Level,
+    /// The CPU metric tested.
     pub metric: Metric,
+    /// `cpu`, or a function as `name (url:line:column)`.
     pub subject: String,
     /// BASE's median, µs.
     pub base: u64,
