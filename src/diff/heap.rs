@@ -24,6 +24,7 @@ pub enum IdMatching {
 }
 
 impl IdMatching {
+    /// The name the reports give (`same-process`, `disjoint`, `none`).
     pub fn name(self) -> &'static str {
         match self {
             IdMatching::SameProcess => "same-process",
@@ -51,7 +52,9 @@ pub struct IdCheck {
 /// One class's numbers; deltas are head − base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassDiff {
+    /// The class (constructor) name.
     pub name: String,
+    /// Instances on each side.
     pub count: Change,
     /// Self size.
     pub size: Change,
@@ -78,9 +81,13 @@ pub struct NativeChange {
 /// Objects that appeared and disappeared between the snapshots.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ObjectChurn {
+    /// Instances in HEAD whose node id is not in BASE.
     pub new_count: u64,
+    /// Instances in BASE whose node id is not in HEAD.
     pub deleted_count: u64,
+    /// Self size of the new instances, in bytes.
     pub alloc_size: u64,
+    /// Self size of the deleted instances, in bytes.
     pub freed_size: u64,
 }
 
@@ -110,6 +117,7 @@ impl ClassDiff {
 /// The comparison of two heap snapshots.
 #[derive(Debug, Clone)]
 pub struct HeapDiff {
+    /// Whether node ids identify the same objects on both sides.
     pub id_matching: IdMatching,
     /// Present when the ids were checked (snapshots from different files).
     pub id_check: Option<IdCheck>,
@@ -153,6 +161,7 @@ pub fn match_id(id: u64) -> Option<u64> {
 }
 
 impl ById {
+    /// The counted nodes of `snap`, sorted by the id they are matched by.
     pub fn new(snap: &HeapSnapshot) -> ById {
         let counted = |named: bool| {
             (0..snap.node_count()).filter(move |&n| {

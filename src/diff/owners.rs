@@ -36,8 +36,11 @@ const NARROW_DEPTH: usize = 3;
 /// New objects of one class that an owner gained.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gained {
+    /// The class name.
     pub class: String,
+    /// How many new objects of the class.
     pub count: u64,
+    /// Their self size, in bytes.
     pub size: u64,
 }
 
@@ -46,7 +49,9 @@ pub struct Gained {
 pub struct Candidate {
     /// Its node in the last snapshot.
     pub node: u32,
+    /// Its node id.
     pub id: u64,
+    /// Its class.
     pub class: String,
     /// How a path shows it.
     pub label: String,
@@ -58,6 +63,7 @@ pub struct Candidate {
 
 /// The leak frontier of the last snapshot of a series.
 pub struct Frontier {
+    /// The possible owners.
     pub candidates: Vec<Candidate>,
     /// For each node of the last snapshot, the candidate it was attributed to (`NONE`
     /// for old objects and those of no candidate).
@@ -314,7 +320,9 @@ pub fn frontier(
 /// The entry count and retained size of one object in one snapshot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Measure {
+    /// Array elements, Map/Set entries, context slots and properties (see [`entries`]).
     pub entries: u64,
+    /// Retained size, in bytes.
     pub retained: u64,
 }
 
@@ -322,7 +330,9 @@ pub struct Measure {
 /// go of before the objects to measure are known (the first snapshot of a series).
 #[derive(Debug, Clone, Default)]
 pub struct NodeMeasures {
+    /// Each node's entry count, by node index.
     pub entries: Vec<u32>,
+    /// Each node's retained size in bytes, by node index.
     pub retained: Vec<u64>,
 }
 
@@ -374,14 +384,20 @@ pub fn measure(snap: &HeapSnapshot, g: &HeapGraph, retained: &[u64], ids: &[u64]
 /// A leak owner: an object that grew in (nearly) every interval of the series.
 #[derive(Debug, Clone)]
 pub struct Owner {
+    /// The owner's node id.
     pub id: u64,
+    /// Its class.
     pub class: String,
+    /// How a retainer path shows it.
     pub label: String,
     /// Entry count in each snapshot.
     pub entries: Vec<u64>,
     /// Retained size in each snapshot.
     pub retained: Vec<u64>,
+    /// The new objects (not in the first snapshot) attributed to it in the last snapshot,
+    /// by class, largest size first.
     pub gained: Vec<Gained>,
+    /// Total self size of `gained`, in bytes.
     pub gained_size: u64,
     /// The preferred path from the GC roots to it in the last snapshot.
     pub path: Option<Vec<Step>>,
@@ -392,18 +408,22 @@ pub struct Owner {
 }
 
 impl Owner {
+    /// Last retained size minus the first, in bytes.
     pub fn retained_growth(&self) -> i64 {
         delta(self.retained[0], self.retained[self.retained.len() - 1])
     }
 
+    /// Last entry count minus the first.
     pub fn entries_growth(&self) -> i64 {
         delta(self.entries[0], self.entries[self.entries.len() - 1])
     }
 
+    /// Entry change over each interval.
     pub fn entries_steps(&self) -> Vec<i64> {
         self.entries.windows(2).map(|w| delta(w[0], w[1])).collect()
     }
 
+    /// Retained size change over each interval, in bytes.
     pub fn retained_steps(&self) -> Vec<i64> {
         self.retained
             .windows(2)
