@@ -23,6 +23,7 @@ const STYLE: &str = include_str!("html/report.min.css");
 /// The script's SHA-256 (base64): the page's content security policy runs no other.
 const SCRIPT_SHA256: &str = include_str!("html/report.min.js.sha256");
 
+/// The `--format html` renderer.
 pub struct Html;
 
 /// `text` with the characters that mean something in HTML replaced by references.
