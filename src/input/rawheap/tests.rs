@@ -363,10 +363,7 @@ fn version_1_without_a_graph_has_every_node_but_the_values_the_edges_make() {
         assert_eq!(without_values(&columns), without_values(&full));
         let last = columns.node_count() - 1;
         assert_eq!(
-            (
-                columns.self_sizes.get(last),
-                columns.class_names[columns.classes[last] as usize].as_str()
-            ),
+            (columns.self_sizes.get(last), columns.class_names[columns.classes[last] as usize].as_str()),
             (1, "(number)"),
             "the metadata's values come last"
         );
