@@ -4,7 +4,7 @@
 //! (sites and a timeline recording's survivors) and where functions are in the source; and
 //! a profile's functions put at their original positions through source maps.
 
-pub(crate) mod clusters;
+pub mod clusters;
 pub mod dominators;
 pub mod holders;
 pub mod leaklist;

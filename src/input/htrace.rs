@@ -20,7 +20,7 @@ use super::json::{JsonReader, unescape_simple};
 use crate::warning::{Warning, WarningCode};
 
 /// Code generated from `proto/` by build.rs.
-#[allow(clippy::all, clippy::pedantic)]
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/arkdiff.htrace.rs"));
 }
