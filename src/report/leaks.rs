@@ -99,36 +99,36 @@ pub struct LeakClassJson {
 pub enum ShapeJson {
     /// The trace ends at a detached DOM node: the subtree is held.
     DetachedDom {
-        /// The subtree root's class (`Detached <table>`).
+        /// `root`: the class of the detached subtree's root node.
         root: String,
-        /// How many detached DOM nodes of the subtree leaked.
+        /// `nodes`: the subtree's leaked detached DOM nodes.
         nodes: u64,
     },
     /// The trace goes through an event listener of `target`, which has `listeners`.
     EventListener {
-        /// How a path shows the listener's target (`Window / https://…`, `<button>`).
+        /// `target`: the listener's target as a retainer path shows it.
         target: String,
-        /// The target's node id.
+        /// `target_id`: the target's node id in HEAD.
         target_id: u64,
-        /// How many listeners the target holds.
+        /// `listeners`: the target's listener count.
         listeners: u64,
     },
     /// Objects that each retain at least the threshold (1 MiB); the largest retains
     /// `retained`.
     Oversized {
-        /// How many of the cluster's objects do.
+        /// `objects`: the cluster's objects that retain 1 MiB or more each.
         objects: u64,
-        /// The largest retained size of one of them, in bytes.
+        /// `retained`: the largest of their retained sizes, in bytes.
         retained: u64,
     },
     /// Objects the page tagged as leaks (memlab's `leak-object` tracker).
     Tagged {
-        /// How many of the cluster's objects are tagged.
+        /// `objects`: the cluster's objects the page tagged.
         objects: u64,
     },
     /// React fibers no longer in the mounted tree.
     UnmountedFibers {
-        /// How many of the cluster's objects are such fibers.
+        /// `fibers`: the cluster's unmounted fibers.
         fibers: u64,
     },
 }
