@@ -106,7 +106,7 @@ pub(crate) fn drop_unnamed_root(steps: &mut Vec<Step>, g: &HeapGraph) {
 }
 
 impl Distances {
-    /// Breadth-first distances from the root of `g`, over every edge.
+    /// Every node's distance from the root of `g`, found breadth first.
     pub fn new(g: &HeapGraph) -> Distances {
         let n = g.node_count();
         let mut distance = vec![NONE; n];

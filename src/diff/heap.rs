@@ -161,7 +161,8 @@ pub fn match_id(id: u64) -> Option<u64> {
 }
 
 impl ById {
-    /// The counted nodes of `snap`, sorted by the id they are matched by.
+    /// The counted nodes of `snap`: those with an id that names an object sorted by it,
+    /// the others in node order.
     pub fn new(snap: &HeapSnapshot) -> ById {
         let counted = |named: bool| {
             (0..snap.node_count()).filter(move |&n| {

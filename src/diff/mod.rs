@@ -61,7 +61,8 @@ pub struct SeriesPoint {
 pub struct HeapResult {
     /// BASE against HEAD.
     pub diff: HeapDiff,
-    /// The trend, when a series of more than two snapshots was compared.
+    /// The trend over a series (one input with several snapshots, or three inputs or
+    /// more); None for a pair.
     pub trend: Option<TrendResult>,
     /// The `--explain` classes, in the order given.
     pub explained: Vec<ClassDetail>,

@@ -111,8 +111,7 @@ struct Stamp {
 pub struct Htrace {
     /// The clock snapshot of the first section header.
     pub clocks: Clocks,
-    /// How the ArkTS plugin was configured; [`HeapMode::Invalid`] when no config record
-    /// says.
+    /// How the ArkTS plugin was configured; SNAPSHOT when no config record says.
     pub mode: HeapMode,
     /// The ArkTS plugin's config record, when the file has one.
     pub config: Option<pb::ArkTsConfig>,

@@ -760,7 +760,7 @@ impl Capture {
         }
     }
 
-    /// Where and when snapshot `i` was taken; all None for an input that is not an htrace.
+    /// Where and when snapshot `i` was taken; no times for an input that is not an htrace.
     pub fn snapshot_info(&self, i: usize) -> SnapshotInfo {
         match &self.heap {
             HeapKind::None
