@@ -1,4 +1,4 @@
-//! The command line: the clap definition, and its translation into an [`app::Request`].
+//! The command line: the clap definition, and its translation into an `app::Request`.
 //! Nothing else in the crate imports clap.
 
 use std::path::PathBuf;

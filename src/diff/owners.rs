@@ -320,7 +320,7 @@ pub fn frontier(
 /// The entry count and retained size of one object in one snapshot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Measure {
-    /// Array elements, Map/Set entries, context slots and properties (see [`entries`]).
+    /// Array elements, Map/Set entries, context slots and properties (see [`crate::analysis::holders::entries`]).
     pub entries: u64,
     /// Retained size, in bytes.
     pub retained: u64,
@@ -336,7 +336,7 @@ pub struct NodeMeasures {
     pub retained: Vec<u64>,
 }
 
-/// Every node's entry count (see [`entries`]).
+/// Every node's entry count (see [`crate::analysis::holders::entries`]).
 pub fn all_entries(g: &HeapGraph) -> Vec<u32> {
     let counter = EntryCounter::new(g);
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32

@@ -174,7 +174,7 @@ impl HeapSnapshot {
 }
 
 /// The DevTools class name of a node from its type name and name string; `detached`: the
-/// node is a native one that ends detached (see [`super::dom`]).
+/// node is a native one that ends detached (see `super::dom`).
 ///
 /// `type_name` is None for a type value past the snapshot's list of type names (ArkTS
 /// writes such values); `raw_type` is then shown.

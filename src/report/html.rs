@@ -2,7 +2,7 @@
 //!
 //! The page carries the report's data exactly as the JSON format writes it (one model,
 //! two renderers), in a `<script type="application/json">` element, and next to it the
-//! columns of the tables it draws (from [`super::columns`], as the text reports draw
+//! columns of the tables it draws (from `super::columns`, as the text reports draw
 //! theirs); the gate's verdict, the violations and the warnings are written here, so they
 //! read without JavaScript, and the embedded script (`html/report.js`, minified into
 //! `html/report.min.js` by `scripts/build-assets.sh`) draws the charts, the tables and the
