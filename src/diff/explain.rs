@@ -201,13 +201,13 @@ impl<'a> Explainer<'a> {
 
     /// [`Explainer::detail`], where the instance shown is one `held` accepts (one its leak
     /// owner holds) when there is such a new one.
-    pub fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
+    pub(crate) fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
         self.detail_with(name, self.explain(name, held))
     }
 
     /// [`Explainer::detail`], showing the instance `node` of HEAD (the representative of
     /// the class's largest leak cluster) where it is reachable.
-    pub fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
+    pub(crate) fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
         match self.explain_node(node) {
             Some(path) => self.detail_with(name, Some(path)),
             None => self.detail(name),
@@ -227,7 +227,7 @@ impl<'a> Explainer<'a> {
     }
 
     /// Whether a node of HEAD is new since BASE; false where that is unknown.
-    pub fn is_new(&self, node: usize) -> bool {
+    pub(crate) fn is_new(&self, node: usize) -> bool {
         let snap = &self.head.snap;
         match &self.new {
             New::Unknown => false,
@@ -288,7 +288,7 @@ impl<'a> Explainer<'a> {
 
     /// The distances from the roots, where paths were wanted: what the walk found, for
     /// whoever keeps HEAD after the comparison.
-    pub fn into_distances(self) -> Option<Distances> {
+    pub(crate) fn into_distances(self) -> Option<Distances> {
         self.distances.map(Cow::into_owned)
     }
 

@@ -155,7 +155,7 @@ enum Keys {
 /// id 0 to every virtual, primitive and bare node, Julia to its root; 1 is the synthetic
 /// root).
 #[inline]
-pub fn match_id(id: u64) -> Option<u64> {
+pub(crate) fn match_id(id: u64) -> Option<u64> {
     let id = id & 0xFFFF_FFFF;
     (id > 1).then_some(id)
 }
@@ -213,7 +213,7 @@ impl ById {
     }
 
     /// The counted nodes with an id that names an object, as (id, node), in id order.
-    pub fn in_id_order(&self) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
+    pub(crate) fn in_id_order(&self) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
         match &self.keys {
             #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
             Keys::Packed(keys) => Box::new(keys.iter().map(|&k| (k >> 32, k as u32))),
@@ -245,7 +245,7 @@ impl ById {
 /// with its class below `classes`) are the same as one of the other side's: of each class,
 /// as many as the other side has (`other`, loose nodes per class), the first in node order.
 /// The rest are new (in HEAD) or deleted (in BASE).
-pub fn matched_by_class(
+pub(crate) fn matched_by_class(
     loose: &[u32],
     class_of: impl Fn(u32) -> usize,
     other: &[u64],
@@ -275,7 +275,7 @@ fn loose_per_class(loose: &[u32], class_of: impl Fn(u32) -> usize, classes: usiz
 
 /// HEAD's counted nodes whose id names no object, each with whether it is the same as one
 /// of BASE's (classes matched by name; see [`matched_by_class`]).
-pub fn loose_in_base(
+pub(crate) fn loose_in_base(
     (base, base_ids): (&HeapSnapshot, &ById),
     (head, head_ids): (&HeapSnapshot, &ById),
 ) -> Vec<(u32, bool)> {
@@ -490,7 +490,7 @@ fn diff_matched(
 /// Adds each class's retained native size (per class id on each side, as
 /// [`crate::analysis::dominators::Dominators::class_retained_native`] gives them) to a
 /// diff that has native sizes.
-pub fn add_retained_native(
+pub(crate) fn add_retained_native(
     diff: &mut HeapDiff,
     (base, base_retained): (&HeapSnapshot, &[u64]),
     (head, head_retained): (&HeapSnapshot, &[u64]),
@@ -552,7 +552,7 @@ fn sort_rows(rows: &mut Vec<ClassDiff>) -> Vec<(String, Totals)> {
 
 /// Compares class totals alone, where a side is a baseline: counts and sizes, with no
 /// new or deleted objects and no retained sizes.
-pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
+pub(crate) fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
     let mut rows: Vec<ClassDiff> = base
         .classes
         .iter()

@@ -72,7 +72,7 @@ pub struct Frontier {
 
 impl Frontier {
     /// The candidate a node of the last snapshot was attributed to.
-    pub fn owner_of(&self, node: usize) -> Option<usize> {
+    pub(crate) fn owner_of(&self, node: usize) -> Option<usize> {
         self.owner_of
             .get(node)
             .filter(|&&o| o != NONE)
@@ -130,7 +130,7 @@ pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Ve
 
 /// [`existed`], with classes compared as `canon` gives them (the leak analysis takes a DOM
 /// node that got detached, `<div>` then `Detached <div>`, for the same object).
-pub fn existed_as(
+pub(crate) fn existed_as(
     base: (&HeapSnapshot, &ById),
     head: (&HeapSnapshot, &ById),
     canon: impl Fn(&str) -> &str,
@@ -164,7 +164,7 @@ pub fn existed_as(
 
 /// Finds the leak frontier of `head`, the last snapshot: `existed` says whether a counted
 /// node existed in the first snapshot (see [`existed`]). Candidates gained at least `min_bytes`.
-pub fn frontier(
+pub(crate) fn frontier(
     head: &HeapSnapshot,
     g: &HeapGraph,
     dom: &Dominators,
@@ -337,7 +337,7 @@ pub struct NodeMeasures {
 }
 
 /// Every node's entry count (see [`crate::analysis::holders::entries`]).
-pub fn all_entries(g: &HeapGraph) -> Vec<u32> {
+pub(crate) fn all_entries(g: &HeapGraph) -> Vec<u32> {
     let counter = EntryCounter::new(g);
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     (0..g.node_count() as u32)
@@ -346,7 +346,7 @@ pub fn all_entries(g: &HeapGraph) -> Vec<u32> {
 }
 
 /// [`measure`] from measures kept for every node.
-pub fn measure_kept(snap: &HeapSnapshot, kept: &NodeMeasures, ids: &[u64]) -> Vec<Measure> {
+pub(crate) fn measure_kept(snap: &HeapSnapshot, kept: &NodeMeasures, ids: &[u64]) -> Vec<Measure> {
     let want: HashMap<u64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     let mut out = vec![Measure::default(); ids.len()];
     for (node, id) in snap.ids.iter().enumerate() {
@@ -362,7 +362,12 @@ pub fn measure_kept(snap: &HeapSnapshot, kept: &NodeMeasures, ids: &[u64]) -> Ve
 
 /// Measures the objects with the given ids in one snapshot of the series (zero where
 /// the snapshot does not hold one).
-pub fn measure(snap: &HeapSnapshot, g: &HeapGraph, retained: &[u64], ids: &[u64]) -> Vec<Measure> {
+pub(crate) fn measure(
+    snap: &HeapSnapshot,
+    g: &HeapGraph,
+    retained: &[u64],
+    ids: &[u64],
+) -> Vec<Measure> {
     let want: HashMap<u64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     let mut out = vec![Measure::default(); ids.len()];
     if want.is_empty() {
@@ -442,7 +447,7 @@ impl Owner {
     }
 
     /// What the gate needs of it: `Map @77357`, its growth and what it gained.
-    pub fn gate_growth(&self) -> OwnerGrowth {
+    pub(crate) fn gate_growth(&self) -> OwnerGrowth {
         OwnerGrowth {
             subject: format!("{} @{}", self.label, self.id),
             class: self.class.clone(),
@@ -461,7 +466,7 @@ impl Owner {
 /// growth over the series (an owner holding less does not explain the growth). Between
 /// owners that gained as much, the first (the one that grew most). None when no owner
 /// gained that much.
-pub fn suspect_owner(owners: &[Owner], suspect: &ClassSeries) -> Option<usize> {
+pub(crate) fn suspect_owner(owners: &[Owner], suspect: &ClassSeries) -> Option<usize> {
     owners
         .iter()
         .enumerate()

@@ -54,7 +54,7 @@ impl Spread {
 }
 
 /// The `p` quantile of sorted values, interpolated between order statistics.
-pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn quantile(sorted: &[f64], p: f64) -> f64 {
     match sorted.len() {
         0 => 0.0,
         1 => sorted[0],
@@ -162,7 +162,7 @@ impl UDistribution {
 
     /// P(U ≤ u).
     #[allow(clippy::cast_precision_loss)]
-    pub fn cdf(&self, u: usize) -> f64 {
+    pub(crate) fn cdf(&self, u: usize) -> f64 {
         let below = self.below[u.min(self.below.len() - 1)];
         below as f64 / self.total as f64
     }
@@ -296,7 +296,7 @@ fn normal(
 }
 
 /// P(Z > z) for a standard normal Z.
-pub fn normal_sf(z: f64) -> f64 {
+pub(crate) fn normal_sf(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
 }
 
@@ -318,7 +318,7 @@ fn erfc(x: f64) -> f64 {
 
 /// The standard normal quantile (Acklam's rational approximation, relative error below
 /// 1.2e-9).
-pub fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969_683_028_665_376e1,
         2.209_460_984_245_205e2,

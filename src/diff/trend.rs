@@ -72,7 +72,7 @@ impl ClassSeries {
     }
 
     /// In how many intervals the size grew by at least `min_step` bytes (and at all).
-    pub fn grown_intervals(&self, min_step: u64) -> usize {
+    pub(crate) fn grown_intervals(&self, min_step: u64) -> usize {
         self.sizes
             .windows(2)
             .filter(|w| w[1] > w[0] && w[1] - w[0] >= min_step)

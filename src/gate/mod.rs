@@ -440,7 +440,7 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
 }
 
 /// `name (url:line:column)`, or the bare name of a pseudo-function.
-pub fn function_subject(frame: &crate::model::cpu::Frame) -> String {
+pub(crate) fn function_subject(frame: &crate::model::cpu::Frame) -> String {
     if frame.url.is_empty() && frame.line == 0 {
         frame.name.clone()
     } else {

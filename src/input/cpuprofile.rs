@@ -182,7 +182,7 @@ impl RawProfile {
     /// Sets the samples and their timestamps, `start + Σ deltas[0..=i]`, summed exactly
     /// and rounded once each. The end time counts only when the start is known: relative
     /// to a missing start it would give the last sample the whole clock.
-    pub fn set_times(
+    pub(crate) fn set_times(
         &mut self,
         start: Option<Micros>,
         end: Option<Micros>,
@@ -358,7 +358,7 @@ fn profile_offset(text: &[u8]) -> Result<usize, JsonError> {
 
 /// A serde error as a [`JsonError`] at its byte offset in `text` (the end of the text
 /// when it is cut short).
-pub fn serde_error(text: &[u8], e: &serde_json::Error) -> JsonError {
+pub(crate) fn serde_error(text: &[u8], e: &serde_json::Error) -> JsonError {
     let offset = if e.is_eof() {
         text.len() as u64
     } else {

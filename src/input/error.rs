@@ -80,14 +80,14 @@ impl InputError {
 
     /// Names the format the problem was met in.
     #[must_use]
-    pub fn in_format(mut self, format: impl Into<String>) -> InputError {
+    pub(crate) fn in_format(mut self, format: impl Into<String>) -> InputError {
         self.format = Some(format.into().into_boxed_str());
         self
     }
 
     /// Names the part of the file the problem was met in.
     #[must_use]
-    pub fn in_part(mut self, part: impl Into<String>) -> InputError {
+    pub(crate) fn in_part(mut self, part: impl Into<String>) -> InputError {
         self.part = Some(part.into().into_boxed_str());
         self
     }

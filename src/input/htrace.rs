@@ -51,7 +51,7 @@ pub struct Clocks {
 impl Clocks {
     /// Converts a record's REALTIME timestamp to BOOTTIME when the header has a snapshot
     /// of both clocks; otherwise the value is kept as it is.
-    pub fn to_boottime(self, realtime_ns: u64) -> u64 {
+    pub(crate) fn to_boottime(self, realtime_ns: u64) -> u64 {
         if self.boottime == 0 || self.realtime == 0 {
             return realtime_ns;
         }

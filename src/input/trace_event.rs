@@ -127,7 +127,7 @@ impl TraceProfile {
 
     /// Samples that are not `(idle)`: what the default choice goes by, since a browser
     /// trace also profiles idle renderers (a new-tab page) that sample as often.
-    pub fn busy_sample_count(&self) -> usize {
+    pub(crate) fn busy_sample_count(&self) -> usize {
         let idle: hashbrown::HashSet<u64> = self
             .nodes
             .iter()

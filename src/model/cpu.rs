@@ -51,7 +51,7 @@ impl Frame {
 
     /// The same frame with the URL's `?query` and `#fragment` dropped.
     #[must_use]
-    pub fn without_url_query(&self) -> Frame {
+    pub(crate) fn without_url_query(&self) -> Frame {
         let mut frame = self.clone();
         if let Some(cut) = frame.url.find(['?', '#']) {
             frame.url.truncate(cut);
