@@ -11,13 +11,15 @@
 //! baseline and the target that are still alive in the final snapshot); two are a pair
 //! (the objects new in HEAD). Prints each cluster: its count, retained size, classes,
 //! shapes and trace; with `--json`, one JSON object instead. The time each stage took
-//! goes to stderr.
+//! (reading, dominators, leak traces, the duplicated values the reports list) goes to
+//! stderr; `scripts/bench.sh` reads it.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use arkdiff::analysis::dominators::dominators;
+use arkdiff::analysis::shapes::{duplicated_objects, duplicated_strings};
 use arkdiff::diff::heap::ById;
 use arkdiff::diff::leaks::{LeakOptions, Shape, leak_clusters, leaked_after_action, new_objects};
 use arkdiff::input::Capture;
@@ -106,14 +108,25 @@ fn run(args: &[String]) -> Result<(), String> {
         .graph
         .as_ref()
         .ok_or("the last snapshot's object graph could not be read")?;
+    let dom_started = Instant::now();
     let dom = dominators(head, g);
+    let dom_time = dom_started.elapsed();
     let analysis_started = Instant::now();
     let found = leak_clusters(head, g, &dom, &leaked, &LeakOptions::default());
     let analysis_time = analysis_started.elapsed();
+    // The reports' duplicated values: the ten largest strings and objects of HEAD.
+    let duplicates_started = Instant::now();
+    let strings = duplicated_strings(head, g, |_| true, 10);
+    let objects = duplicated_objects(head, g, |_| true, 10);
+    let duplicates_time = duplicates_started.elapsed();
     eprintln!(
-        "read {:.3} s, dominators and clusters {:.3} s, total {:.3} s",
+        "read {:.3} s, dominators {:.3} s, leak traces {:.3} s, duplicates {:.3} s ({} strings, {} objects), total {:.3} s",
         read_time.as_secs_f64(),
+        dom_time.as_secs_f64(),
         analysis_time.as_secs_f64(),
+        duplicates_time.as_secs_f64(),
+        strings.len(),
+        objects.len(),
         started.elapsed().as_secs_f64()
     );
     if json {

@@ -25,7 +25,7 @@
 #   --no-peers       leave DevTools and memlab out
 #   --peer-timeout S give a peer S seconds per run (default 900), then record a timeout
 #   --smoke          a small synthetic run of every section (60000 nodes, one run, no
-#                    peers): checks that every row works; what CI runs
+#                    peers, the debug build): checks that every row works; what CI runs
 #
 # Inputs (made once, kept in DIR; Node.js's --max-old-space-size as given):
 #   pair:    node scripts/bench/heap-workload.js DIR 310000 40000       (--max-old-space-size=8000)
@@ -62,6 +62,9 @@
 #   pair:      arkdiff BASE HEAD                              (classes, new/deleted,
 #                                                              dominators, retained sizes)
 #              arkdiff BASE HEAD --no-retained                (classes, new/deleted)
+#              examples/leak-clusters BASE HEAD  (the leak traces of HEAD's new objects
+#              and the duplicated values the reports list, each stage's time from its
+#              stderr: read, dominators, leak traces, duplicates)
 #   htrace:    arkdiff pair.htrace [--no-retained]            (both snapshots streamed out
 #              of the capture, trend, paths; also as a multiple of the plain pair's time)
 #              arkdiff BASE.htrace HEAD.htrace            (each snapshot in a capture of its
@@ -155,11 +158,15 @@ dir=${dir:-${TMPDIR:-/tmp}/arkdiff-bench}
 mkdir -p "$dir"
 dir=$(realpath -- "$dir")
 
-echo "building arkdiff and the input generator (release)..." >&2
-(cd "$root" && cargo build --release --locked --quiet && cargo build --release --locked --quiet --example bench-inputs --example parse-snapshot)
-arkdiff=$root/target/release/arkdiff
-gen=$root/target/release/examples/bench-inputs
-reader=$root/target/release/examples/parse-snapshot
+# The smoke run checks that every row works, not how fast: it takes the debug build, which
+# `cargo test` has just made in CI, instead of paying for a release build there.
+if $smoke; then profile=debug; flag=(); else profile=release; flag=(--release); fi
+echo "building arkdiff and the input generator ($profile)..." >&2
+(cd "$root" && cargo build "${flag[@]}" --locked --quiet && cargo build "${flag[@]}" --locked --quiet --example bench-inputs --example parse-snapshot --example leak-clusters)
+arkdiff=$root/target/$profile/arkdiff
+clusters=$root/target/$profile/examples/leak-clusters
+gen=$root/target/$profile/examples/bench-inputs
+reader=$root/target/$profile/examples/parse-snapshot
 
 # --- inputs -----------------------------------------------------------------------------
 # synth DIR N: DIR/synthetic-N.heapsnapshot, made once; prints its path.
@@ -450,6 +457,7 @@ same_digest parse_graph "$head"
 side_by_side "$runs" self self_raw2 self_raw1 self_raw3
 side_by_side "$runs" pair pair_raw2 pair_raw1
 row pair_counts "$arkdiff" "$base" "$head" --no-retained --top 0
+row leak_traces "$clusters" "$base" "$head" --top 0
 row htrace "$arkdiff" "$htrace" --top 0
 row htrace_counts "$arkdiff" "$htrace" --no-retained --top 0
 row htrace_pair "$arkdiff" "$base_htrace" "$head_htrace" --top 0
@@ -464,6 +472,7 @@ pair_rows() {
   row_runs=$4
   row "pair$s" "$arkdiff" "$b" "$h" --top 0
   row "pair_counts$s" "$arkdiff" "$b" "$h" --no-retained --top 0
+  row "leak_traces$s" "$clusters" "$b" "$h" --top 0
   row_runs=""
   run_peers "$s" 1 "$b" "$h"
 }
@@ -530,7 +539,16 @@ pair_table() {
   line "read$s" "wc -l BASE HEAD" "read$s"
   line "pair$s" "arkdiff BASE HEAD (with retained sizes)" "read$s" "$s"
   line "pair_counts$s" "arkdiff BASE HEAD --no-retained" "read$s" "$s"
+  line "leak_traces$s" "$(stages_what "leak_traces$s")" "read$s" "$s"
   peer_lines "$s"
+}
+# stages_what NAME: the leak-clusters row's words, with the stage times its last run gave
+# (the leak traces and the duplicated values are what every report with retained sizes
+# adds to a pair's work).
+stages_what() {
+  local t
+  t=$(sed -n 's/^\(read .*\), total .*/\1/p' "$work/$1.err" | tail -n 1)
+  echo "examples/leak-clusters BASE HEAD: HEAD's leak traces and duplicated values, read and dominators included (last run: ${t:-no stage times})"
 }
 per() { awk -v n="$1" -v t="$2" 'BEGIN { if (t > 0 && n > 0) printf "%.0f ns", 1e9 * t / n; else print "-" }'; }
 
@@ -553,6 +571,7 @@ line parse "arkdiff HEAD, parse only ($(awk -v s="$(stat -c %s "$head")" -v t="$
 line parse_graph "examples/parse-snapshot HEAD: the reader alone, edges into the graph included ($(awk -v s="$(stat -c %s "$head")" -v t="${secs[parse_graph]}" 'BEGIN { if (t > 0) printf "%d", s / t / 1e6; else print "-" }') MB/s)" read_head ""
 line pair "arkdiff BASE HEAD (with retained sizes)" read ""
 line pair_counts "arkdiff BASE HEAD --no-retained" read ""
+line leak_traces "$(stages_what leak_traces)" read ""
 line htrace "arkdiff pair.htrace ($(ratio2 "${secs[htrace]}" "${secs[pair]}")x the pair's time; both snapshots streamed from the capture; trend, retained sizes, retainer paths)" read ""
 line htrace_counts "arkdiff pair.htrace --no-retained ($(ratio2 "${secs[htrace_counts]}" "${secs[pair_counts]}")x the pair's)" read ""
 line htrace_pair "arkdiff BASE.htrace HEAD.htrace (each in a capture of its own: the plain pair's diff; $(ratio2 "${secs[htrace_pair]}" "${secs[pair]}")x its time)" read ""

@@ -162,9 +162,10 @@ pub struct Cli {
 
     /// Source maps for the profiles' scripts: a map file (for the script its `file` or
     /// its own name gives), or a directory searched for each script's `NAME.map` and for
-    /// the script itself (its `sourceMappingURL`). Every CPU and heap-profile function in
-    /// a mapped script is shown at its original file, line and column (and name, where
-    /// the map has one); functions that map to one original position are one row.
+    /// the script itself (its `sourceMappingURL`). Every CPU and heap-profile function,
+    /// allocation site (and caller) and closure position of a heap snapshot in a mapped
+    /// script is shown at its original file, line and column (and name, where the map
+    /// has one); functions that map to one original position are one row.
     #[arg(long, value_name = "FILE|DIR", help_heading = INPUTS)]
     pub(crate) source_map: Option<PathBuf>,
     /// Comparing run sets: match functions by name and script URL, not line and column,

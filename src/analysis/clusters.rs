@@ -14,7 +14,7 @@
 //! sizes of its objects that no other object of the cluster dominates (what freeing them
 //! all would free, each byte counted once). Clusters are ranked by retained size, then by
 //! count. A cluster's **representative** is its root with the largest retained size (the
-//! nearest to the GC roots, then the first in the file, among equals); the cluster's path
+//! nearest to the GC roots, then the smallest id, among equals); the cluster's path
 //! is that root's trace.
 
 use std::cmp::Reverse;
@@ -39,7 +39,7 @@ pub struct ClusterClass {
     pub self_size: u64,
     /// The retained sizes of its objects that no other object of the cluster dominates.
     pub retained: u64,
-    /// Its object with the largest retained size (then the first in the file).
+    /// Its object with the largest retained size (then the smallest id, whatever the file's layout).
     pub largest: u32,
 }
 
@@ -221,6 +221,18 @@ pub fn clusters(
         cluster_of[v as usize] = c;
     }
     let top = undominated(dom, &cluster_of, members.len());
+    // Ties between objects of equal retained size go to the smallest id (the first
+    // allocated where ids grow with allocation, as V8's and ArkTS's do), not to the
+    // first in the file: the file's layout must not choose.
+    let id = |v: u32| snap.ids.get(v as usize);
+    let larger = |v: u32, than: u32| {
+        (dom.retained[v as usize], Reverse(id(v)), Reverse(v))
+            > (
+                dom.retained[than as usize],
+                Reverse(id(than)),
+                Reverse(than),
+            )
+    };
     let distance = |v: u32| {
         let mut d = 0u32;
         let mut p = traces.parent(v);
@@ -271,7 +283,7 @@ pub fn clusters(
             k.count += 1;
             k.self_size = k.self_size.saturating_add(self_size);
             k.retained = k.retained.saturating_add(retained);
-            if dom.retained[v as usize] > dom.retained[k.largest as usize] {
+            if larger(v, k.largest) {
                 k.largest = v;
             }
         }
@@ -279,7 +291,7 @@ pub fn clusters(
             .iter()
             .copied()
             .filter(|&v| root[v as usize] == v)
-            .min_by_key(|&v| (Reverse(dom.retained[v as usize]), distance(v), v))
+            .min_by_key(|&v| (Reverse(dom.retained[v as usize]), distance(v), id(v), v))
             .unwrap_or(nodes[0]);
         let mut classes: Vec<ClusterClass> = classes.into_values().collect();
         classes.sort_by(|a, b| {

@@ -73,15 +73,15 @@ fn bytes<T>(v: &Vec<T>) -> usize {
 /// parent of each preorder number (NONE for the root). The walk needs no stack: while it
 /// is below a node, the node's parent entry holds the edge it was entered through, which
 /// says where to go on in the row of the node above.
+/// `number` comes in with the nodes the walk must pass by marked (not NONE).
 fn preorder(
     first_edge: &[u32],
     targets: &[u32],
     row_of: &RowOf<'_>,
-    meter: &mut Meter,
-    held: usize,
+    mut number: Vec<u32>,
+    (meter, held): (&mut Meter, usize),
 ) -> (Vec<u32>, Vec<u32>) {
     let n = first_edge.len() - 1;
-    let mut number = vec![NONE; n];
     let mut parent = Vec::with_capacity(n);
     number[ROOT as usize] = 0;
     parent.push(NONE);
@@ -112,6 +112,72 @@ fn preorder(
     }
     meter.at(&[held, bytes(&number), bytes(&parent)]);
     (number, parent)
+}
+
+/// A leaf held by a single node, while the walk is being prepared: `HELD | the node`.
+const HELD: u32 = CLOSE;
+/// A leaf held by several nodes, while they are being counted.
+const MANY: u32 = NONE - 1;
+
+/// The leaves one node alone holds: every node but the root that has no edges of its own
+/// and is the target of one node's edges only (one edge, or several from the same node)
+/// as `HELD | that node`, every other node NONE. Such a leaf dominates nothing and its
+/// holder dominates it, so the walk and the semidominators can pass it by, which spares
+/// them a string or number held once, and every value node of a version-3 rawheap.
+fn single_holders(first_edge: &[u32], targets: &[u32]) -> Vec<u32> {
+    let n = first_edge.len() - 1;
+    let mut holder = vec![NONE; n];
+    // Holders are written below the top bit, and MANY must name no node.
+    if n >= (MANY & !HELD) as usize {
+        return holder;
+    }
+    for x in 0..n {
+        #[allow(clippy::cast_possible_truncation)] // below MANY, checked above
+        let held_by_x = HELD | x as u32;
+        for &t in &targets[first_edge[x] as usize..first_edge[x + 1] as usize] {
+            let t = t as usize;
+            if t == ROOT as usize || first_edge[t] != first_edge[t + 1] {
+                continue;
+            }
+            let h = &mut holder[t];
+            if *h == NONE {
+                *h = held_by_x;
+            } else if *h != held_by_x {
+                *h = MANY;
+            }
+        }
+    }
+    for h in &mut holder {
+        if *h == MANY {
+            *h = NONE;
+        }
+    }
+    holder
+}
+
+/// After the walk, the leaves it passed by whose holder it reached, as (leaf, holder);
+/// each such mark in `number` becomes NONE (a leaf whose holder was not reached is
+/// unreached).
+fn hung_leaves(number: &mut [u32]) -> Vec<(u32, u32)> {
+    let holder = |k: u32| (k != NONE && k & HELD != 0).then_some(k & !HELD);
+    // A holder has an edge, so it is no leaf: its entry is a number or NONE.
+    let hung = |number: &[u32], k: u32| holder(k).filter(|&x| number[x as usize] != NONE);
+    let count = number
+        .iter()
+        .filter(|&&k| hung(number, k).is_some())
+        .count();
+    let mut leaves = Vec::with_capacity(count);
+    for t in 0..number.len() {
+        let k = number[t];
+        if holder(k).is_some() {
+            if let Some(x) = hung(number, k) {
+                #[allow(clippy::cast_possible_truncation)] // node numbers fit a u32
+                leaves.push((t as u32, x));
+            }
+            number[t] = NONE;
+        }
+    }
+    leaves
 }
 
 /// Finds the node whose row holds an edge position, through an index of the node at
@@ -162,14 +228,12 @@ fn turn_around(
     let junk = reached as u32;
     // Each edge's target in preorder numbers, or the row after the last for the edges
     // of unreached nodes (whose targets may be unreached too).
+    // (A reached node's edge to a leaf the walk passed by goes there too.)
     for (x, &from) in number.iter().enumerate() {
         let row = first_edge[x] as usize..first_edge[x + 1] as usize;
         for t in &mut targets[row] {
-            *t = if from == NONE {
-                junk
-            } else {
-                number[*t as usize]
-            };
+            let to = number[*t as usize];
+            *t = if from == NONE || to == NONE { junk } else { to };
         }
     }
     // Counts, then each row's start, then (as rows fill) each row's end.
@@ -407,7 +471,11 @@ fn compute(
     };
     let row_of = RowOf::new(&first_edge, targets.len());
     let walk_held = held + rows + bytes(&targets) + bytes(&row_of.blocks);
-    let (number, parent) = preorder(&first_edge, &targets, &row_of, meter, walk_held);
+    let holders = single_holders(&first_edge, &targets);
+    let (mut number, parent) =
+        preorder(&first_edge, &targets, &row_of, holders, (meter, walk_held));
+    let leaves = hung_leaves(&mut number);
+    let held = held + bytes(&leaves);
     let r = parent.len();
     let by_position = targets.len() < CLOSE as usize;
     let start = turn_around(
@@ -442,12 +510,20 @@ fn compute(
     for (number, &v) in vertex.iter().enumerate() {
         idom[v as usize] = vertex[idom_numbers[number] as usize];
     }
+    for &(leaf, holder) in &leaves {
+        idom[leaf as usize] = holder;
+    }
     meter.at(&[held, bytes(&vertex), bytes(&idom_numbers), bytes(&idom)]);
     drop(idom_numbers);
     let mut retained = snap.self_sizes.to_vec();
     // A dominator is entered before every node it dominates, so reverse preorder adds
     // each subtree into its root before that root is added to its own dominator.
     let sum_up = |retained: &mut [u64]| {
+        // The leaves first: their holders are added in turn below.
+        for &(leaf, holder) in &leaves {
+            let h = holder as usize;
+            retained[h] = retained[h].saturating_add(retained[leaf as usize]);
+        }
         for &v in vertex[1..].iter().rev() {
             let d = idom[v as usize] as usize;
             retained[d] = retained[d].saturating_add(retained[v as usize]);
@@ -473,7 +549,7 @@ fn compute(
         idom,
         retained,
         retained_native,
-        reachable: r,
+        reachable: r + leaves.len(),
     }
 }
 
@@ -506,11 +582,12 @@ fn compressed_rows(
 }
 
 impl Dominators {
-    /// The dominator tree's children of every node, as compressed rows.
-    fn children(&self) -> (Vec<u32>, Vec<u32>) {
+    /// The dominator tree's children of every node whose subtree sums to more than 0 in
+    /// `per_node` (the others add nothing to any sum), as compressed rows.
+    fn children(&self, per_node: &[u64]) -> (Vec<u32>, Vec<u32>) {
         compressed_rows(self.idom.len(), |f| {
             for (v, &d) in self.idom.iter().enumerate() {
-                if v != ROOT as usize {
+                if v != ROOT as usize && per_node[v] != 0 {
                     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
                     f(d, v as u32);
                 }
@@ -539,7 +616,7 @@ impl Dominators {
         if self.idom.is_empty() || self.idom.len() >= CLOSE as usize {
             return per_class;
         }
-        let (start, children) = self.children();
+        let (start, children) = self.children(per_node);
         let mut open = vec![false; snap.class_names.len()];
         let mut stack = vec![ROOT];
         let mut stack_bytes = 0;
@@ -837,17 +914,23 @@ mod tests {
             edges.push((ROOT, g, EdgeKind::Shortcut));
             edges.push((ROOT, g, EdgeKind::Element));
         }
+        // Every third object is a leaf (a string, a number), most held once.
+        let leaf = |v: u32| v > groups + maps && v.is_multiple_of(3);
         for v in groups + 1..n {
             // A group or a recent object holds it.
-            let holder = if v < groups + maps || next(50) == 0 {
+            let mut holder = if v < groups + maps || next(50) == 0 {
                 1 + next(groups)
             } else {
                 v - 1 - next(64.min(v - groups - 1))
             };
+            if leaf(holder) {
+                holder -= 1;
+            }
             edges.push((holder, v, EdgeKind::Property));
-            if v > groups + maps {
+            if v > groups + maps && !leaf(v) {
                 edges.push((v, groups + 1 + next(maps), EdgeKind::Hidden));
                 edges.push((v, groups + 1 + next(v - groups - 1), EdgeKind::Property));
+                edges.push((v, groups + 1 + next(v - groups - 1), EdgeKind::Element));
                 edges.push((v, 1 + next(n - 1), EdgeKind::Weak));
             }
         }
@@ -896,7 +979,12 @@ mod tests {
         let rows = Cow::Borrowed(g.first_edge.as_slice());
         let row_of = RowOf::new(&rows, g.edge_count());
         let mut meter = Meter::default();
-        let (number, parent) = preorder(&rows, &g.edge_targets, &row_of, &mut meter, 0);
+        // The walk passes by the leaves one node holds, as the real computation's does.
+        let holders = single_holders(&rows, &g.edge_targets);
+        let (mut number, parent) =
+            preorder(&rows, &g.edge_targets, &row_of, holders, (&mut meter, 0));
+        let leaves = hung_leaves(&mut number);
+        assert!(leaves.len() > g.node_count() / 10, "{}", leaves.len());
         let mut turned = |by_position| {
             let mut preds = g.edge_targets.clone();
             let start = turn_around(
@@ -917,7 +1005,9 @@ mod tests {
         for x in 0..g.node_count() {
             if number[x] != NONE {
                 for &t in &g.edge_targets[g.edges(x as u32)] {
-                    expected[number[t as usize] as usize].push(number[x]);
+                    if number[t as usize] != NONE {
+                        expected[number[t as usize] as usize].push(number[x]);
+                    }
                 }
             }
         }

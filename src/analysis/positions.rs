@@ -22,7 +22,8 @@ use crate::model::heap::{HeapSnapshot, Totals};
 pub struct SourcePosition {
     /// The script's name, when the snapshot holds it.
     pub script: Option<String>,
-    /// The runtime's script id (V8), when known.
+    /// The runtime's script id (V8), when known; None for an original position a source
+    /// map gave.
     pub script_id: Option<u32>,
     /// 1-based line.
     pub line: u32,
@@ -62,6 +63,22 @@ pub struct Closures {
     pub position: Option<SourcePosition>,
     /// Count and self size of the closures.
     pub totals: Totals,
+}
+
+/// Largest size first, then count, name and position.
+pub fn sort_closures(closures: &mut [Closures]) {
+    closures.sort_by(|a, b| {
+        (
+            std::cmp::Reverse(a.totals.size),
+            std::cmp::Reverse(a.totals.count),
+        )
+            .cmp(&(
+                std::cmp::Reverse(b.totals.size),
+                std::cmp::Reverse(b.totals.count),
+            ))
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.position.cmp(&b.position))
+    });
 }
 
 /// The names of a snapshot's scripts by script id, gathered once.
@@ -175,18 +192,7 @@ impl Positions {
                 totals,
             })
             .collect();
-        out.sort_by(|a, b| {
-            (
-                std::cmp::Reverse(a.totals.size),
-                std::cmp::Reverse(a.totals.count),
-            )
-                .cmp(&(
-                    std::cmp::Reverse(b.totals.size),
-                    std::cmp::Reverse(b.totals.count),
-                ))
-                .then_with(|| a.name.cmp(&b.name))
-                .then_with(|| a.position.cmp(&b.position))
-        });
+        sort_closures(&mut out);
         out
     }
 

@@ -170,8 +170,18 @@ pub struct Duplicate {
     pub example: u32,
 }
 
-/// How many characters of a value [`Duplicate::value`] shows.
-pub const MAX_VALUE: usize = 120;
+impl Duplicate {
+    /// What the copies beyond one take, bytes: the total times `(count - 1) / count`, as
+    /// memlab's string analysis counts its duplicated size.
+    pub fn wasted(&self) -> u64 {
+        self.size - self.size.div_ceil(self.count.max(1))
+    }
+}
+
+/// How many characters of a value [`Duplicate::value`] keeps: as many as the snapshot
+/// reader keeps of a string's text (its `MAX_TEXT` bytes at most); the reports shorten it
+/// further where they must.
+pub const MAX_VALUE: usize = 1024;
 
 /// The identity of string values: flat strings by their name (V8 writes one string index
 /// per distinct text), concatenated strings by the identities of their two parts.

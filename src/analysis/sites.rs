@@ -405,42 +405,8 @@ pub fn sites(snap: &HeapSnapshot, nodes: &[u32]) -> Option<Sites> {
             .sort_by_key(|(class, t)| (larger_first(t), *class));
     }
     // Sites are renumbered in rank order; stacks too, within each site.
-    let mut stack_order: Vec<Vec<usize>> = Vec::with_capacity(sites.len());
-    for site in &mut sites {
-        let mut order: Vec<usize> = (0..site.stacks.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (x, y) = (&site.stacks[a], &site.stacks[b]);
-            larger_first(&x.totals)
-                .cmp(&larger_first(&y.totals))
-                .then_with(|| x.callers.cmp(&y.callers))
-        });
-        let mut new_index = vec![0; order.len()];
-        for (rank, &old) in order.iter().enumerate() {
-            new_index[old] = rank;
-        }
-        let mut stacks = std::mem::take(&mut site.stacks);
-        let mut sorted: Vec<Option<Stack>> = stacks.drain(..).map(Some).collect();
-        site.stacks = order
-            .iter()
-            .map(|&i| sorted[i].take().expect("each once"))
-            .collect();
-        stack_order.push(new_index);
-    }
-    let mut order: Vec<usize> = (0..sites.len()).collect();
-    order.sort_by(|&a, &b| {
-        larger_first(&sites[a].totals)
-            .cmp(&larger_first(&sites[b].totals))
-            .then_with(|| sites[a].frame.cmp(&sites[b].frame))
-    });
-    let mut site_rank = vec![0; order.len()];
-    for (rank, &old) in order.iter().enumerate() {
-        site_rank[old] = rank;
-    }
-    let mut by_old: Vec<Option<Site>> = sites.into_iter().map(Some).collect();
-    result.sites = order
-        .iter()
-        .map(|&i| by_old[i].take().expect("each once"))
-        .collect();
+    let (ranked, site_rank, stack_order) = rank(sites);
+    result.sites = ranked;
 
     // Classes: those with sites, and those with unattributed objects only.
     let mut classes: HashMap<ClassId, ClassSites> = HashMap::new();
@@ -473,6 +439,127 @@ pub fn sites(snap: &HeapSnapshot, nodes: &[u32]) -> Option<Sites> {
         .classes
         .sort_by_key(|c| (larger_first(&c.totals), c.class));
     Some(result)
+}
+
+/// `sites` in rank order (largest size first, then count, then the frame), each one's
+/// stacks too (largest first, then the callers); and each old site's rank, and per old
+/// site each old stack's rank.
+fn rank(mut sites: Vec<Site>) -> (Vec<Site>, Vec<usize>, Vec<Vec<usize>>) {
+    let mut stack_order: Vec<Vec<usize>> = Vec::with_capacity(sites.len());
+    for site in &mut sites {
+        let mut order: Vec<usize> = (0..site.stacks.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&site.stacks[a], &site.stacks[b]);
+            larger_first(&x.totals)
+                .cmp(&larger_first(&y.totals))
+                .then_with(|| x.callers.cmp(&y.callers))
+        });
+        let mut new_index = vec![0; order.len()];
+        for (rank, &old) in order.iter().enumerate() {
+            new_index[old] = rank;
+        }
+        let mut stacks = std::mem::take(&mut site.stacks);
+        let mut sorted: Vec<Option<Stack>> = stacks.drain(..).map(Some).collect();
+        site.stacks = order
+            .iter()
+            .map(|&i| sorted[i].take().expect("each once"))
+            .collect();
+        stack_order.push(new_index);
+    }
+    let mut order: Vec<usize> = (0..sites.len()).collect();
+    order.sort_by(|&a, &b| {
+        larger_first(&sites[a].totals)
+            .cmp(&larger_first(&sites[b].totals))
+            .then_with(|| sites[a].frame.cmp(&sites[b].frame))
+    });
+    let mut site_rank = vec![0; order.len()];
+    for (rank, &old) in order.iter().enumerate() {
+        site_rank[old] = rank;
+    }
+    let mut by_old: Vec<Option<Site>> = sites.into_iter().map(Some).collect();
+    let ranked = order
+        .iter()
+        .map(|&i| by_old[i].take().expect("each once"))
+        .collect();
+    (ranked, site_rank, stack_order)
+}
+
+impl Sites {
+    /// Puts every frame (the sites' and their callers') through `map`, as a source map
+    /// puts a bundle's functions at their original positions. Sites whose frames become
+    /// one are one site: their objects, classes and stacks added up, stacks with the same
+    /// callers one stack; sites and stacks are ranked again. A class's stack at a site
+    /// made of several is the one of the part that had most of the class's objects.
+    pub fn map_frames(&mut self, map: &mut dyn FnMut(&Frame) -> Frame) {
+        let mut by_frame: HashMap<Frame, usize> = HashMap::new();
+        let mut by_chain: HashMap<(usize, Vec<Frame>), usize> = HashMap::new();
+        let mut merged: Vec<Site> = Vec::new();
+        // Per old site: its new site, and per old stack its new stack (both unranked).
+        let mut moved: Vec<(usize, Vec<usize>)> = Vec::with_capacity(self.sites.len());
+        for site in std::mem::take(&mut self.sites) {
+            let frame = map(&site.frame);
+            let next = merged.len();
+            let at = *by_frame.entry(frame).or_insert_with_key(|frame| {
+                merged.push(Site {
+                    frame: frame.clone(),
+                    totals: Totals::default(),
+                    classes: Vec::new(),
+                    stacks: Vec::new(),
+                });
+                next
+            });
+            let into = &mut merged[at];
+            add_totals(&mut into.totals, site.totals);
+            for (class, t) in site.classes {
+                match into.classes.iter_mut().find(|(c, _)| *c == class) {
+                    Some((_, sum)) => add_totals(sum, t),
+                    None => into.classes.push((class, t)),
+                }
+            }
+            let stacks = site
+                .stacks
+                .into_iter()
+                .map(|stack| {
+                    let callers: Vec<Frame> = stack.callers.iter().map(&mut *map).collect();
+                    let next = into.stacks.len();
+                    let s = *by_chain.entry((at, callers)).or_insert_with_key(|(_, c)| {
+                        into.stacks.push(Stack {
+                            callers: c.clone(),
+                            totals: Totals::default(),
+                        });
+                        next
+                    });
+                    add_totals(&mut into.stacks[s].totals, stack.totals);
+                    s
+                })
+                .collect();
+            moved.push((at, stacks));
+        }
+        for site in &mut merged {
+            site.classes
+                .sort_by_key(|(class, t)| (larger_first(t), *class));
+        }
+        let (ranked, site_rank, stack_order) = rank(merged);
+        self.sites = ranked;
+        for c in &mut self.classes {
+            // Largest first already: the first part of a merged site gives its stack.
+            let mut sites: Vec<ClassSite> = Vec::with_capacity(c.sites.len());
+            for s in &c.sites {
+                let (at, stacks) = &moved[s.site];
+                let site = site_rank[*at];
+                match sites.iter_mut().find(|x| x.site == site) {
+                    Some(x) => add_totals(&mut x.totals, s.totals),
+                    None => sites.push(ClassSite {
+                        site,
+                        totals: s.totals,
+                        stack: stack_order[*at][stacks[s.stack]],
+                    }),
+                }
+            }
+            sites.sort_by_key(|s| (larger_first(&s.totals), s.site));
+            c.sites = sites;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -593,6 +680,62 @@ pub(super) mod tests {
         let mut samples_only = snapshot();
         samples_only.allocations = Some(Box::new(AllocationData::default()));
         assert!(sites(&samples_only, &[1]).is_none());
+    }
+
+    #[test]
+    fn sites_whose_frames_become_one_are_merged_with_their_stacks_and_classes() {
+        let snap = snapshot();
+        let all: Vec<u32> = (0..10).collect();
+        let mut s = sites(&snap, &all).unwrap();
+        let place = s.sites[0].frame.clone();
+        // The anonymous function (Item, no callers) maps onto placeOrder's function;
+        // main is renamed.
+        s.map_frames(&mut |f| match f.function.as_str() {
+            "" => place.clone(),
+            "main" => Frame {
+                function: "start".into(),
+                ..f.clone()
+            },
+            _ => f.clone(),
+        });
+        assert_eq!(s.sites.len(), 1);
+        let one = &s.sites[0];
+        assert_eq!(one.frame, place);
+        assert_eq!(one.totals, t(5, 152));
+        assert_eq!(one.classes, vec![(1, t(4, 136)), (2, t(1, 16))]);
+        let stacks: Vec<(Vec<String>, Totals)> = one
+            .stacks
+            .iter()
+            .map(|st| {
+                (
+                    st.callers.iter().map(|c| c.name().to_owned()).collect(),
+                    st.totals,
+                )
+            })
+            .collect();
+        assert_eq!(
+            stacks,
+            vec![
+                (vec!["phase".to_owned()], t(3, 96)),
+                (vec!["start".to_owned()], t(1, 40)),
+                (vec![], t(1, 16)),
+            ]
+        );
+        let class = |id| s.classes.iter().find(|c| c.class == id).unwrap();
+        let order = class(1);
+        assert_eq!(order.sites.len(), 1);
+        assert_eq!((order.sites[0].site, order.sites[0].stack), (0, 0));
+        let item = class(2);
+        assert_eq!(
+            (
+                item.sites[0].site,
+                item.sites[0].totals,
+                item.sites[0].stack
+            ),
+            (0, t(1, 16), 2),
+            "Item's site and stack follow the merge"
+        );
+        assert_eq!(item.unattributed, t(1, 16));
     }
 
     #[test]

@@ -284,11 +284,7 @@ pub fn timeline(snap: &HeapSnapshot, buckets: usize) -> Option<Timeline> {
             }
         })
         .collect();
-    result.sites.sort_by(|a, b| {
-        by_size(&a.row)
-            .cmp(&by_size(&b.row))
-            .then_with(|| a.frame.cmp(&b.frame))
-    });
+    sort_sites(&mut result.sites);
     result.classes = class_rows
         .into_iter()
         .map(|(class, mut row)| {
@@ -300,6 +296,60 @@ pub fn timeline(snap: &HeapSnapshot, buckets: usize) -> Option<Timeline> {
     result.intervals = intervals;
     result.buckets = bucket_list;
     Some(result)
+}
+
+/// Largest size first, then count, then the frame.
+fn sort_sites(sites: &mut [TimelineSite]) {
+    let by_size = |row: &Row| (Reverse(row.totals.size), Reverse(row.totals.count));
+    sites.sort_by(|a, b| {
+        by_size(&a.row)
+            .cmp(&by_size(&b.row))
+            .then_with(|| a.frame.cmp(&b.frame))
+    });
+}
+
+impl Timeline {
+    /// Puts every site's frame through `map`, as [`super::sites::Sites::map_frames`]
+    /// does: sites whose frames become one are one site, their survivors (per bucket too)
+    /// and classes added up, flagged again and ranked again.
+    pub fn map_frames(&mut self, map: &mut dyn FnMut(&Frame) -> Frame) {
+        let mut by_frame: HashMap<Frame, usize> = HashMap::new();
+        let mut merged: Vec<TimelineSite> = Vec::new();
+        for site in std::mem::take(&mut self.sites) {
+            let frame = map(&site.frame);
+            let Some(&at) = by_frame.get(&frame) else {
+                by_frame.insert(frame.clone(), merged.len());
+                merged.push(TimelineSite { frame, ..site });
+                continue;
+            };
+            let into = &mut merged[at];
+            let row = &mut into.row;
+            for (sum, t) in [
+                (&mut row.totals, site.row.totals),
+                (&mut row.after_last, site.row.after_last),
+            ]
+            .into_iter()
+            .chain(row.per_bucket.iter_mut().zip(site.row.per_bucket))
+            {
+                sum.count += t.count;
+                sum.size = sum.size.saturating_add(t.size);
+            }
+            row.finish();
+            for (class, t) in site.classes {
+                match into.classes.iter_mut().find(|(c, _)| *c == class) {
+                    Some((_, sum)) => {
+                        sum.count += t.count;
+                        sum.size = sum.size.saturating_add(t.size);
+                    }
+                    None => into.classes.push((class, t)),
+                }
+            }
+            into.classes
+                .sort_by_key(|&(class, t)| (Reverse(t.size), Reverse(t.count), class));
+        }
+        sort_sites(&mut merged);
+        self.sites = merged;
+    }
 }
 
 #[cfg(test)]
@@ -366,6 +416,28 @@ mod tests {
         let order = tl.classes.iter().find(|c| c.class == 1).unwrap();
         assert_eq!(order.row.totals, t(5, 160));
         assert!(order.row.every_bucket);
+    }
+
+    #[test]
+    fn sites_whose_frames_become_one_are_added_up_per_bucket() {
+        let snap = recording([0, 50, 100, 150]);
+        let mut tl = timeline(&snap, 3).unwrap();
+        let place = tl.sites[0].frame.clone();
+        tl.map_frames(&mut |f| {
+            if f.function.is_empty() {
+                place.clone()
+            } else {
+                f.clone()
+            }
+        });
+        assert_eq!(tl.sites.len(), 1);
+        let one = &tl.sites[0];
+        assert_eq!(one.frame, place);
+        assert_eq!(one.row.per_bucket, [t(2, 56), t(1, 32), t(1, 40)]);
+        assert_eq!(one.row.after_last, t(1, 32));
+        assert_eq!(one.row.totals, t(5, 160));
+        assert!(one.row.every_bucket);
+        assert_eq!(one.classes, vec![(1, t(5, 160))]);
     }
 
     #[test]

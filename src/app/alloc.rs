@@ -6,7 +6,10 @@ use std::borrow::Cow;
 
 use super::error::Result;
 use super::options::Config;
-use crate::analysis::sourcemap::{Remapped, remap_heap_profile, remap_profile, remap_times};
+use crate::analysis::sourcemap::{
+    Originals, Remapped, remap_heap_profile, remap_profile, remap_times,
+};
+use crate::diff::HeapResult;
 use crate::diff::flame::Flame;
 use crate::diff::heapprof::HeapProfileDiff;
 use crate::input::Capture;
@@ -64,6 +67,34 @@ impl Maps {
     pub(super) fn heap(&mut self, profile: &mut HeapProfile) {
         self.counts
             .add(&remap_heap_profile(profile, &mut self.given));
+    }
+
+    /// Maps what HEAD's allocation data says in a heap comparison: its allocation sites
+    /// (of the new objects, of each leak owner's gain, of its recording's survivors) and
+    /// the positions of closures, listed and on every path.
+    pub(super) fn heap_result(&mut self, result: &mut HeapResult) {
+        let mut originals = Originals::new(&mut self.given);
+        if let Some(a) = &mut result.allocations {
+            let owners = a.owners.iter_mut();
+            for sites in a
+                .sites
+                .iter_mut()
+                .chain(owners.filter_map(|o| o.sites.as_mut()))
+            {
+                originals.sites(sites);
+            }
+            if let Some(t) = &mut a.timeline {
+                originals.timeline(t);
+            }
+            originals.closures(&mut a.closures);
+            for o in &mut a.owners {
+                originals.closures(&mut o.closures);
+            }
+        }
+        for steps in result.paths_mut() {
+            originals.steps(steps);
+        }
+        self.counts.add(&originals.finish());
     }
 
     /// The warnings of the maps (unreadable, of another script, unused, positions not

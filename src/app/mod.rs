@@ -195,9 +195,13 @@ pub fn comparison(
         });
     }
 
+    let mut maps = alloc::source_maps(config)?;
     let mut heap = (compare_heap || recording)
         .then(|| heap::compare_heaps(config, &captures, leaklist.as_ref(), progress))
         .transpose()?;
+    if let (Some(maps), Some(h)) = (maps.as_mut(), heap.as_mut()) {
+        maps.heap_result(h);
+    }
     if recording && !heap.as_ref().is_some_and(heap::has_recording) {
         return Err(Stopped {
             error: nothing_to_compare(first, last, true),
@@ -220,7 +224,6 @@ pub fn comparison(
             warnings: distinct(warnings),
         });
     }
-    let mut maps = alloc::source_maps(config)?;
     let cpu = if compare_cpu {
         compare_profiles(config, first, last, maps.as_mut(), &mut warnings)
     } else {
@@ -427,8 +430,8 @@ fn check_inputs(
         ),
         (
             wants_flame_graph(config),
-            compare_cpu,
-            "CPU profiles on both sides",
+            compare_cpu || compare_alloc,
+            "CPU or sampling heap profiles on both sides",
             "--format flamegraph-json is",
         ),
     ] {

@@ -85,6 +85,65 @@ pub struct HeapResult {
     /// The leaked objects of HEAD clustered by their leak traces, where HEAD's graph was
     /// read and its ids match BASE's (see [`leaks`]).
     pub leaks: Option<LeakTraces>,
+    /// HEAD's duplicated strings and objects that waste at least
+    /// [`compare::traces::DUPLICATE_FLOOR`] each, where HEAD's graph was read with its
+    /// string texts (see [`crate::analysis::shapes::duplicated_strings`]).
+    pub duplicates: Option<Duplicates>,
+}
+
+/// Values held by more than one object in HEAD, largest total size first.
+pub struct Duplicates {
+    /// The least a value wastes to be listed, bytes.
+    pub floor: u64,
+    /// Strings of one text, largest total size first.
+    pub strings: Vec<DuplicateValue>,
+    /// Plain objects of one class with the same properties and values, largest total size
+    /// first.
+    pub objects: Vec<DuplicateValue>,
+}
+
+/// One value held by more than one object (see [`crate::analysis::shapes::Duplicate`]).
+pub struct DuplicateValue {
+    /// The value as text, as far as the snapshot keeps it.
+    pub value: String,
+    /// How many objects hold the value.
+    pub count: u64,
+    /// Their self size.
+    pub size: u64,
+    /// What the copies beyond one take ([`crate::analysis::shapes::Duplicate::wasted`]).
+    pub wasted: u64,
+    /// The id of the first of them in node order.
+    pub example_id: u64,
+}
+
+impl HeapResult {
+    /// Every path of the result: the leak owners' and suspects' retainer paths, the
+    /// `--explain` classes', the leak watcher's objects' and the leak traces, each as
+    /// its steps (to show closures at the positions a source map gives).
+    pub fn paths_mut(&mut self) -> impl Iterator<Item = &mut Vec<crate::analysis::paths::Step>> {
+        let (owners, suspects) = match self.trend.as_mut() {
+            Some(t) => (t.owners.iter_mut(), t.suspects.iter_mut()),
+            None => (
+                std::slice::IterMut::default(),
+                std::slice::IterMut::default(),
+            ),
+        };
+        let owners = owners.filter_map(|o| o.path.as_mut());
+        let details = suspects
+            .chain(self.explained.iter_mut())
+            .filter_map(|d| d.path.as_mut().map(|p| &mut p.steps));
+        let watched = self
+            .leaklist
+            .iter_mut()
+            .flat_map(|l| l.objects.iter_mut())
+            .filter_map(|w| w.found.as_mut().and_then(|f| f.steps.as_mut()));
+        let traces = self
+            .leaks
+            .iter_mut()
+            .flat_map(|l| l.clusters.clusters.iter_mut())
+            .map(|c| &mut c.steps);
+        owners.chain(details).chain(watched).chain(traces)
+    }
 }
 
 /// What leaked, and how the leaked objects were told.

@@ -498,6 +498,9 @@ pub fn parse_with<R: Read>(src: R, options: ParseOptions) -> Result<HeapSnapshot
         (&type_names, &strings, strings_len),
     );
     drop(raw.kinds);
+    let first_name = raw.names.first().and_then(|&n| strings.get(n));
+    snap.positional_ids = positional_ids(&snap, first_name);
+    snap.fresh_ids = snap.positional_ids;
     let (allocations, locations) = alloc.finish(
         &strings,
         strings_len,
@@ -857,7 +860,8 @@ fn needed_strings(
         .zip(&raw.names)
         .filter(|&(&k, _)| is_named(k))
         .map(|(_, &n)| n)
-        .max();
+        .max()
+        .max(synthetic_root_name(raw, type_names));
     let edge_names = edges.into_iter().flat_map(GraphBuilder::named_edges);
     let max = max.max(edge_names.clone().max()).max(alloc.max_string());
     let name_count = raw
@@ -871,10 +875,31 @@ fn needed_strings(
             needed.insert(n);
         }
     }
-    for n in edge_names.chain(alloc.strings_needed()) {
+    // The first node's name tells the static ArkTS VM's positional ids apart.
+    for n in edge_names
+        .chain(alloc.strings_needed())
+        .chain(synthetic_root_name(raw, type_names))
+    {
         needed.insert(n);
     }
     needed
+}
+
+/// The name of the first node if it is synthetic (a root).
+fn synthetic_root_name(raw: &RawNodes, type_names: &[String]) -> Option<u32> {
+    let kind = *raw.kinds.first()?;
+    (type_names.get(kind as usize).map(String::as_str) == Some("synthetic"))
+        .then(|| raw.names.first().copied())
+        .flatten()
+}
+
+/// Whether the node ids are positions, as the static ArkTS VM's DevTools snapshot writes
+/// them (its root `(GC roots)` first, then every node `i` with id `2i + 1`): handed out
+/// for this snapshot alone, so they do not tell which objects of two snapshots are the
+/// same. V8 names its root `""`.
+fn positional_ids(snap: &HeapSnapshot, first_name: Option<&str>) -> bool {
+    first_name == Some("(GC roots)")
+        && (0..snap.node_count()).all(|i| snap.ids.get(i) == 2 * i as u64 + 1)
 }
 
 /// Reads the `strings` array, keeping the strings `needed` names (all when None), each cut
@@ -1015,6 +1040,37 @@ mod tests {
         let names: Vec<&str> = snap.classes.iter().map(|&c| snap.class_name(c)).collect();
         assert_eq!(names, vec!["(synthetic)", "Foo", "Foo", "Function"]);
         assert!(snap.warnings.is_empty(), "{:?}", snap.warnings);
+    }
+
+    #[test]
+    fn positional_ids_are_told_apart_by_the_root_of_the_static_vm() {
+        // V8's ids can also run 1, 3, 5, 7 (a first snapshot), but its root is "".
+        let snapshot = |strings: &str, nodes: &str| {
+            format!(
+                r#"{{"snapshot":{{"meta":{V8_META},"node_count":3,"edge_count":0}},
+"nodes":[{nodes}],"edges":[],"strings":[{strings}]}}"#
+            )
+        };
+        let v8 = parse_str(&snapshot(
+            r#""","Foo""#,
+            "9,0,1,0,0,0,0,3,1,3,8,0,0,0,3,1,5,8,0,0,0",
+        ));
+        assert!(!v8.positional_ids && !v8.fresh_ids);
+        // The static VM's root is `(GC roots)`; its strings come after the nodes (and are
+        // kept only where needed), with the edge names first.
+        let static_vm = |ids: [u32; 3]| {
+            parse_str(&snapshot(
+                r#""next","(GC roots)","Foo""#,
+                &format!(
+                    "9,1,{},0,0,0,0,3,2,{},8,0,0,0,3,2,{},8,0,0,0",
+                    ids[0], ids[1], ids[2]
+                ),
+            ))
+        };
+        let cdp = static_vm([1, 3, 5]);
+        assert!(cdp.positional_ids && cdp.fresh_ids);
+        // Ids that are not all positions are the ids of a process.
+        assert!(!static_vm([1, 3, 7]).positional_ids);
     }
 
     #[test]

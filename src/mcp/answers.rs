@@ -114,6 +114,10 @@ pub struct HeapOverview {
     /// ArkTS: the leak watcher's listed objects, and how many HEAD has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leaklist: Option<LeakListOverview>,
+    /// HEAD's duplicated strings and objects that waste the floor or more each (the JSON
+    /// report's `heap.duplicates`); left out where there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<crate::report::duplicates::DuplicatesJson>,
 }
 
 #[derive(Serialize)]
@@ -245,6 +249,7 @@ fn heap_overview(loaded: &Loaded, h: &HeapSection) -> HeapOverview {
             objects: l.objects.len(),
             found: l.objects.iter().filter(|w| w.found).count(),
         }),
+        duplicates: h.duplicates.clone(),
     }
 }
 

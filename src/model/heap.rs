@@ -41,8 +41,12 @@ pub struct HeapSnapshot {
     /// Problems that did not stop the parse.
     pub warnings: Vec<Warning>,
     /// The ids were all handed out for this dump (an ArkTS OOM rawheap numbers its objects
-    /// afresh): two such snapshots cannot be matched by id.
+    /// afresh; the static ArkTS VM's DevTools snapshot numbers them by position): two such
+    /// snapshots cannot be matched by id.
     pub fresh_ids: bool,
+    /// Of those, the ids are node positions (`2i + 1`, the static ArkTS VM's DevTools
+    /// snapshot).
+    pub positional_ids: bool,
     /// The allocation trace and timeline samples, when they were asked for and the
     /// snapshot has them.
     pub allocations: Option<Box<AllocationData>>,

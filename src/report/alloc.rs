@@ -192,7 +192,8 @@ pub struct PositionJson {
     /// The script's name; null where the snapshot does not hold it (`script_id` then
     /// names it).
     pub script: Option<String>,
-    /// V8's script id; null for ArkTS.
+    /// V8's script id; null for ArkTS, and for an original position a source map gave
+    /// (`script` is then the original source).
     pub script_id: Option<u32>,
     /// 1-based.
     pub line: u32,

@@ -7,6 +7,10 @@
 //! Since a node's total is its own time plus its children's, children never sum past
 //! their parent, on either side. A node that only BASE has is a frame of value 0.
 //!
+//! A report without a CPU flame graph but with the allocations' (`alloc.flame`, sampling
+//! heap profiles) writes that one instead, in the same shape with `unit` `bytes`: a
+//! frame's values are the bytes allocated in the node and its callees.
+//!
 //! The text is compact (one line): a flame graph can be up to 1500 frames deep, and an
 //! indented one would grow with the square of its depth. It is written without
 //! recursion for the same reason.
@@ -14,31 +18,61 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::{FlameJson, Render, Report};
+use super::{BaseHead, FrameJson, Render, Report};
 
 /// The `--format flamegraph-json` renderer.
 pub struct FlameGraphJson;
 
 /// Why a report without call trees has no flame graph.
-pub const NO_FLAME: &str = "a flame graph needs the call stacks of two CPU profiles, and this report has none (no CPU section, or a side is a baseline, which keeps per-function sums only)";
+pub const NO_FLAME: &str = "a flame graph needs the call stacks of two CPU profiles or of two sampling heap profiles, and this report has none (no CPU or allocation section, or a side is a baseline, which keeps per-function sums only)";
+
+/// A flame graph to write: its unit, frames, nodes (frame, parent, total) and how many
+/// nodes were left out.
+struct Graph<'a> {
+    unit: &'static str,
+    frames: &'a [FrameJson],
+    nodes: Vec<(usize, Option<usize>, BaseHead)>,
+    omitted: usize,
+}
+
+/// The CPU's flame graph, else the allocations'.
+fn graph(report: &Report) -> Option<Graph<'_>> {
+    if let Some(f) = report.cpu.as_ref().and_then(|c| c.flame.as_ref()) {
+        return Some(Graph {
+            unit: "microseconds",
+            frames: &f.frames,
+            nodes: f
+                .nodes
+                .iter()
+                .map(|n| (n.frame, n.parent, n.total_us))
+                .collect(),
+            omitted: f.omitted_nodes,
+        });
+    }
+    let f = report.alloc.as_ref()?.flame.as_ref()?;
+    Some(Graph {
+        unit: "bytes",
+        frames: &f.frames,
+        nodes: f
+            .nodes
+            .iter()
+            .map(|n| (n.frame, n.parent, n.total_bytes))
+            .collect(),
+        omitted: f.omitted_nodes,
+    })
+}
 
 impl Render for FlameGraphJson {
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let flame = report
-            .cpu
-            .as_ref()
-            .and_then(|c| c.flame.as_ref())
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, NO_FLAME))?;
+        let flame =
+            graph(report).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, NO_FLAME))?;
         let mut text = String::with_capacity(256 * flame.nodes.len() + 256);
-        text.push_str(
-            r#"{"unit":"microseconds","available_dimension":["method"],"dimension":"method","#,
-        );
         let _ = write!(
             text,
-            r#""omitted_frames":{},"root_frame":"#,
-            flame.omitted_nodes
+            r#"{{"unit":"{}","available_dimension":["method"],"dimension":"method","omitted_frames":{},"root_frame":"#,
+            flame.unit, flame.omitted
         );
-        write_frames(&mut text, flame);
+        write_frames(&mut text, &flame);
         text.push_str("}\n");
         out.write_all(text.as_bytes())
     }
@@ -58,12 +92,12 @@ fn package_and_file(url: &str) -> (&str, &str) {
 /// Writes the root frame and, nested in it, every other node. `nodes` are in depth-first
 /// order with each parent before its children, so one pass with a stack of the open
 /// frames writes them.
-fn write_frames(text: &mut String, graph: &FlameJson) {
+fn write_frames(text: &mut String, graph: &Graph<'_>) {
     // (node, whether a child has been written)
     let mut open: Vec<(usize, bool)> = Vec::new();
-    for (i, node) in graph.nodes.iter().enumerate() {
+    for (i, &(frame, parent, total)) in graph.nodes.iter().enumerate() {
         while let Some(&(top, _)) = open.last() {
-            if Some(top) == node.parent {
+            if Some(top) == parent {
                 break;
             }
             text.push_str("]}");
@@ -75,13 +109,13 @@ fn write_frames(text: &mut String, graph: &FlameJson) {
             }
             top.1 = true;
         }
-        let frame = &graph.frames[node.frame];
+        let frame = &graph.frames[frame];
         let (package, file) = package_and_file(&frame.url);
-        let (head, base) = (node.total_us.head, node.total_us.base);
+        let (head, base) = (total.head, total.base);
         let _ = write!(
             text,
             r#"{{"value":{head},"base_value":{base},"delta":{},"method":{},"line":{},"source_file":{},"thread":"","modifier":"","library":"","package":{},"class":"","sub_frame":["#,
-            node.total_us.delta(),
+            total.delta(),
             quoted(&frame.name),
             frame.line,
             quoted(file),
@@ -100,6 +134,7 @@ mod tests {
     use crate::diff::flame::{Flame, FlameNode};
     use crate::model::change::Change;
     use crate::model::cpu::Frame;
+    use crate::report::FlameJson;
     use crate::report::line_protocol::fixture;
 
     fn render(flame: Option<&Flame>) -> io::Result<serde_json::Value> {

@@ -616,6 +616,7 @@ pub(super) mod fixture {
                 explain: Vec::new(),
                 leaklist: None,
                 leak_traces: None,
+                duplicates: None,
                 sites: None,
                 timeline: None,
                 vms: None,

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use super::arkts;
 use super::columns::{self, Align, Column, Renderer, Shown, Total, first};
+use super::duplicates::{self, DuplicatesJson};
 use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
 use super::text::capitalized;
 use super::{
@@ -270,6 +271,9 @@ impl Markdown {
         if let Some(leaks) = &heap.leak_traces {
             leak_traces(out, leaks, self.top)?;
         }
+        if let Some(d) = &heap.duplicates {
+            duplicates(out, d, self.top)?;
+        }
         if let Some(list) = &heap.leaklist {
             self.leaklist(list, out)?;
         }
@@ -466,6 +470,32 @@ fn steps_block(out: &mut dyn Write, steps: &[String]) -> io::Result<()> {
         writeln!(out, "{}", s.replace(['\n', '\r'], " "))?;
     }
     writeln!(out, "{fence}\n")
+}
+
+/// The duplicated values that waste the most: a row each.
+fn duplicates(out: &mut dyn Write, d: &DuplicatesJson, top: usize) -> io::Result<()> {
+    let (shown, hidden) = d.shown(top);
+    if shown.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n#### Duplicated values\n")?;
+    writeln!(out, "{}.\n", d.heading())?;
+    writeln!(out, "| Value | Copies | Size | Wasted |")?;
+    writeln!(out, "| --- | ---: | ---: | ---: |")?;
+    for x in shown {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            code(&x.short_value(duplicates::MARKDOWN_VALUE)),
+            format_count(x.count),
+            format_size(x.size),
+            format_size(x.wasted),
+        )?;
+    }
+    if hidden > 0 {
+        writeln!(out, "\n*… {hidden} more (the JSON report has them).*")?;
+    }
+    Ok(())
 }
 
 /// The largest leak clusters and those with a web leak shape: a row each, then their

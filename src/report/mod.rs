@@ -5,6 +5,7 @@ pub mod alloc;
 mod arkts;
 pub mod benchmark_json;
 pub(crate) mod columns;
+pub mod duplicates;
 pub mod flamegraph_json;
 pub mod github;
 pub mod html;
@@ -180,6 +181,10 @@ pub struct HeapSection {
     /// The leaked objects clustered by their leak traces; null where HEAD's graph was not
     /// read or the ids do not tell which objects are new.
     pub leak_traces: Option<leaks::LeakTracesJson>,
+    /// HEAD's duplicated strings and objects that waste at least `floor` each; left out
+    /// where HEAD's graph was not read or no value reaches the floor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<duplicates::DuplicatesJson>,
     /// Where HEAD's new objects were allocated, where HEAD carries an allocation trace
     /// and its objects are matched with BASE's; left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1620,6 +1625,10 @@ impl HeapSection {
                 .leaks
                 .as_ref()
                 .map(|l| leaks::LeakTracesJson::from_result(l, &scripts)),
+            duplicates: r
+                .duplicates
+                .as_ref()
+                .map(duplicates::DuplicatesJson::from_result),
             sites: view.as_ref().and_then(|v| {
                 v.a.sites
                     .as_ref()

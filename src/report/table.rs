@@ -4,9 +4,10 @@
 use std::io::{self, Write};
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table};
 
 use super::columns::{self, Align, Column, Renderer, first};
+use super::duplicates::{self, DuplicatesJson};
 use super::leaks::{JSON_CLUSTERS, LeakTracesJson};
 use super::text::{arrows, percent_change};
 use super::{
@@ -72,6 +73,11 @@ fn grid<C, R>(width: Option<u16>, table: &[Column<C, R>], ctx: &C, rows: &[R]) -
     {
         let headers: Vec<_> = columns.iter().map(|c| c.header(ctx)).collect();
         fit_names(&mut cells, &headers, width);
+        // A name already shortened to fit is not wrapped as well: where even the
+        // narrowest name leaves too little room, the other columns wrap.
+        if let (Some(_), Some(column)) = (width, grid.column_mut(0)) {
+            column.set_constraint(ColumnConstraint::ContentWidth);
+        }
     }
     for row in cells {
         grid.add_row(row);
@@ -573,6 +579,28 @@ impl TableRenderer {
         Ok(())
     }
 
+    /// The duplicated values that waste the most: a line each.
+    fn duplicates(&self, d: &DuplicatesJson, out: &mut dyn Write) -> io::Result<()> {
+        let (shown, hidden) = d.shown(self.top);
+        if shown.is_empty() {
+            return Ok(());
+        }
+        writeln!(out)?;
+        writeln!(out, "{}:", d.heading())?;
+        for x in shown {
+            writeln!(
+                out,
+                "  {}: {}",
+                x.figures(),
+                x.short_value(duplicates::TABLE_VALUE)
+            )?;
+        }
+        if hidden > 0 {
+            writeln!(out, "… {hidden} more (the JSON report has them)")?;
+        }
+        Ok(())
+    }
+
     /// Where HEAD's new objects were allocated: a row per site.
     fn sites(&self, sites: &alloc::SitesJson, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
@@ -716,6 +744,9 @@ impl Render for TableRenderer {
             }
             if let Some(leaks) = &heap.leak_traces {
                 self.leak_traces(leaks, out)?;
+            }
+            if let Some(d) = &heap.duplicates {
+                self.duplicates(d, out)?;
             }
             if let Some(list) = &heap.leaklist {
                 self.leaklist(list, out)?;

@@ -964,3 +964,85 @@ fn normalize_scales_the_flame_graph_too() {
     assert!(base.abs_diff(head) <= nodes.div_ceil(2), "{base} vs {head}");
     assert!(base != 351_856, "BASE is scaled");
 }
+
+/// `fast.cpuprofile` or `slow.cpuprofile` with `main` renamed to `name` (as a bundler's
+/// mangled or a class's long qualified name would be), written to `dir`.
+fn renamed_main(dir: &Path, which: &str, name: &str) -> PathBuf {
+    let mut profile = doc(&format!("{which}.cpuprofile"));
+    let mut renamed = 0;
+    for node in profile["nodes"].as_array_mut().unwrap() {
+        if node["callFrame"]["functionName"] == "main" {
+            node["callFrame"]["functionName"] = Value::from(name);
+            renamed += 1;
+        }
+    }
+    assert!(renamed > 0, "{which}.cpuprofile has no main");
+    let path = dir.join(format!("{which}.cpuprofile"));
+    std::fs::write(&path, serde_json::to_vec(&profile).unwrap()).unwrap();
+    path
+}
+
+/// The table on a terminal of `columns` columns: arkdiff run in a pseudo-terminal by
+/// util-linux's `script`; None (with a message) where there is no `script`.
+fn on_a_terminal(columns: u16, args: &[&str]) -> Option<String> {
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_arkdiff"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{a}'"))
+        .collect();
+    let run = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("stty cols {columns}; {}", quoted.join(" ")),
+            "/dev/null",
+        ])
+        .output();
+    match run {
+        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => panic!("script: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            eprintln!("SKIPPED the terminal part: no util-linux script ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn long_function_names_are_shortened_on_a_terminal_and_kept_whole_elsewhere() {
+    let long = format!("veryLongQualifiedName.{}.main", "segment".repeat(30));
+    let dir = TempDir::new().unwrap();
+    let base = renamed_main(dir.path(), "fast", &long);
+    let head = renamed_main(dir.path(), "slow", &long);
+    let (base, head) = (base.to_str().unwrap(), head.to_str().unwrap());
+    // A file or a pipe keeps the whole name, as JSON and Markdown do.
+    assert!(stdout(&arkdiff(&[base, head])).contains(&long));
+    let report = json(&arkdiff(&[base, head, "--format", "json"]));
+    assert_eq!(function_row(&report, &long)["name"], long.as_str());
+    assert!(stdout(&arkdiff(&[base, head, "--format", "markdown"])).contains(&long));
+    for columns in [120, 100] {
+        let Some(text) = on_a_terminal(columns, &[base, head]) else {
+            return;
+        };
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains('│')).collect();
+        assert!(!rows.is_empty(), "{text}");
+        for row in &rows {
+            assert!(
+                row.chars().count() <= usize::from(columns),
+                "{columns}: {row}"
+            );
+        }
+        // The name, on one line, its middle left out.
+        let named: Vec<&&str> = rows.iter().filter(|r| r.contains("veryLong")).collect();
+        assert_eq!(named.len(), 1, "{columns}: {text}");
+        let cell = named[0]
+            .split('┆')
+            .next()
+            .unwrap()
+            .trim_start_matches('│')
+            .trim();
+        assert!(cell.starts_with("veryLong"), "{cell}");
+        assert!(cell.chars().count() < 40, "{cell}");
+        assert!(!text.contains("segmentsegment"), "{columns}: {text}");
+        assert!(cell.ends_with("t.main"), "{cell}");
+        assert!(cell.contains('…'), "{cell}");
+    }
+}

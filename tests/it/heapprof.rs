@@ -1058,3 +1058,93 @@ fn allocation_site_frames_map_as_profile_functions_do() {
     };
     assert_eq!(original_site(&mut maps, &other, &mut counts), other);
 }
+
+#[test]
+fn flamegraph_json_of_a_heap_profile_pair_is_the_allocation_flame_in_bytes() {
+    // The pair of the gate tests (HEAD's makeOrders allocates about 3× more), and the
+    // bundle's profile against itself with its source map.
+    let pair = [
+        format!("{DATA}/base/run01.heapprofile.gz"),
+        format!("{DATA}/head/run01.heapprofile.gz"),
+    ];
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        pair.iter()
+            .cloned()
+            .chain(extra.iter().map(|s| (*s).to_owned()))
+            .collect()
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = arkdiff_in(Path::new(env!("CARGO_MANIFEST_DIR")), &a);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let graph = run(args(&["--format", "flamegraph-json"]));
+    let json = run(args(&["--format", "json"]));
+    assert_eq!(graph["unit"], "bytes");
+    let root = &graph["root_frame"];
+    assert_eq!(root["method"], "(root)");
+    assert_eq!(root["value"], json["alloc"]["bytes_head"]);
+    assert_eq!(root["base_value"], json["alloc"]["bytes_base"]);
+    // Children never sum past their parent, and makeOrders is there at HEAD's bytes.
+    let mut stack = vec![root];
+    let mut orders = None;
+    while let Some(f) = stack.pop() {
+        let kids = f["sub_frame"].as_array().unwrap();
+        for side in ["value", "base_value"] {
+            let sum: u64 = kids.iter().map(|k| k[side].as_u64().unwrap()).sum();
+            assert!(
+                sum <= f[side].as_u64().unwrap(),
+                "{side} of {}",
+                f["method"]
+            );
+        }
+        if f["method"] == "makeOrders" {
+            orders.get_or_insert(f);
+        }
+        stack.extend(kids);
+    }
+    let orders = orders.expect("makeOrders");
+    let total = |side: &str| {
+        json["alloc"]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "makeOrders")
+            .unwrap()[side]
+            .clone()
+    };
+    assert_eq!(orders["value"], total("total_bytes_head"));
+    assert_eq!(orders["base_value"], total("total_bytes_base"));
+
+    // The bundle's frames at their original sources.
+    let bundle = format!("{BUNDLE}/main.heapprofile.gz");
+    let mapped = run(vec![
+        bundle.clone(),
+        bundle,
+        "--source-map".into(),
+        format!("{BUNDLE}/dist"),
+        "--format".into(),
+        "flamegraph-json".into(),
+    ]);
+    let mut files = std::collections::BTreeSet::new();
+    let mut stack = vec![&mapped["root_frame"]];
+    while let Some(f) = stack.pop() {
+        files.insert(f["source_file"].as_str().unwrap().to_owned());
+        if f["method"] == "cartTotal" {
+            assert_eq!(
+                (&f["source_file"], &f["line"]),
+                (&"src/cart.ts".into(), &20.into())
+            );
+        }
+        stack.extend(f["sub_frame"].as_array().unwrap());
+    }
+    assert!(
+        files.contains("src/main.ts") && files.contains("src/catalog.ts"),
+        "{files:?}"
+    );
+    assert!(
+        !files.iter().any(|f| f.ends_with("dist/main.js")),
+        "{files:?}"
+    );
+}

@@ -32,6 +32,7 @@ mod regressions;
 mod release;
 mod runsets;
 mod schema;
+mod sourcemap_sites;
 mod support_selftest;
 mod viewers;
 mod web_leaks;

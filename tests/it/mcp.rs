@@ -366,6 +366,15 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
         &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]}),
     );
     assert_ne!(pair["capture"], capture);
+    // HEAD's duplicated strings, as the JSON report has them.
+    assert_eq!(pair["heap"]["duplicates"], gated_cli["heap"]["duplicates"]);
+    assert_eq!(
+        pair["heap"]["duplicates"]["strings"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
     let gate = s.call(
         "gate",
         &json!({"capture": pair["capture"], "config": "gate.toml"}),

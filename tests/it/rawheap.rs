@@ -568,15 +568,17 @@ fn a_heap_reads_the_same_laid_out_as_the_vm_writes_it_or_sorted() {
                 ),
             ]
         });
-        let mut device = report(dir.path(), &paths[0][0], &paths[1][0], &[]);
-        let mut sorted = report(dir.path(), &paths[0][1], &paths[1][1], &[]);
-        // The leak traces are shortest paths, whose ties the layout breaks: what leaked is
-        // the same, the traces compared apart.
-        let traces = |r: &mut serde_json::Value| r["heap"]["leak_traces"].take();
-        let (d, s) = (traces(&mut device), traces(&mut sorted));
-        for key in ["leaked_count", "leaked_size", "ignored_count"] {
-            assert_eq!(d[key], s[key], "version {version}: {key}");
-        }
+        let device = report(dir.path(), &paths[0][0], &paths[1][0], &[]);
+        let sorted = report(dir.path(), &paths[0][1], &paths[1][1], &[]);
+        // The leak traces too: ties between objects of equal retained size (the 6,000
+        // LeakedRecords, a cluster's representative or a class's largest) go by id, not by
+        // where the file puts them.
+        let traces = &device["heap"]["leak_traces"];
+        assert!(
+            traces["cluster_count"].as_u64().unwrap() > 10,
+            "version {version}: {traces}"
+        );
+        assert_eq!(traces, &sorted["heap"]["leak_traces"], "version {version}");
         assert_eq!(device["heap"], sorted["heap"], "version {version}");
     }
 }

@@ -797,13 +797,26 @@ fn the_static_vms_cdp_snapshots_read_as_heap_snapshots() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let r = json(&out);
-    // Counts and sizes by class. (The ids are positions, 2 x index + 1; arkdiff does not
-    // tell them from V8's yet, so new and deleted objects are not asserted here.)
-    // 12 nodes and the class mirror, which the CDP dialect names after its class (§11).
+    // Counts and sizes by class: 12 nodes and the class mirror, which the CDP dialect
+    // names after its class (§11).
     let node = row(&r, "app.Node");
     assert_eq!(
         (node["count_base"].as_u64(), node["count_delta"].as_i64()),
         (Some(13), Some(10))
+    );
+    // The ids are positions (2 x index + 1): the ten new nodes moved every later object's
+    // id, so ids match nothing, and no object is called new or deleted by its id.
+    assert_eq!(r["heap"]["id_matching"], "disjoint");
+    assert!(node["new_count"].is_null(), "{node}");
+    let warning = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "fresh-ids")
+        .unwrap_or_else(|| panic!("{}", r["warnings"]));
+    assert!(
+        warning["message"].as_str().unwrap().contains("by position"),
+        "{warning}"
     );
     // The path names the fields and the root category.
     let path = r["heap"]["explain"][0]["retainer_path"].to_string();

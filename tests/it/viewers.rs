@@ -140,7 +140,7 @@ fn a_flame_graph_needs_two_cpu_profiles() {
     assert!(out.stdout.is_empty());
     let err = stderr(&out);
     assert!(
-        err.contains("--format flamegraph-json is given, but the inputs carry no CPU profiles"),
+        err.contains("--format flamegraph-json is given, but the inputs carry no CPU or sampling heap profiles"),
         "{err}"
     );
     // A baseline keeps no stacks.

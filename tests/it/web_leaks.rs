@@ -581,3 +581,169 @@ fn explain_shows_the_representative_of_the_largest_cluster() {
     assert_eq!(path["instance_id"], array["largest_id"]);
     assert!(leaks["retained"].as_u64().unwrap() >= 8 << 20);
 }
+
+/// memlab's `getReadableBytes`: `200KB`, `197.5KB`, `72 bytes` (decimal units, one
+/// decimal cut, not rounded).
+fn memlab_bytes(bytes: u64) -> String {
+    let cut = |unit: u64| {
+        let tenths = bytes / (unit / 10);
+        if tenths.is_multiple_of(10) {
+            format!("{}", tenths / 10)
+        } else {
+            format!("{}.{}", tenths / 10, tenths % 10)
+        }
+    };
+    match bytes {
+        1_000_000.. => format!("{}MB", cut(1_000_000)),
+        1_000.. => format!("{}KB", cut(1_000)),
+        _ => format!("{bytes} bytes"),
+    }
+}
+
+#[test]
+fn the_reports_show_memlabs_duplicates_that_waste_the_floor() {
+    use support::cli::{arkdiff_in, json, stdout};
+    assert_eq!(memlab_bytes(197_520), "197.5KB");
+    assert_eq!(memlab_bytes(200_000), "200KB");
+    let expected = expected();
+    let dir = data("web/leaks");
+    let files = ["plateau-0.heapsnapshot.gz", "plateau-1.heapsnapshot.gz"];
+    let report = json(&arkdiff_in(&dir, &[files[0], files[1], "--format", "json"]));
+    let d = &report["heap"]["duplicates"];
+    let floor = d["floor"].as_u64().unwrap();
+    assert_eq!(floor, 64 * 1024);
+    for (kind, memlab_kind) in [("strings", "strings"), ("objects", "objects")] {
+        let ours = d[kind].as_array().unwrap();
+        let theirs = expected["duplicates"][memlab_kind]["top_in_size"]
+            .as_array()
+            .unwrap();
+        // memlab lists every duplicated value; those worth reporting (a few KiB at most
+        // for the rest) are the ones whose copies beyond one waste the floor.
+        let worth: Vec<&Value> = theirs
+            .iter()
+            .filter(|t| t["size"].as_str().unwrap().ends_with("KB"))
+            .filter(|t| {
+                let kb: f64 = t["size"]
+                    .as_str()
+                    .unwrap()
+                    .trim_end_matches("KB")
+                    .parse()
+                    .unwrap();
+                let n: f64 = t["count"].as_str().unwrap().parse().unwrap();
+                kb * 1000.0 * (n - 1.0) / n >= 64.0 * 1024.0
+            })
+            .collect();
+        assert_eq!(
+            ours.len(),
+            worth.len(),
+            "{kind}: {ours:?} vs memlab's {worth:?}"
+        );
+        for (o, t) in ours.iter().zip(&worth) {
+            assert_eq!(
+                o["count"].to_string(),
+                t["count"].as_str().unwrap(),
+                "{kind}"
+            );
+            assert_eq!(
+                memlab_bytes(o["size"].as_u64().unwrap()),
+                t["size"],
+                "{kind}"
+            );
+            let count = o["count"].as_u64().unwrap();
+            let size = o["size"].as_u64().unwrap();
+            assert_eq!(o["wasted"].as_u64().unwrap(), size * (count - 1) / count);
+            assert!(o["wasted"].as_u64().unwrap() >= floor);
+        }
+        if kind == "strings" {
+            assert_eq!(ours[0]["value"], worth[0]["value"]);
+        } else {
+            // memlab writes `{"class":"Object","object":{"v":0}}`.
+            assert_eq!(
+                ours[0]["value"], "Object {v: 0}",
+                "memlab: {}",
+                worth[0]["value"]
+            );
+        }
+    }
+    // The table and Markdown show them, the value included.
+    let table = stdout(&arkdiff_in(&dir, &files));
+    assert!(
+        table.contains(
+            "\n  10,000 copies, 195.31 KiB (195.29 KiB wasted): \"duplicated string value0\"\n"
+        ),
+        "{table}"
+    );
+    assert!(table.contains(": Object {v: 0}\n"), "{table}");
+    let markdown = stdout(&arkdiff_in(
+        &dir,
+        &[files[0], files[1], "--format", "markdown"],
+    ));
+    assert!(
+        markdown.contains("| `\"duplicated string value0\"` | 10,000 | 195.31 KiB | 195.29 KiB |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn no_duplicates_section_where_nothing_wastes_the_floor() {
+    use support::cli::{arkdiff, json, stdout};
+    let files = [
+        data("stable-0.heapsnapshot.gz"),
+        data("stable-3.heapsnapshot.gz"),
+    ];
+    let args = [files[0].to_str().unwrap(), files[1].to_str().unwrap()];
+    let report = json(&arkdiff(&[args[0], args[1], "--format", "json"]));
+    assert!(
+        report["heap"]["leak_traces"].is_object(),
+        "graphs were read"
+    );
+    assert!(
+        report["heap"].get("duplicates").is_none(),
+        "{}",
+        report["heap"]["duplicates"]
+    );
+    assert!(!stdout(&arkdiff(&args)).contains("Duplicated values"));
+}
+
+/// On the Node leak series, memlab 2.0.5 (`memlab analyze string --snapshot
+/// leak-3.heapsnapshot`) lists the same four values, 6,000 copies each, with the same
+/// first examples (@98573, @99597, @99683, @99769). Its sizes are retained sizes: 720KB,
+/// 528KB, 336KB for the concatenated strings (each counting the parts it holds, which are
+/// listed again as values of their own) and 144KB for the flat `"xxxxxxxx"`; arkdiff's
+/// are self sizes, which agree with memlab's for flat strings and add up.
+#[test]
+fn concatenated_strings_count_their_own_bytes() {
+    use support::cli::{arkdiff, json};
+    let files = [
+        data("leak-0.heapsnapshot.gz"),
+        data("leak-3.heapsnapshot.gz"),
+    ];
+    let report = json(&arkdiff(&[
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let strings = report["heap"]["duplicates"]["strings"].as_array().unwrap();
+    let rows: Vec<(usize, u64, u64, u64)> = strings
+        .iter()
+        .map(|s| {
+            (
+                s["value"].as_str().unwrap().len() - 2,
+                s["count"].as_u64().unwrap(),
+                s["size"].as_u64().unwrap(),
+                s["example_id"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (64, 6000, 192_000, 98_573),
+            (32, 6000, 192_000, 99_597),
+            (16, 6000, 192_000, 99_683),
+            (8, 6000, 144_000, 99_769),
+        ]
+    );
+    assert_eq!(memlab_bytes(144_000), "144KB");
+}

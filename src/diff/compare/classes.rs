@@ -85,5 +85,6 @@ pub(super) fn compare(
         allocations: None,
         vms: None,
         leaks: None,
+        duplicates: None,
     })
 }

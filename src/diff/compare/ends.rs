@@ -183,7 +183,12 @@ pub(super) fn diff_ends(
             Warning::new(
                 WarningCode::FreshIds,
                 format!(
-                    "both rawheaps number their objects afresh (ids 3, 5, 7, … in dump order, as an out-of-memory dump does), so ids do not tell which objects are the same; only counts and sizes are compared{paths}"
+                    "{}, so ids do not tell which objects are the same; only counts and sizes are compared{paths}",
+                    if base.snap.positional_ids || head.snap.positional_ids {
+                        "the snapshots number their objects by position (ids 1, 3, 5, … in node order, as the static ArkTS VM's DevTools snapshot does)"
+                    } else {
+                        "both rawheaps number their objects afresh (ids 3, 5, 7, … in dump order, as an out-of-memory dump does)"
+                    }
                 ),
             )
         } else {

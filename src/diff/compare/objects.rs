@@ -31,6 +31,12 @@ pub(super) fn compare(
     } else {
         None
     };
+    let duplicates = if needs.leaks {
+        progress("finding duplicated strings and objects".into());
+        traces::duplicates(&ends)
+    } else {
+        None
+    };
     let (stage, owners_note) = if needs.owners {
         owners_of(&ends, &diff, options, progress)
     } else {
@@ -112,6 +118,7 @@ pub(super) fn compare(
         allocations,
         vms,
         leaks,
+        duplicates,
     })
 }
 

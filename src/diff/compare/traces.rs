@@ -2,11 +2,12 @@
 
 use super::ends::Ends;
 use super::{Pick, Result};
-use crate::diff::LeakTraces;
+use crate::analysis::shapes::{Duplicate, duplicated_objects, duplicated_strings};
 use crate::diff::explain::ClassDetail;
 use crate::diff::explain::Explainer;
 use crate::diff::heap::ById;
 use crate::diff::leaks::{LeakOptions, leak_clusters, leaked_after_action, new_objects};
+use crate::diff::{DuplicateValue, Duplicates, LeakTraces};
 use crate::input::options::ParseOptions;
 
 /// The leaked objects of HEAD clustered by their leak traces: those new since BASE, or
@@ -47,4 +48,40 @@ pub fn detail(explainer: &Explainer<'_>, leaks: Option<&LeakTraces>, name: &str)
         Some((_, k)) => explainer.detail_of(name, k.largest),
         None => explainer.detail(name),
     }
+}
+
+/// The least a duplicated value wastes (its copies beyond one) to be reported, bytes:
+/// below it, the runtime's own repeated names (`"Document"` three times) are noise.
+pub const DUPLICATE_FLOOR: u64 = 64 * 1024;
+
+/// How many duplicated strings, and how many objects, are looked at (largest total size
+/// first) before the floor is applied.
+const DUPLICATES_TOP: usize = 10;
+
+/// HEAD's duplicated strings and objects that waste at least [`DUPLICATE_FLOOR`] each;
+/// None where HEAD's graph or labels were not read, or nothing reaches the floor.
+pub(super) fn duplicates(ends: &Ends) -> Option<Duplicates> {
+    let snap = &ends.head.snap;
+    let g = snap.graph.as_ref()?;
+    g.labels.as_ref()?;
+    let worth = |found: Vec<Duplicate>| -> Vec<DuplicateValue> {
+        found
+            .into_iter()
+            .filter(|d| d.wasted() >= DUPLICATE_FLOOR)
+            .map(|d| DuplicateValue {
+                wasted: d.wasted(),
+                example_id: snap.ids.get(d.example as usize),
+                value: d.value,
+                count: d.count,
+                size: d.size,
+            })
+            .collect()
+    };
+    let strings = worth(duplicated_strings(snap, g, |_| true, DUPLICATES_TOP));
+    let objects = worth(duplicated_objects(snap, g, |_| true, DUPLICATES_TOP));
+    (!strings.is_empty() || !objects.is_empty()).then_some(Duplicates {
+        floor: DUPLICATE_FLOOR,
+        strings,
+        objects,
+    })
 }

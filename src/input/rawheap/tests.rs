@@ -346,7 +346,7 @@ fn version_1_without_a_graph_has_every_node_but_the_values_the_edges_make() {
     const E: u64 = 0x2300;
     h.objects.push(object(
         E,
-        0x77 << 32 | 13,
+        0x77 << 32 | 0xD,
         40,
         slots(&[H_PLAIN, PROPS, 0xFFFF_0000_0000_0007, 0x07, 0x03]),
     ));
@@ -363,7 +363,10 @@ fn version_1_without_a_graph_has_every_node_but_the_values_the_edges_make() {
         assert_eq!(without_values(&columns), without_values(&full));
         let last = columns.node_count() - 1;
         assert_eq!(
-            (columns.self_sizes.get(last), columns.class_names[columns.classes[last] as usize].as_str()),
+            (
+                columns.self_sizes.get(last),
+                columns.class_names[columns.classes[last] as usize].as_str()
+            ),
             (1, "(number)"),
             "the metadata's values come last"
         );

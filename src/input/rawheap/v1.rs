@@ -165,7 +165,7 @@ pub(super) fn parse<R: Twin>(
                 let matched = NameRoom::new(total);
                 // The node columns' memory is mapped while the index is made and the
                 // names are matched.
-                let columns = std::thread::spawn(move || ColumnRoom::new(total));
+                let columns = Joined(Some(std::thread::spawn(move || ColumnRoom::new(total))));
                 (listed, matched, columns)
             })
         });
@@ -296,7 +296,7 @@ pub(super) fn parse<R: Twin>(
 
     // The nodes, in the translator's order.
     let columns = columns
-        .and_then(|handle| handle.join().ok())
+        .and_then(Joined::join)
         .unwrap_or_else(|| ColumnRoom::new(0));
     nodes.names = columns.labels;
     nodes.types = columns.types;
@@ -410,6 +410,24 @@ pub(super) fn parse<R: Twin>(
     let snap = nodes.finish(graph, options);
     give_back((objs, by_addr, plan), options);
     Ok(snap)
+}
+
+/// A thread's result. Dropped unused (the read failed, or did not need it), the thread is
+/// joined all the same, so that none outlives the read.
+struct Joined<T>(Option<std::thread::JoinHandle<T>>);
+
+impl<T> Joined<T> {
+    fn join(mut self) -> Option<T> {
+        self.0.take()?.join().ok()
+    }
+}
+
+impl<T> Drop for Joined<T> {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            drop(handle.join());
+        }
+    }
 }
 
 /// Frees what a read no longer needs: on a thread of its own where one is free, as

@@ -625,6 +625,7 @@ mod tests {
             explain: Vec::new(),
             leaklist: None,
             leak_traces: None,
+            duplicates: None,
             sites: None,
             timeline: None,
             vms: None,
