@@ -1,4 +1,4 @@
-//! The command line: the clap definition, and its translation into an [`app::Request`].
+//! The command line: the clap definition, and its translation into an `app::Request`.
 //! Nothing else in the crate imports clap.
 
 use std::path::PathBuf;
@@ -126,7 +126,7 @@ Exit codes: 0 no threshold exceeded, 1 a threshold exceeded, 2 bad usage or inpu
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 
     /// Captures: .htrace, .heapsnapshot, ArkTS .rawheap, .cpuprofile, Chrome Trace Event
     /// JSON, a JS Self-Profiling trace or a sampling heap profile (.heapprofile), plain or
@@ -138,27 +138,27 @@ pub struct Cli {
     /// snapshot). A directory is one side's repeated runs: every CPU profile (or every
     /// sampling heap profile) in it, of one kind, compared with statistics (see --alpha).
     #[arg(required = true, value_name = "INPUT", help_heading = INPUTS)]
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
 
     /// Which snapshot of BASE to compare (0-based; negative counts from the end).
     #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = INPUTS)]
-    pub base_snapshot: Option<i64>,
+    pub(crate) base_snapshot: Option<i64>,
 
     /// Which snapshot of HEAD to compare (0-based; negative counts from the end).
     #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = INPUTS)]
-    pub head_snapshot: Option<i64>,
+    pub(crate) head_snapshot: Option<i64>,
 
     #[command(flatten)]
-    pub profile: ProfileArgs,
+    pub(crate) profile: ProfileArgs,
 
     /// Scale BASE's CPU times so that its total non-idle time equals HEAD's.
     #[arg(long, help_heading = INPUTS)]
-    pub normalize: bool,
+    pub(crate) normalize: bool,
 
     /// Match functions by script URL without its query string and fragment, so that
     /// `app.js?v=1` and `app.js?v=2` are one script (cache-busting, page variants).
     #[arg(long, help_heading = INPUTS)]
-    pub strip_url_query: bool,
+    pub(crate) strip_url_query: bool,
 
     /// Source maps for the profiles' scripts: a map file (for the script its `file` or
     /// its own name gives), or a directory searched for each script's `NAME.map` and for
@@ -167,44 +167,44 @@ pub struct Cli {
     /// script is shown at its original file, line and column (and name, where the map
     /// has one); functions that map to one original position are one row.
     #[arg(long, value_name = "FILE|DIR", help_heading = INPUTS)]
-    pub source_map: Option<PathBuf>,
+    pub(crate) source_map: Option<PathBuf>,
     /// Comparing run sets: match functions by name and script URL, not line and column,
     /// so that a run history spanning commits that move code keeps one row per function
     /// (functions of one name in one script are added up).
     #[arg(long, help_heading = INPUTS)]
-    pub ignore_positions: bool,
+    pub(crate) ignore_positions: bool,
 
     /// Thresholds file (default: arkdiff.toml in the working directory, if there).
     /// Command-line thresholds override it.
     #[arg(long, value_name = "FILE", help_heading = INPUTS)]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
 
     /// Do not read arkdiff.toml from the working directory.
     #[arg(long, conflicts_with = "config", help_heading = INPUTS)]
-    pub no_config: bool,
+    pub(crate) no_config: bool,
 
     /// The thresholds: one option per metric (see `gate::Metric`).
     #[command(flatten)]
-    pub thresholds: ThresholdArgs,
+    pub(crate) thresholds: ThresholdArgs,
 
     /// Limit the per-class thresholds to classes matching GLOB (repeatable).
     #[arg(long = "class", value_name = "GLOB", help_heading = HEAP_THRESHOLDS)]
-    pub classes: Vec<String>,
+    pub(crate) classes: Vec<String>,
 
     /// Leave classes and functions matching GLOB out of every threshold (repeatable).
     #[arg(long, value_name = "GLOB", help_heading = HEAP_THRESHOLDS)]
-    pub ignore: Vec<String>,
+    pub(crate) ignore: Vec<String>,
 
     /// Functions whose self time is below DUR on both sides are not gated (noise floor;
     /// default 1ms).
     #[arg(long, value_name = "DUR", help_heading = CPU_THRESHOLDS)]
-    pub min_function_self: Option<String>,
+    pub(crate) min_function_self: Option<String>,
 
     /// Functions whose self-allocated bytes are below SIZE on both sides are not gated
     /// (sampling noise floor; default 1MiB; `min_alloc` under `[function]` in the
     /// thresholds file).
     #[arg(long, value_name = "SIZE", help_heading = ALLOC_THRESHOLDS)]
-    pub min_function_alloc: Option<String>,
+    pub(crate) min_function_alloc: Option<String>,
 
     /// Comparing run sets (directories of repeated runs): a CPU change exceeds a threshold
     /// only when the runs show at level P that it grew past the limit (one-sided; the
@@ -212,27 +212,27 @@ pub struct Cli {
     /// estimated shift exceeds the limit (default 0.01; `alpha` under `[cpu]` in the
     /// thresholds file).
     #[arg(long, value_name = "P", help_heading = CPU_THRESHOLDS)]
-    pub alpha: Option<String>,
+    pub(crate) alpha: Option<String>,
 
     /// Limit the per-function thresholds to functions whose name matches GLOB (repeatable).
     #[arg(long = "function", value_name = "GLOB", help_heading = CPU_THRESHOLDS)]
-    pub functions: Vec<String>,
+    pub(crate) functions: Vec<String>,
 
     /// Limit the allocation-site threshold to sites whose function or script matches
     /// GLOB, e.g. 'placeOrder' or '*/src/*' (repeatable).
     #[arg(long = "site", value_name = "GLOB", help_heading = LEAKS)]
-    pub sites: Vec<String>,
+    pub(crate) sites: Vec<String>,
 
     /// Show what holds CLASS alive: one shortest path from the GC roots to an instance
     /// (a new one where possible) in HEAD (repeatable).
     #[arg(long, value_name = "CLASS", help_heading = LEAKS)]
-    pub explain: Vec<String>,
+    pub(crate) explain: Vec<String>,
 
     /// The leak watcher's list (ArkTS jsLeakWatcher `.jsleaklist`) to join with HEAD: each
     /// listed object with its retained size and path from the GC roots. Default: the
     /// `.jsleaklist` beside HEAD with the same base name, if there is one.
     #[arg(long, value_name = "FILE", help_heading = LEAKS)]
-    pub leaklist: Option<PathBuf>,
+    pub(crate) leaklist: Option<PathBuf>,
 
     /// Read the ArkTS dynamic rawheap DYNAMIC (one of the inputs) with STATIC, the static
     /// VM's dump of the same moment, as one heap: a hybrid pair joined by its cross-VM
@@ -240,33 +240,33 @@ pub struct Cli {
     /// `jsleakwatcher-static_jsheap-<pid>-<ms>.rawheap` beside
     /// `jsleakwatcher-<pid>-<tid>-<ms>.rawheap`.
     #[arg(long, value_name = "DYNAMIC=STATIC", help_heading = LEAKS)]
-    pub static_half: Vec<String>,
+    pub(crate) static_half: Vec<String>,
 
     /// A leak suspect's size must grow by at least SIZE over the series (default 64KiB).
     #[arg(long, value_name = "SIZE", help_heading = LEAKS)]
-    pub suspect_min_growth: Option<String>,
+    pub(crate) suspect_min_growth: Option<String>,
 
     /// A leak suspect's size must grow by at least this share of the last snapshot's heap
     /// (default 1%).
     #[arg(long, value_name = "PERCENT", help_heading = LEAKS)]
-    pub suspect_min_share: Option<String>,
+    pub(crate) suspect_min_share: Option<String>,
 
     /// Each interval of a series covers N iterations of a repeated action: leak owners and
     /// suspects are also reported per iteration (default 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = LEAKS)]
-    pub iterations: Option<u32>,
+    pub(crate) iterations: Option<u32>,
 
     /// The three snapshots are memlab's one-action protocol: BASELINE (before the action),
     /// TARGET (after it) and FINAL (after undoing it). What leaked is what the action
     /// allocated (in TARGET, not in BASELINE) and is still alive in FINAL, clustered by
     /// leak trace; there is no trend.
     #[arg(long, help_heading = LEAKS)]
-    pub one_action: bool,
+    pub(crate) one_action: bool,
 
     /// Skip the object graph: no retained sizes and no retainer paths, but faster and in
     /// less memory.
     #[arg(long, help_heading = LEAKS)]
-    pub no_retained: bool,
+    pub(crate) no_retained: bool,
 
     /// Output format: table (default), json, markdown, github, line-protocol,
     /// benchmark-json, html, flamegraph-json (Datakit) or trace-event (Perfetto,
@@ -275,36 +275,36 @@ pub struct Cli {
     /// FMT=FILE writes that format to FILE (FMT=- to stdout); repeat the option to write
     /// several formats in one run (at most one of them to stdout).
     #[arg(long, value_name = "FMT[=FILE]", help_heading = OUTPUT)]
-    pub format: Vec<String>,
+    pub(crate) format: Vec<String>,
 
     /// Write the report to FILE (atomically: a complete report or none) instead of
     /// stdout; `-o -` is stdout.
     #[arg(short, long, value_name = "FILE", help_heading = OUTPUT)]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 
     /// Rows per table section.
     #[arg(long, value_name = "N", default_value_t = 20, help_heading = OUTPUT)]
-    pub top: usize,
+    pub(crate) top: usize,
 
     /// Add the tag KEY=VALUE to every line-protocol point, e.g. --tag commit=abc123
     /// --tag service=shop (repeatable; over the thresholds file's [tags]).
     #[arg(long = "tag", value_name = "KEY=VALUE", help_heading = OUTPUT)]
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
 
     /// The time of every line-protocol point: nanoseconds since the Unix epoch, or RFC
     /// 3339 such as 2026-11-24T05:00:00Z (in CI, the commit's: "$(git log -1
     /// --format=%cI)"). Default: each capture's own time where it has one on a wall
     /// clock (htrace), else the time of the run.
     #[arg(long, value_name = "TIME", help_heading = OUTPUT)]
-    pub timestamp: Option<String>,
+    pub(crate) timestamp: Option<String>,
 
     /// Report violations but exit 0.
     #[arg(long, help_heading = OUTPUT)]
-    pub exit_zero: bool,
+    pub(crate) exit_zero: bool,
 
     /// Do not print warnings on stderr (they stay in the JSON report).
     #[arg(short, long, help_heading = OUTPUT)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 const INPUTS: &str = "Inputs and selection";
@@ -327,9 +327,9 @@ fn heading(metric: Metric) -> &'static str {
 /// One option per [`Metric`], built from the metric's own flag, help and unit, so that a
 /// new metric needs no code here.
 #[derive(Debug, Clone, Default)]
-pub struct ThresholdArgs {
+pub(crate) struct ThresholdArgs {
     /// The limits given, as written, in [`Metric::ALL`] order.
-    pub given: Vec<(Metric, String)>,
+    pub(crate) given: Vec<(Metric, String)>,
 }
 
 impl clap::FromArgMatches for ThresholdArgs {
@@ -381,7 +381,7 @@ impl Args for ThresholdArgs {
 
 /// Commands other than comparing.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Write a capture's class and function totals as a small baseline file, to compare
     /// later captures with (`arkdiff baseline.json HEAD`) instead of keeping the capture.
     #[command(after_help = "\
@@ -450,88 +450,88 @@ files (a directory only as a run set) and writes nothing. See docs/mcp.md.";
 
 /// `arkdiff mcp`.
 #[derive(Debug, Args)]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// The most memory the comparisons kept between calls may hold together (an
     /// estimate; one comparison alone may pass it). Sizes as elsewhere: 4GiB, 500MB.
     #[arg(long, value_name = "SIZE", default_value = "4GiB")]
-    pub memory_limit: String,
+    pub(crate) memory_limit: String,
 }
 
 #[derive(Debug, Args)]
-pub struct SummarizeArgs {
+pub(crate) struct SummarizeArgs {
     /// The capture to summarize (any input arkdiff reads).
     #[arg(value_name = "CAPTURE")]
-    pub input: PathBuf,
+    pub(crate) input: PathBuf,
 
     /// Write the baseline to FILE (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 
     /// Which heap snapshot to summarize (0-based; negative counts from the end; default
     /// the last).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub snapshot: Option<i64>,
+    pub(crate) snapshot: Option<i64>,
 
     #[command(flatten)]
-    pub profile: ProfileArgs,
+    pub(crate) profile: ProfileArgs,
 
     #[command(flatten)]
-    pub environment: EnvironmentArgs,
+    pub(crate) environment: EnvironmentArgs,
 
     /// Do not print warnings on stderr.
     #[arg(short, long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// The history directory (made when missing).
     #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 
     /// Runs to add: CPU profiles (any format arkdiff reads), or directories of them.
     #[arg(value_name = "RUN")]
-    pub runs: Vec<PathBuf>,
+    pub(crate) runs: Vec<PathBuf>,
 
     /// Keep the newest N runs.
     #[arg(long, value_name = "N", default_value_t = crate::app::history::DEFAULT_KEEP, value_parser = clap::value_parser!(u32).range(1..))]
-    pub keep: u32,
+    pub(crate) keep: u32,
 
     /// Remove runs recorded longer ago than AGE: days (30d) or hours (36h).
     #[arg(long, value_name = "AGE")]
-    pub max_age: Option<String>,
+    pub(crate) max_age: Option<String>,
 
     /// What the runs are of, kept in each summary (e.g. the commit).
     #[arg(long, value_name = "TEXT")]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
 
     /// When the runs were made (default: now): nanoseconds since the Unix epoch or RFC
     /// 3339; it names the files and orders the history.
     #[arg(long, value_name = "TIME")]
-    pub time: Option<String>,
+    pub(crate) time: Option<String>,
 
     #[command(flatten)]
-    pub profile: ProfileArgs,
+    pub(crate) profile: ProfileArgs,
 
     #[command(flatten)]
-    pub environment: EnvironmentArgs,
+    pub(crate) environment: EnvironmentArgs,
 
     /// Print nothing on stderr.
     #[arg(short, long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// What a summary records of where the profile was taken, where the profile does not say
 /// (a `.cpuprofile` says neither); compared run sets warn when the two sides differ.
 #[derive(Debug, Args)]
-pub struct EnvironmentArgs {
+pub(crate) struct EnvironmentArgs {
     /// The runtime and its version, e.g. "node v20.20.2".
     #[arg(long, value_name = "TEXT")]
-    pub runtime: Option<String>,
+    pub(crate) runtime: Option<String>,
 
     /// The CPU model of the machine that ran the profiles.
     #[arg(long, value_name = "TEXT")]
-    pub cpu_model: Option<String>,
+    pub(crate) cpu_model: Option<String>,
 }
 
 impl EnvironmentArgs {
@@ -546,19 +546,19 @@ impl EnvironmentArgs {
 
 /// Which CPU profile of a Chrome trace to use, for both commands.
 #[derive(Debug, Args)]
-pub struct ProfileArgs {
+pub(crate) struct ProfileArgs {
     /// In a Chrome trace holding several CPU profiles, use this one (default: the one
     /// with the most non-idle samples).
     #[arg(long, value_name = "PID:ID", conflicts_with = "pid", help_heading = INPUTS)]
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
 
     /// In a Chrome trace, use the CPU profile of this process.
     #[arg(long, value_name = "PID", help_heading = INPUTS)]
-    pub pid: Option<u64>,
+    pub(crate) pid: Option<u64>,
 }
 
 impl ProfileArgs {
-    pub fn pick(&self) -> Result<ProfilePick> {
+    pub(crate) fn pick(&self) -> Result<ProfilePick> {
         profile_pick(self.profile.as_deref(), self.pid)
     }
 }
@@ -684,7 +684,7 @@ pub fn run(mut cli: Cli) -> Result<ExitStatus> {
 
 impl Cli {
     /// What the command line asks for, validated.
-    pub fn into_request(mut self) -> Result<Request> {
+    pub(crate) fn into_request(mut self) -> Result<Request> {
         match self.command.take() {
             Some(Command::Completions { .. } | Command::Man | Command::Mcp(_)) => {
                 Err(Error::Internal(
@@ -725,7 +725,7 @@ impl Cli {
     }
 
     /// The comparison the command line asks for.
-    pub fn into_config(self) -> Result<Config> {
+    pub(crate) fn into_config(self) -> Result<Config> {
         let config_path = thresholds_file::locate(self.config.as_deref(), self.no_config);
         let file = match &config_path {
             Some(p) => thresholds_file::load(p)?,

@@ -13,30 +13,36 @@
 //!    whole heap comparison as one call.
 //! 6. [`gate`]: thresholds and the verdict, by [`gate::Metric`].
 //! 7. [`report`]: the report model (the JSON contract) and one renderer per format.
-//! 8. [`app`]: plans a run (what to compare, which snapshots), opens the inputs, reports
-//!    progress and writes the outputs; [`app::comparison`] is the comparison kept in
-//!    memory, before the gate and the outputs.
-//! 9. [`mcp`]: the MCP server (`arkdiff mcp`), a front end that keeps comparisons and
-//!    answers an agent's questions about them.
-//! 10. [`cli`]: the command line, which builds an [`app::Request`] (or starts the MCP
+//! 8. `app` (internal): plans a run (what to compare, which snapshots), opens the
+//!    inputs, reports progress and writes the outputs; `app::comparison` is the
+//!    comparison kept in memory, before the gate and the outputs.
+//! 9. `mcp` (internal): the MCP server (`arkdiff mcp`), a front end that keeps
+//!    comparisons and answers an agent's questions about them.
+//! 10. [`cli`]: the command line, which builds an `app::Request` (or starts the MCP
 //!     server).
+//!
+//! The binary's entry points are [`cli::Cli`] and [`cli::run`]; `app` and `mcp` are not
+//! part of the library's surface.
 //!
 //! A test (`src/layers.rs`) fails on any reference against this order, and on an
 //! import cycle between sibling modules.
 
+#![warn(missing_docs)]
+
 pub mod analysis;
-pub mod app;
+mod app;
 pub mod cli;
 pub mod diff;
 pub mod gate;
 pub mod input;
-pub mod mcp;
+mod mcp;
 pub mod model;
 pub mod report;
 pub mod units;
 pub mod warning;
 
 pub use app::ExitStatus;
+pub use app::error::Error;
 
 #[cfg(test)]
 mod layers;

@@ -18,6 +18,7 @@ pub struct Warning {
 }
 
 impl Warning {
+    /// A warning of kind `code` with the text a person reads.
     pub fn new(code: WarningCode, message: impl Into<String>) -> Warning {
         Warning {
             code,

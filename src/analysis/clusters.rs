@@ -31,8 +31,11 @@ const NONE: u32 = u32::MAX;
 /// The objects of one class in a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterClass {
+    /// The class name.
     pub class: String,
+    /// How many of the cluster's objects are of the class.
     pub count: u64,
+    /// Their self size, in bytes.
     pub self_size: u64,
     /// The retained sizes of its objects that no other object of the cluster dominates.
     pub retained: u64,
@@ -45,8 +48,12 @@ pub struct ClusterClass {
 pub struct Cluster {
     /// The roots' normalized trace (see [`Traces::trace_of`]).
     pub trace: u32,
+    /// Objects in the cluster.
     pub count: u64,
+    /// Their self size, in bytes.
     pub self_size: u64,
+    /// Their retained size in bytes, each object counted once (what freeing them would
+    /// free).
     pub retained: u64,
     /// How many roots it has: the times the same leak happened.
     pub roots: u64,
@@ -68,6 +75,7 @@ pub struct Clusters {
     /// Objects of the set no trace reaches (held only through weak edges or engine
     /// internals a trace never takes), and their self size.
     pub untraced_count: u64,
+    /// Their self size, in bytes.
     pub untraced_size: u64,
 }
 

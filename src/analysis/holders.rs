@@ -57,6 +57,7 @@ pub struct EntryCounter<'g> {
 }
 
 impl<'g> EntryCounter<'g> {
+    /// A counter over `g`, with the names it looks for found once.
     pub fn new(g: &'g HeapGraph) -> EntryCounter<'g> {
         EntryCounter {
             g,

@@ -17,9 +17,11 @@ pub const HASH_EDGE: &str = "ArkInternalHash";
 /// The list joined with the heap it was checked against.
 #[derive(Debug, Clone)]
 pub struct LeakListResult {
+    /// The list as read.
     pub list: LeakList,
     /// The heap file the list was joined with, and its SHA-256 (upper-case hex).
     pub heap_path: String,
+    /// The heap file's SHA-256 (upper-case hex).
     pub heap_sha256: String,
     /// One per listed object, in the list's order.
     pub objects: Vec<Watched>,
@@ -38,6 +40,7 @@ impl LeakListResult {
 /// A listed object and what the heap says of it.
 #[derive(Debug, Clone)]
 pub struct Watched {
+    /// The object as the list names it.
     pub object: WatchedObject,
     /// None when no node of the heap has its hash.
     pub found: Option<Found>,
@@ -46,14 +49,18 @@ pub struct Watched {
 /// The node a listed object is.
 #[derive(Debug, Clone)]
 pub struct Found {
+    /// The node's object id.
     pub id: u64,
     /// Its class, as the reports name classes.
     pub class: String,
+    /// The node's self size, in bytes.
     pub self_size: u64,
     /// None when the object graph gives no retained sizes.
     pub retained: Option<u64>,
     /// None when the snapshot states no native sizes.
     pub native_size: Option<u64>,
+    /// The native size the node retains, in bytes; None when the snapshot states no native
+    /// sizes or the graph gives no retained sizes.
     pub retained_native: Option<u64>,
     /// One shortest path from the GC roots; None where the roots do not reach it.
     pub steps: Option<Vec<Step>>,

@@ -10,7 +10,7 @@ pub mod holders;
 pub mod leaklist;
 pub mod paths;
 pub mod positions;
-pub mod retainers;
+pub(crate) mod retainers;
 pub mod shapes;
 pub mod sites;
 pub mod sourcemap;

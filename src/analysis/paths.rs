@@ -42,6 +42,7 @@ pub struct Step {
     pub edge_kind: Option<&'static str>,
     /// The node's class, or its name where that says more.
     pub node: String,
+    /// The node's object id.
     pub id: u64,
     /// The node's index in the snapshot.
     pub index: u32,
@@ -105,6 +106,7 @@ pub(crate) fn drop_unnamed_root(steps: &mut Vec<Step>, g: &HeapGraph) {
 }
 
 impl Distances {
+    /// Every node's distance from the root of `g`, found breadth first.
     pub fn new(g: &HeapGraph) -> Distances {
         let n = g.node_count();
         let mut distance = vec![NONE; n];
@@ -140,6 +142,7 @@ impl Distances {
         }
     }
 
+    /// Whether the root reaches `node`.
     pub fn is_reached(&self, node: u32) -> bool {
         self.distance[node as usize] != NONE
     }

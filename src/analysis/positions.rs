@@ -25,6 +25,7 @@ pub struct SourcePosition {
     /// The runtime's script id (V8), when known; None for an original position a source
     /// map gave.
     pub script_id: Option<u32>,
+    /// 1-based line.
     pub line: u32,
     /// None where the runtime gives the line alone (ArkTS names).
     pub column: Option<u32>,
@@ -60,6 +61,7 @@ pub struct Closures {
     pub name: Option<String>,
     /// Where the function is; None where the snapshot does not tell.
     pub position: Option<SourcePosition>,
+    /// Count and self size of the closures.
     pub totals: Totals,
 }
 

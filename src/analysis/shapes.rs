@@ -42,6 +42,7 @@ const MAX_LISTENER_DEPTH: usize = 8;
 /// A node holding event listeners.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerTarget {
+    /// The node the listeners are attached to.
     pub target: u32,
     /// Its `EventListener` nodes, in node order.
     pub listeners: Vec<u32>,
@@ -161,6 +162,7 @@ pub struct Duplicate {
     /// object's class and properties (`Object {v: 0}`). `…` stands for what the snapshot
     /// does not say (a string's text without [`crate::input::options::ParseOptions::texts`]).
     pub value: String,
+    /// How many strings or objects have the value.
     pub count: u64,
     /// Their self size.
     pub size: u64,

@@ -44,6 +44,7 @@ pub struct Frame {
     pub script: String,
     /// 1-based line and column of the function's start, where known.
     pub line: Option<u32>,
+    /// 1-based column of the function's start, where known.
     pub column: Option<u32>,
     /// ArkTS: the module the script belongs to (`entry`), when the script name says it.
     pub module: Option<String>,
@@ -127,6 +128,7 @@ pub fn split_ark_script(name: &str) -> (&str, Option<&str>) {
 /// first (the root of the trace is left out).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stack {
+    /// The functions that called the site's function, nearest first.
     pub callers: Vec<Frame>,
     /// The objects of the set allocated with this stack.
     pub totals: Totals,
@@ -135,6 +137,7 @@ pub struct Stack {
 /// One allocation site of the set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
+    /// The function that allocated.
     pub frame: Frame,
     /// The objects of the set allocated here.
     pub totals: Totals,
@@ -147,6 +150,7 @@ pub struct Site {
 /// One class of the set and where its objects were allocated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassSites {
+    /// The class.
     pub class: ClassId,
     /// All the class's objects in the set.
     pub totals: Totals,
@@ -189,6 +193,7 @@ pub struct Sites {
     /// The objects with no trace; `unknown_trace` of them name a trace node the tree
     /// does not have (a damaged or cut file).
     pub unattributed: Totals,
+    /// The part of `unattributed` whose trace node the tree does not have.
     pub unknown_trace: Totals,
     /// The runtime's own objects of the set ([`RUNTIME_CLASSES`]), left out of the rest.
     pub runtime: Totals,

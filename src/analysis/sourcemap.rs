@@ -179,6 +179,7 @@ pub struct Originals<'a> {
 }
 
 impl<'a> Originals<'a> {
+    /// Looks functions up in `maps`, nothing looked up or counted yet.
     pub fn new(maps: &'a mut SourceMaps) -> Originals<'a> {
         Originals {
             maps,

@@ -23,9 +23,11 @@ use crate::model::heap::{ClassId, HeapSnapshot, Totals};
 pub struct Interval {
     /// When it began and ended, µs since the first sample.
     pub start_us: u64,
+    /// When it ended, µs since the first sample.
     pub end_us: u64,
     /// The objects it allocated have ids above `after_id`, up to `last_id`.
     pub after_id: u64,
+    /// The last object id given out by its end.
     pub last_id: u64,
     /// Those still alive at the end.
     pub survivors: Totals,
@@ -35,10 +37,13 @@ pub struct Interval {
 /// time each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bucket {
+    /// When the first interval began, µs since the first sample.
     pub start_us: u64,
+    /// When the last interval ended, µs since the first sample.
     pub end_us: u64,
     /// Indexes into [`Timeline::intervals`].
     pub intervals: std::ops::Range<usize>,
+    /// The survivors its intervals allocated.
     pub survivors: Totals,
 }
 
@@ -82,17 +87,23 @@ impl Row {
     }
 }
 
+/// One allocation site's survivors over the recording.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimelineSite {
+    /// The function that allocated.
     pub frame: Frame,
+    /// Its survivors, in total and per bucket.
     pub row: Row,
     /// The site's survivors by class, largest size first.
     pub classes: Vec<(ClassId, Totals)>,
 }
 
+/// One class's survivors over the recording.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimelineClass {
+    /// The class.
     pub class: ClassId,
+    /// Its survivors, in total and per bucket.
     pub row: Row,
 }
 
@@ -103,6 +114,7 @@ pub struct Timeline {
     pub samples: usize,
     /// One per pair of consecutive samples.
     pub intervals: Vec<Interval>,
+    /// The intervals taken together, in time order.
     pub buckets: Vec<Bucket>,
     /// Alive objects allocated before the recording (at most the first sample's id).
     pub before: Totals,

@@ -13,14 +13,21 @@ pub enum Error {
     /// The thresholds file cannot be read or says something arkdiff does not accept;
     /// `message` names the line and the key where it can.
     #[error("{message}")]
-    Config { path: PathBuf, message: String },
+    Config {
+        /// The thresholds file.
+        path: PathBuf,
+        /// What is wrong in it.
+        message: String,
+    },
     /// An input could not be read, or is not what it should be.
     #[error(transparent)]
     Input(Box<InputError>),
     /// The report could not be written.
     #[error("cannot write the report to {path}: {source}")]
     Output {
+        /// Where the report was to go (`stdout`, or the file).
         path: String,
+        /// The error the system reported.
         source: std::io::Error,
     },
     /// A bug: something arkdiff itself should never do.
@@ -50,4 +57,5 @@ impl From<crate::diff::compare::Error> for Error {
     }
 }
 
+/// A result whose error is an [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

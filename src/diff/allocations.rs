@@ -77,6 +77,7 @@ pub struct SiteGrowth {
     pub subject: String,
     /// The function and the script, for `--site` to match.
     pub function: String,
+    /// The script's name, as the runtime gives it.
     pub script: String,
     /// The site's surviving new objects (or recording survivors), by class.
     pub classes: Vec<(String, Totals)>,

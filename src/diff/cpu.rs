@@ -6,8 +6,11 @@ use crate::model::cpu::{Frame, FunctionTime, ProfileTimes};
 /// One function on either side; a function missing on one side has zeros there.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FunctionDiff {
+    /// The function.
     pub frame: Frame,
+    /// Self time on each side, µs.
     pub self_us: Change,
+    /// Total (inclusive) time on each side, µs.
     pub total_us: Change,
     /// Comparing run sets: each run's times and their statistics (the changes above are
     /// then the medians').
@@ -28,17 +31,24 @@ impl FunctionDiff {
 /// A named category total (ArkTS `gcTime`, …) on both sides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CategoryDiff {
+    /// The category's name.
     pub name: String,
+    /// Its time on each side, µs.
     pub us: Change,
 }
 
+/// The comparison of two CPU profiles (or two run sets of them).
 #[derive(Debug, Clone)]
 pub struct CpuDiff {
     /// Non-idle time.
     pub duration_us: Change,
+    /// Idle time, µs.
     pub idle_us: Change,
+    /// Self time of `(garbage collector)`, µs.
     pub gc_us: Change,
+    /// Self time of `(program)`, µs.
     pub program_us: Change,
+    /// Samples on each side.
     pub samples: Change,
     /// The factor BASE's times were multiplied by (`--normalize`), if any.
     pub scale: Option<f64>,

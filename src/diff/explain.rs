@@ -17,12 +17,14 @@ use crate::model::heap::HeapSnapshot;
 /// An instance picked to show how a class is retained, and its path from the roots.
 #[derive(Debug, Clone)]
 pub struct Explanation {
+    /// The instance's node id.
     pub id: u64,
     /// Whether the instance is new in HEAD (not in BASE); false where ids do not match
     /// across the pair or no instance is new.
     pub new: bool,
     /// Edges from the root.
     pub distance: u32,
+    /// The path from the GC roots to the instance, root first.
     pub steps: Vec<Step>,
     /// ArkTS: the root group that holds the instance (see [`Distances::root_group`]).
     pub root_group: Option<&'static str>,
@@ -31,7 +33,10 @@ pub struct Explanation {
 /// A class looked at in detail: a suspect or an `--explain` class.
 #[derive(Debug, Clone)]
 pub struct ClassDetail {
+    /// The class name.
     pub name: String,
+    /// Retained size of the class on each side, in bytes; None when a side's graph was not
+    /// read.
     pub retained: Option<Change>,
     /// None when HEAD holds no instance the roots reach, or its graph was not read.
     pub path: Option<Explanation>,
@@ -41,6 +46,7 @@ pub struct ClassDetail {
 
 /// A snapshot with what the graph analyses made of it.
 pub struct Analysed {
+    /// The snapshot as read.
     pub snap: HeapSnapshot,
     /// Retained size per class id, when the graph was read.
     pub class_retained: Option<Vec<u64>>,
@@ -188,19 +194,20 @@ impl<'a> Explainer<'a> {
         }
     }
 
+    /// The class's retained sizes and the path of one of HEAD's instances.
     pub fn detail(&self, name: &str) -> ClassDetail {
         self.detail_held(name, &|_| true)
     }
 
     /// [`Explainer::detail`], where the instance shown is one `held` accepts (one its leak
     /// owner holds) when there is such a new one.
-    pub fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
+    pub(crate) fn detail_held(&self, name: &str, held: &dyn Fn(usize) -> bool) -> ClassDetail {
         self.detail_with(name, self.explain(name, held))
     }
 
     /// [`Explainer::detail`], showing the instance `node` of HEAD (the representative of
     /// the class's largest leak cluster) where it is reachable.
-    pub fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
+    pub(crate) fn detail_of(&self, name: &str, node: u32) -> ClassDetail {
         match self.explain_node(node) {
             Some(path) => self.detail_with(name, Some(path)),
             None => self.detail(name),
@@ -220,7 +227,7 @@ impl<'a> Explainer<'a> {
     }
 
     /// Whether a node of HEAD is new since BASE; false where that is unknown.
-    pub fn is_new(&self, node: usize) -> bool {
+    pub(crate) fn is_new(&self, node: usize) -> bool {
         let snap = &self.head.snap;
         match &self.new {
             New::Unknown => false,
@@ -281,7 +288,7 @@ impl<'a> Explainer<'a> {
 
     /// The distances from the roots, where paths were wanted: what the walk found, for
     /// whoever keeps HEAD after the comparison.
-    pub fn into_distances(self) -> Option<Distances> {
+    pub(crate) fn into_distances(self) -> Option<Distances> {
         self.distances.map(Cow::into_owned)
     }
 
@@ -335,6 +342,7 @@ fn class_ids(snap: &HeapSnapshot) -> HashMap<&str, u32> {
 pub struct Kept {
     /// HEAD, with its graph (and labels) and its dominator tree.
     pub head: Analysed,
+    /// Every node's distance from the roots, and the edge it was first reached by.
     pub distances: Distances,
     /// Whether each node of HEAD existed in BASE; None where ids do not match across the
     /// pair, or BASE is HEAD.

@@ -48,16 +48,20 @@ pub const MIN_SHARE: f64 = 0.001;
 /// At most this many nodes, the widest ones, are kept.
 pub const MAX_NODES: usize = 1500;
 
+/// One stack of the merged call trees, with its time on each side.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlameNode {
     /// Index into [`Flame::frames`].
     pub frame: usize,
     /// Index into [`Flame::nodes`]; `None` for the root.
     pub parent: Option<usize>,
+    /// This stack's own time on each side, µs.
     pub self_us: Change,
+    /// This stack's time with its callees' on each side, µs.
     pub total_us: Change,
 }
 
+/// BASE's and HEAD's call trees merged by stack: the data of a differential flame graph.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flame {
     /// The frames the nodes name, in order of first use.

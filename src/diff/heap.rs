@@ -24,6 +24,7 @@ pub enum IdMatching {
 }
 
 impl IdMatching {
+    /// The name the reports give (`same-process`, `disjoint`, `none`).
     pub fn name(self) -> &'static str {
         match self {
             IdMatching::SameProcess => "same-process",
@@ -51,7 +52,9 @@ pub struct IdCheck {
 /// One class's numbers; deltas are head − base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassDiff {
+    /// The class (constructor) name.
     pub name: String,
+    /// Instances on each side.
     pub count: Change,
     /// Self size.
     pub size: Change,
@@ -78,9 +81,13 @@ pub struct NativeChange {
 /// Objects that appeared and disappeared between the snapshots.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ObjectChurn {
+    /// Instances in HEAD whose node id is not in BASE.
     pub new_count: u64,
+    /// Instances in BASE whose node id is not in HEAD.
     pub deleted_count: u64,
+    /// Self size of the new instances, in bytes.
     pub alloc_size: u64,
+    /// Self size of the deleted instances, in bytes.
     pub freed_size: u64,
 }
 
@@ -110,6 +117,7 @@ impl ClassDiff {
 /// The comparison of two heap snapshots.
 #[derive(Debug, Clone)]
 pub struct HeapDiff {
+    /// Whether node ids identify the same objects on both sides.
     pub id_matching: IdMatching,
     /// Present when the ids were checked (snapshots from different files).
     pub id_check: Option<IdCheck>,
@@ -147,12 +155,14 @@ enum Keys {
 /// id 0 to every virtual, primitive and bare node, Julia to its root; 1 is the synthetic
 /// root).
 #[inline]
-pub fn match_id(id: u64) -> Option<u64> {
+pub(crate) fn match_id(id: u64) -> Option<u64> {
     let id = id & 0xFFFF_FFFF;
     (id > 1).then_some(id)
 }
 
 impl ById {
+    /// The counted nodes of `snap`: those with an id that names an object sorted by it,
+    /// the others in node order.
     pub fn new(snap: &HeapSnapshot) -> ById {
         let counted = |named: bool| {
             (0..snap.node_count()).filter(move |&n| {
@@ -203,7 +213,7 @@ impl ById {
     }
 
     /// The counted nodes with an id that names an object, as (id, node), in id order.
-    pub fn in_id_order(&self) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
+    pub(crate) fn in_id_order(&self) -> Box<dyn Iterator<Item = (u64, u32)> + '_> {
         match &self.keys {
             #[allow(clippy::cast_possible_truncation)] // the low half of a packed key is the node
             Keys::Packed(keys) => Box::new(keys.iter().map(|&k| (k >> 32, k as u32))),
@@ -235,7 +245,7 @@ impl ById {
 /// with its class below `classes`) are the same as one of the other side's: of each class,
 /// as many as the other side has (`other`, loose nodes per class), the first in node order.
 /// The rest are new (in HEAD) or deleted (in BASE).
-pub fn matched_by_class(
+pub(crate) fn matched_by_class(
     loose: &[u32],
     class_of: impl Fn(u32) -> usize,
     other: &[u64],
@@ -265,7 +275,7 @@ fn loose_per_class(loose: &[u32], class_of: impl Fn(u32) -> usize, classes: usiz
 
 /// HEAD's counted nodes whose id names no object, each with whether it is the same as one
 /// of BASE's (classes matched by name; see [`matched_by_class`]).
-pub fn loose_in_base(
+pub(crate) fn loose_in_base(
     (base, base_ids): (&HeapSnapshot, &ById),
     (head, head_ids): (&HeapSnapshot, &ById),
 ) -> Vec<(u32, bool)> {
@@ -480,7 +490,7 @@ fn diff_matched(
 /// Adds each class's retained native size (per class id on each side, as
 /// [`crate::analysis::dominators::Dominators::class_retained_native`] gives them) to a
 /// diff that has native sizes.
-pub fn add_retained_native(
+pub(crate) fn add_retained_native(
     diff: &mut HeapDiff,
     (base, base_retained): (&HeapSnapshot, &[u64]),
     (head, head_retained): (&HeapSnapshot, &[u64]),
@@ -542,7 +552,7 @@ fn sort_rows(rows: &mut Vec<ClassDiff>) -> Vec<(String, Totals)> {
 
 /// Compares class totals alone, where a side is a baseline: counts and sizes, with no
 /// new or deleted objects and no retained sizes.
-pub fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
+pub(crate) fn diff_aggregates(base: &Aggregate, head: &Aggregate) -> HeapDiff {
     let mut rows: Vec<ClassDiff> = base
         .classes
         .iter()

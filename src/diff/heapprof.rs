@@ -14,12 +14,15 @@ use crate::model::heapprof::{FunctionAlloc, HeapProfileTotals};
 /// One function on either side; a function missing on one side has zeros there.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AllocFunctionDiff {
+    /// The function.
     pub frame: Frame,
     /// Bytes the function allocated itself.
     pub self_bytes: Change,
     /// Bytes allocated while it was on the stack (once per stack when it recurs).
     pub total_bytes: Change,
+    /// Samples taken with the function on top of the stack.
     pub self_samples: Change,
+    /// Samples taken with the function anywhere on the stack.
     pub total_samples: Change,
     /// Comparing run sets: each run's bytes and their statistics (the changes above are
     /// then the medians').
@@ -29,14 +32,18 @@ pub struct AllocFunctionDiff {
 /// A function's self and total bytes in every run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AllocRuns {
+    /// Self bytes of each run.
     pub self_bytes: RunValues,
+    /// Total bytes of each run.
     pub total_bytes: RunValues,
 }
 
 /// What a run-set comparison adds to the totals.
 #[derive(Debug, Clone)]
 pub struct AllocRunSet {
+    /// Runs on the BASE side.
     pub base_runs: usize,
+    /// Runs on the HEAD side.
     pub head_runs: usize,
     /// The confidence of the intervals is 1 − alpha.
     pub alpha: f64,
@@ -49,6 +56,7 @@ pub struct AllocRunSet {
 pub struct HeapProfileDiff {
     /// All bytes the profiles account for.
     pub bytes: Change,
+    /// Samples on each side.
     pub samples: Change,
     /// Sorted by |self bytes delta|, then |total bytes delta|, then identity.
     pub functions: Vec<AllocFunctionDiff>,

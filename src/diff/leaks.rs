@@ -97,6 +97,7 @@ pub enum Shape {
     EventListener {
         /// How the listener's target is shown in a path (`Window / https://…`, `<button>`).
         target: String,
+        /// The target's node id.
         target_id: u64,
         /// How many listeners the target holds.
         listeners: u64,
@@ -109,16 +110,25 @@ pub enum Shape {
         retained: u64,
     },
     /// Objects the page tagged as leaks (see [`shapes::tagged_objects`]).
-    Tagged { objects: u64 },
+    Tagged {
+        /// How many of the cluster's objects are tagged.
+        objects: u64,
+    },
     /// React fibers of an unmounted tree (see [`shapes::unmounted_fibers`]).
-    UnmountedFibers { fibers: u64 },
+    UnmountedFibers {
+        /// How many of the cluster's objects are such fibers.
+        fibers: u64,
+    },
 }
 
 /// The objects of one class in a leak cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeakClass {
+    /// The class name.
     pub class: String,
+    /// How many of the cluster's objects are of the class.
     pub count: u64,
+    /// Their self size, in bytes.
     pub self_size: u64,
     /// The retained sizes of its objects that no other object of the cluster dominates.
     pub retained: u64,
@@ -131,9 +141,11 @@ pub struct LeakClass {
 /// Leaked objects held the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeakCluster {
+    /// Leaked objects in the cluster.
     pub count: u64,
     /// How many times the leak happened: its roots (see [`clusters`]).
     pub roots: u64,
+    /// Their self size, in bytes.
     pub self_size: u64,
     /// What freeing them would free (see [`clusters::Cluster::retained`]).
     pub retained: u64,
@@ -144,9 +156,12 @@ pub struct LeakCluster {
     /// The object its trace shows: its root (see [`clusters`]) with the largest retained
     /// size.
     pub representative_id: u64,
+    /// The representative's class.
     pub representative_class: String,
     /// The trace from the GC roots, root first.
     pub steps: Vec<Step>,
+    /// What the trace and the cluster's objects look like (a detached DOM tree, a listener,
+    /// …).
     pub shapes: Vec<Shape>,
 }
 
@@ -156,12 +171,15 @@ pub struct LeakClusters {
     pub clusters: Vec<LeakCluster>,
     /// All leaked objects (the ignored and untraced ones included).
     pub leaked_count: u64,
+    /// Their self size, in bytes.
     pub leaked_size: u64,
     /// Leaked objects no trace reaches.
     pub untraced_count: u64,
+    /// Their self size, in bytes.
     pub untraced_size: u64,
     /// Leaked objects the inspection made, left out (see [`LeakOptions::ignore_inspection`]).
     pub ignored_count: u64,
+    /// Their self size, in bytes.
     pub ignored_size: u64,
     traces: Traces,
     /// The cluster of each node (NONE for nodes in none).

@@ -7,13 +7,13 @@ pub mod allocations;
 pub mod compare;
 pub mod cpu;
 pub mod explain;
-pub mod family;
+pub(crate) mod family;
 pub mod flame;
 pub mod heap;
 pub mod heapprof;
 pub mod leaks;
 pub mod owners;
-pub mod runs;
+pub(crate) mod runs;
 pub mod stats;
 pub mod trend;
 
@@ -27,9 +27,11 @@ use crate::warning::Warning;
 /// The trend of a series and the detail of its suspects (same order).
 #[derive(Debug, Clone)]
 pub struct TrendResult {
+    /// The classes over the series, and the suspects among them.
     pub trend: Trend,
     /// Where each snapshot of the series comes from.
     pub points: Vec<SeriesPoint>,
+    /// Each suspect's retained sizes and the path of one of its instances.
     pub suspects: Vec<ClassDetail>,
     /// The class totals of each snapshot of the series, in order.
     pub series: Vec<Aggregate>,
@@ -43,19 +45,30 @@ pub struct TrendResult {
     pub iterations: u32,
 }
 
+/// Where one snapshot of a series comes from.
 #[derive(Debug, Clone)]
 pub struct SeriesPoint {
+    /// The input the snapshot was read from.
     pub path: String,
+    /// 0-based index of the snapshot inside that input.
     pub snapshot_index: usize,
+    /// When the snapshot was taken, as [`crate::input::SnapshotInfo::start_time_ns`]
+    /// (htrace only).
     pub time_ns: Option<u64>,
 }
 
 /// Everything the heap comparison gives.
 pub struct HeapResult {
+    /// BASE against HEAD.
     pub diff: HeapDiff,
+    /// The trend over a series (one input with several snapshots, or three inputs or
+    /// more); None for a pair.
     pub trend: Option<TrendResult>,
+    /// The `--explain` classes, in the order given.
     pub explained: Vec<ClassDetail>,
+    /// What the comparison noticed, worded for the user.
     pub warnings: Vec<Warning>,
+    /// 0-based indexes of the BASE and the HEAD snapshot inside their inputs.
     pub indexes: (usize, usize),
     /// Whether both graphs were read, so retained sizes are known.
     pub retained: bool,
@@ -82,7 +95,10 @@ pub struct HeapResult {
 pub struct Duplicates {
     /// The least a value wastes to be listed, bytes.
     pub floor: u64,
+    /// Strings of one text, largest total size first.
     pub strings: Vec<DuplicateValue>,
+    /// Plain objects of one class with the same properties and values, largest total size
+    /// first.
     pub objects: Vec<DuplicateValue>,
 }
 
@@ -90,6 +106,7 @@ pub struct Duplicates {
 pub struct DuplicateValue {
     /// The value as text, as far as the snapshot keeps it.
     pub value: String,
+    /// How many objects hold the value.
     pub count: u64,
     /// Their self size.
     pub size: u64,
@@ -133,6 +150,7 @@ impl HeapResult {
 pub struct LeakTraces {
     /// `pair` (new in HEAD) or `one-action` (memlab's baseline, target, final).
     pub basis: &'static str,
+    /// The clusters, largest retained size first.
     pub clusters: leaks::LeakClusters,
 }
 
@@ -140,9 +158,13 @@ pub struct LeakTraces {
 /// side's cross-VM references name an object one half lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VmTotals {
+    /// The dynamic VM's counted objects, in BASE and in HEAD.
     pub dynamic: (crate::model::heap::Totals, crate::model::heap::Totals),
+    /// The static VM's counted objects, in BASE and in HEAD.
     pub stat: (crate::model::heap::Totals, crate::model::heap::Totals),
+    /// Cross-VM references the static half lists, in BASE and in HEAD.
     pub xrefs: (u64, u64),
+    /// How many of them name an object neither half has, in BASE and in HEAD.
     pub unresolved: (u64, u64),
 }
 

@@ -36,8 +36,11 @@ const NARROW_DEPTH: usize = 3;
 /// New objects of one class that an owner gained.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gained {
+    /// The class name.
     pub class: String,
+    /// How many new objects of the class.
     pub count: u64,
+    /// Their self size, in bytes.
     pub size: u64,
 }
 
@@ -46,7 +49,9 @@ pub struct Gained {
 pub struct Candidate {
     /// Its node in the last snapshot.
     pub node: u32,
+    /// Its node id.
     pub id: u64,
+    /// Its class.
     pub class: String,
     /// How a path shows it.
     pub label: String,
@@ -58,6 +63,7 @@ pub struct Candidate {
 
 /// The leak frontier of the last snapshot of a series.
 pub struct Frontier {
+    /// The possible owners.
     pub candidates: Vec<Candidate>,
     /// For each node of the last snapshot, the candidate it was attributed to (`NONE`
     /// for old objects and those of no candidate).
@@ -66,7 +72,7 @@ pub struct Frontier {
 
 impl Frontier {
     /// The candidate a node of the last snapshot was attributed to.
-    pub fn owner_of(&self, node: usize) -> Option<usize> {
+    pub(crate) fn owner_of(&self, node: usize) -> Option<usize> {
         self.owner_of
             .get(node)
             .filter(|&&o| o != NONE)
@@ -124,7 +130,7 @@ pub fn existed(base: (&HeapSnapshot, &ById), head: (&HeapSnapshot, &ById)) -> Ve
 
 /// [`existed`], with classes compared as `canon` gives them (the leak analysis takes a DOM
 /// node that got detached, `<div>` then `Detached <div>`, for the same object).
-pub fn existed_as(
+pub(crate) fn existed_as(
     base: (&HeapSnapshot, &ById),
     head: (&HeapSnapshot, &ById),
     canon: impl Fn(&str) -> &str,
@@ -158,7 +164,7 @@ pub fn existed_as(
 
 /// Finds the leak frontier of `head`, the last snapshot: `existed` says whether a counted
 /// node existed in the first snapshot (see [`existed`]). Candidates gained at least `min_bytes`.
-pub fn frontier(
+pub(crate) fn frontier(
     head: &HeapSnapshot,
     g: &HeapGraph,
     dom: &Dominators,
@@ -314,7 +320,9 @@ pub fn frontier(
 /// The entry count and retained size of one object in one snapshot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Measure {
+    /// Array elements, Map/Set entries, context slots and properties (see [`crate::analysis::holders::entries`]).
     pub entries: u64,
+    /// Retained size, in bytes.
     pub retained: u64,
 }
 
@@ -322,12 +330,14 @@ pub struct Measure {
 /// go of before the objects to measure are known (the first snapshot of a series).
 #[derive(Debug, Clone, Default)]
 pub struct NodeMeasures {
+    /// Each node's entry count, by node index.
     pub entries: Vec<u32>,
+    /// Each node's retained size in bytes, by node index.
     pub retained: Vec<u64>,
 }
 
-/// Every node's entry count (see [`entries`]).
-pub fn all_entries(g: &HeapGraph) -> Vec<u32> {
+/// Every node's entry count (see [`crate::analysis::holders::entries`]).
+pub(crate) fn all_entries(g: &HeapGraph) -> Vec<u32> {
     let counter = EntryCounter::new(g);
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     (0..g.node_count() as u32)
@@ -336,7 +346,7 @@ pub fn all_entries(g: &HeapGraph) -> Vec<u32> {
 }
 
 /// [`measure`] from measures kept for every node.
-pub fn measure_kept(snap: &HeapSnapshot, kept: &NodeMeasures, ids: &[u64]) -> Vec<Measure> {
+pub(crate) fn measure_kept(snap: &HeapSnapshot, kept: &NodeMeasures, ids: &[u64]) -> Vec<Measure> {
     let want: HashMap<u64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     let mut out = vec![Measure::default(); ids.len()];
     for (node, id) in snap.ids.iter().enumerate() {
@@ -352,7 +362,12 @@ pub fn measure_kept(snap: &HeapSnapshot, kept: &NodeMeasures, ids: &[u64]) -> Ve
 
 /// Measures the objects with the given ids in one snapshot of the series (zero where
 /// the snapshot does not hold one).
-pub fn measure(snap: &HeapSnapshot, g: &HeapGraph, retained: &[u64], ids: &[u64]) -> Vec<Measure> {
+pub(crate) fn measure(
+    snap: &HeapSnapshot,
+    g: &HeapGraph,
+    retained: &[u64],
+    ids: &[u64],
+) -> Vec<Measure> {
     let want: HashMap<u64, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
     let mut out = vec![Measure::default(); ids.len()];
     if want.is_empty() {
@@ -374,14 +389,20 @@ pub fn measure(snap: &HeapSnapshot, g: &HeapGraph, retained: &[u64], ids: &[u64]
 /// A leak owner: an object that grew in (nearly) every interval of the series.
 #[derive(Debug, Clone)]
 pub struct Owner {
+    /// The owner's node id.
     pub id: u64,
+    /// Its class.
     pub class: String,
+    /// How a retainer path shows it.
     pub label: String,
     /// Entry count in each snapshot.
     pub entries: Vec<u64>,
     /// Retained size in each snapshot.
     pub retained: Vec<u64>,
+    /// The new objects (not in the first snapshot) attributed to it in the last snapshot,
+    /// by class, largest size first.
     pub gained: Vec<Gained>,
+    /// Total self size of `gained`, in bytes.
     pub gained_size: u64,
     /// The preferred path from the GC roots to it in the last snapshot.
     pub path: Option<Vec<Step>>,
@@ -392,18 +413,22 @@ pub struct Owner {
 }
 
 impl Owner {
+    /// Last retained size minus the first, in bytes.
     pub fn retained_growth(&self) -> i64 {
         delta(self.retained[0], self.retained[self.retained.len() - 1])
     }
 
+    /// Last entry count minus the first.
     pub fn entries_growth(&self) -> i64 {
         delta(self.entries[0], self.entries[self.entries.len() - 1])
     }
 
+    /// Entry change over each interval.
     pub fn entries_steps(&self) -> Vec<i64> {
         self.entries.windows(2).map(|w| delta(w[0], w[1])).collect()
     }
 
+    /// Retained size change over each interval, in bytes.
     pub fn retained_steps(&self) -> Vec<i64> {
         self.retained
             .windows(2)
@@ -422,7 +447,7 @@ impl Owner {
     }
 
     /// What the gate needs of it: `Map @77357`, its growth and what it gained.
-    pub fn gate_growth(&self) -> OwnerGrowth {
+    pub(crate) fn gate_growth(&self) -> OwnerGrowth {
         OwnerGrowth {
             subject: format!("{} @{}", self.label, self.id),
             class: self.class.clone(),
@@ -441,7 +466,7 @@ impl Owner {
 /// growth over the series (an owner holding less does not explain the growth). Between
 /// owners that gained as much, the first (the one that grew most). None when no owner
 /// gained that much.
-pub fn suspect_owner(owners: &[Owner], suspect: &ClassSeries) -> Option<usize> {
+pub(crate) fn suspect_owner(owners: &[Owner], suspect: &ClassSeries) -> Option<usize> {
     owners
         .iter()
         .enumerate()

@@ -18,11 +18,17 @@ pub const EXACT_BELOW: usize = 50;
 /// order statistics, as R's default `quantile` and `NumPy`'s do).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spread {
+    /// How many runs.
     pub runs: usize,
+    /// The median.
     pub median: f64,
+    /// The first quartile.
     pub q1: f64,
+    /// The third quartile.
     pub q3: f64,
+    /// The smallest value.
     pub min: f64,
+    /// The largest value.
     pub max: f64,
 }
 
@@ -48,7 +54,7 @@ impl Spread {
 }
 
 /// The `p` quantile of sorted values, interpolated between order statistics.
-pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn quantile(sorted: &[f64], p: f64) -> f64 {
     match sorted.len() {
         0 => 0.0,
         1 => sorted[0],
@@ -73,7 +79,9 @@ pub fn median(values: &[f64]) -> f64 {
 /// BASE's runs against HEAD's: the test, the shift and its interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Comparison {
+    /// BASE's runs.
     pub base: Spread,
+    /// HEAD's runs.
     pub head: Spread,
     /// Mann-Whitney's U for HEAD: the pairs (BASE run, HEAD run) where HEAD is larger,
     /// ties counting one half.
@@ -86,6 +94,7 @@ pub struct Comparison {
     pub shift: f64,
     /// The confidence interval of the shift, at `confidence`.
     pub low: f64,
+    /// The interval's upper end.
     pub high: f64,
     /// The interval's confidence (the exact interval's achieved level, at least the one
     /// asked for when the samples allow it).
@@ -97,7 +106,9 @@ pub struct Comparison {
 /// binomial `[n+m choose n]_q`.
 #[derive(Debug, Clone)]
 pub struct UDistribution {
+    /// The size of the first sample (BASE's runs).
     pub n: usize,
+    /// The size of the second sample (HEAD's runs).
     pub m: usize,
     counts: Vec<u128>,
     /// `below[u]`: the orderings with U ≤ u.
@@ -151,7 +162,7 @@ impl UDistribution {
 
     /// P(U ≤ u).
     #[allow(clippy::cast_precision_loss)]
-    pub fn cdf(&self, u: usize) -> f64 {
+    pub(crate) fn cdf(&self, u: usize) -> f64 {
         let below = self.below[u.min(self.below.len() - 1)];
         below as f64 / self.total as f64
     }
@@ -285,7 +296,7 @@ fn normal(
 }
 
 /// P(Z > z) for a standard normal Z.
-pub fn normal_sf(z: f64) -> f64 {
+pub(crate) fn normal_sf(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
 }
 
@@ -307,7 +318,7 @@ fn erfc(x: f64) -> f64 {
 
 /// The standard normal quantile (Acklam's rational approximation, relative error below
 /// 1.2e-9).
-pub fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969_683_028_665_376e1,
         2.209_460_984_245_205e2,
@@ -361,7 +372,9 @@ pub fn normal_quantile(p: f64) -> f64 {
 pub struct RunValues {
     /// One value per run, in the runs' order.
     pub base: Vec<u64>,
+    /// HEAD's values, one per run, in the runs' order.
     pub head: Vec<u64>,
+    /// The comparison of the two sides' values.
     pub stats: Comparison,
 }
 
@@ -381,7 +394,9 @@ impl RunValues {
 /// A function's self and total time in every run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FunctionRuns {
+    /// Self time of each run, µs.
     pub self_us: RunValues,
+    /// Total time of each run, µs.
     pub total_us: RunValues,
 }
 
@@ -390,6 +405,7 @@ pub struct FunctionRuns {
 pub struct RunSet {
     /// Runs on each side.
     pub base_runs: usize,
+    /// Runs on the HEAD side.
     pub head_runs: usize,
     /// The confidence of the intervals is 1 − alpha.
     pub alpha: f64,
@@ -459,7 +475,9 @@ impl SideEnvironment {
 /// Where BASE's and HEAD's runs ran, and how that differs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Environments {
+    /// Where BASE's runs ran.
     pub base: SideEnvironment,
+    /// Where HEAD's runs ran.
     pub head: SideEnvironment,
 }
 

@@ -11,7 +11,9 @@ use crate::model::heap::Totals;
 /// the last snapshot's heap.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SuspectFloor {
+    /// The least growth, in bytes.
     pub min_bytes: u64,
+    /// The least growth as a share of the last snapshot's heap, in percent.
     pub heap_percent: f64,
 }
 
@@ -40,8 +42,11 @@ impl SuspectFloor {
 /// One class's count and size in each snapshot of the series.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassSeries {
+    /// The class name.
     pub name: String,
+    /// Instances in each snapshot of the series.
     pub counts: Vec<u64>,
+    /// Self size of the instances in each snapshot, in bytes.
     pub sizes: Vec<u64>,
 }
 
@@ -51,6 +56,7 @@ impl ClassSeries {
         delta(self.sizes[0], self.sizes[self.sizes.len() - 1])
     }
 
+    /// Count change from the first snapshot to the last.
     pub fn count_growth(&self) -> i64 {
         delta(self.counts[0], self.counts[self.counts.len() - 1])
     }
@@ -66,7 +72,7 @@ impl ClassSeries {
     }
 
     /// In how many intervals the size grew by at least `min_step` bytes (and at all).
-    pub fn grown_intervals(&self, min_step: u64) -> usize {
+    pub(crate) fn grown_intervals(&self, min_step: u64) -> usize {
         self.sizes
             .windows(2)
             .filter(|w| w[1] > w[0] && w[1] - w[0] >= min_step)
@@ -97,6 +103,7 @@ pub struct Trend {
 pub struct OwnerGrowth {
     /// `Map @77357`.
     pub subject: String,
+    /// Its class.
     pub class: String,
     /// Its growth (see `owners::Owner::growth`).
     pub growth: u64,

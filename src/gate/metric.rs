@@ -49,8 +49,11 @@ pub enum Metric {
 /// What a metric's values count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
+    /// Bytes.
     Bytes,
+    /// A number of objects.
     Count,
+    /// Microseconds.
     Micros,
 }
 
@@ -150,6 +153,7 @@ impl Metric {
         }
     }
 
+    /// What the metric's values count.
     pub fn unit(self) -> Unit {
         match self {
             Metric::HeapSize
@@ -167,6 +171,7 @@ impl Metric {
         }
     }
 
+    /// The data the metric is computed from.
     pub fn source(self) -> Source {
         match self {
             Metric::HeapSize

@@ -1,11 +1,11 @@
 //! Thresholds → violations → pass or fail, per [`Metric`]. No I/O here.
 
 pub mod alloc;
-pub mod leaklist;
-pub mod metric;
+pub(crate) mod leaklist;
+pub(crate) mod metric;
 mod native;
 pub mod runs;
-pub mod sites;
+pub(crate) mod sites;
 
 use std::fmt;
 
@@ -23,11 +23,14 @@ use crate::units::Limit;
 /// How serious a violation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// The warn level was exceeded.
     Warn,
+    /// The fail level was exceeded.
     Fail,
 }
 
 impl Level {
+    /// The level as the reports write it (`warn`, `fail`).
     pub fn name(self) -> &'static str {
         match self {
             Level::Warn => "warn",
@@ -39,12 +42,16 @@ impl Level {
 /// The gate's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// No threshold was exceeded.
     Pass,
+    /// A warn level was exceeded, no fail level.
     Warn,
+    /// A fail level was exceeded.
     Fail,
 }
 
 impl Status {
+    /// The verdict as the reports write it (`pass`, `warn`, `fail`).
     pub fn name(self) -> &'static str {
         match self {
             Status::Pass => "pass",
@@ -84,7 +91,9 @@ pub const DEFAULT_MIN_FUNCTION_ALLOC: u64 = 1 << 20;
 /// or 1 MiB on a 2 GiB heap, is not reported).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Rule {
+    /// The growth that warns.
     pub warn: Option<Limit>,
+    /// The growth that fails.
     pub fail: Option<Limit>,
     /// The growth must also exceed this, in the metric's unit.
     pub absolute_floor: Option<u64>,
@@ -106,6 +115,7 @@ impl Rule {
         usize::from(self.warn.is_some()) + usize::from(self.fail.is_some())
     }
 
+    /// Whether a warn or a fail level is set.
     pub fn is_set(&self) -> bool {
         self.levels() > 0
     }
@@ -222,10 +232,12 @@ impl Default for Thresholds {
 }
 
 impl Thresholds {
+    /// The rule of `metric` (an empty one when none is set).
     pub fn rule(&self, metric: Metric) -> &Rule {
         &self.rules[metric as usize]
     }
 
+    /// Sets the rule of `metric`, replacing any it had.
     pub fn set(&mut self, metric: Metric, rule: Rule) {
         self.rules[metric as usize] = rule;
     }
@@ -292,7 +304,9 @@ impl Thresholds {
 /// One threshold exceeded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Violation {
+    /// Warn or fail.
     pub level: Level,
+    /// The metric whose limit was exceeded.
     pub metric: Metric,
     /// `heap`, the class name, `cpu`, or a function as `name (url:line:column)`.
     pub subject: String,
@@ -313,8 +327,12 @@ pub struct Violation {
 /// The outcome of checking every threshold.
 #[derive(Debug, Clone)]
 pub struct Verdict {
+    /// Pass, warn or fail: the highest level of the violations.
     pub status: Status,
+    /// How many threshold levels (each warn and each fail level) were checked against the
+    /// data; 0 when the run only reports.
     pub thresholds: usize,
+    /// The thresholds exceeded.
     pub violations: Vec<Violation>,
     /// Comparing run sets: what the CPU thresholds tested, and what they could detect.
     pub runs: Option<runs::RunGate>,
@@ -422,7 +440,7 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
 }
 
 /// `name (url:line:column)`, or the bare name of a pseudo-function.
-pub fn function_subject(frame: &crate::model::cpu::Frame) -> String {
+pub(crate) fn function_subject(frame: &crate::model::cpu::Frame) -> String {
     if frame.url.is_empty() && frame.line == 0 {
         frame.name.clone()
     } else {

@@ -8,7 +8,7 @@
 //!   runs.
 //! - The per-function threshold tests every function that one side's median puts at or
 //!   over `--min-function-self` (in scope, not ignored) as one family
-//!   ([`crate::diff::family`]): the chance that any function within its limit fails
+//!   (`crate::diff::family`): the chance that any function within its limit fails
 //!   stays at most α, with no division of α by the number of functions. The CPU and GC
 //!   totals are a family of one each.
 //! - Each level (fail, warn) is tested on its own; a quantity fails at most once.
@@ -41,8 +41,11 @@ pub fn parse_alpha(text: &str) -> Result<f64, String> {
 /// One quantity a CPU threshold tested on run sets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tested {
+    /// Warn or fail.
     pub level: Level,
+    /// The CPU metric tested.
     pub metric: Metric,
+    /// `cpu`, or a function as `name (url:line:column)`.
     pub subject: String,
     /// BASE's median, µs.
     pub base: u64,

@@ -51,11 +51,15 @@ impl<'de> Deserialize<'de> for Micros {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallFrame {
+    /// The function's name; empty for an anonymous function.
     #[serde(default)]
     pub function_name: String,
+    /// The script's URL or path; empty when the runtime gives none.
     #[serde(default)]
     pub url: String,
+    /// 0-based line of the function in the script; None (or negative) when unknown.
     pub line_number: Option<Micros>,
+    /// 0-based column of the function in the line; None (or negative) when unknown.
     pub column_number: Option<Micros>,
     /// ArkTS, newer toolchains.
     #[serde(default)]
@@ -83,14 +87,19 @@ impl CallFrame {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Node {
+    /// The node's id, as `children`, `parent` and the samples name it.
     pub id: u64,
+    /// The function the node stands for.
     pub call_frame: CallFrame,
+    /// The children's ids (a `.cpuprofile`); empty where the format gives `parent`.
     #[serde(default)]
     pub children: Vec<u64>,
+    /// The parent's id (a Trace Event chunk); None in a `.cpuprofile` and for a root.
     pub parent: Option<u64>,
 }
 
 impl Node {
+    /// The node as the profile model takes it.
     pub fn into_raw(self) -> RawNode {
         RawNode {
             id: self.id,
@@ -173,7 +182,7 @@ impl RawProfile {
     /// Sets the samples and their timestamps, `start + Σ deltas[0..=i]`, summed exactly
     /// and rounded once each. The end time counts only when the start is known: relative
     /// to a missing start it would give the last sample the whole clock.
-    pub fn set_times(
+    pub(crate) fn set_times(
         &mut self,
         start: Option<Micros>,
         end: Option<Micros>,
@@ -349,7 +358,7 @@ fn profile_offset(text: &[u8]) -> Result<usize, JsonError> {
 
 /// A serde error as a [`JsonError`] at its byte offset in `text` (the end of the text
 /// when it is cut short).
-pub fn serde_error(text: &[u8], e: &serde_json::Error) -> JsonError {
+pub(crate) fn serde_error(text: &[u8], e: &serde_json::Error) -> JsonError {
     let offset = if e.is_eof() {
         text.len() as u64
     } else {

@@ -13,12 +13,14 @@ use super::json::{JsonError, JsonErrorKind};
 /// An input that cannot be read.
 #[derive(Debug)]
 pub struct InputError {
+    /// The file that could not be read.
     pub path: PathBuf,
     /// The format as detected, with its compression (`heapsnapshot (gzip)`), once known.
     pub format: Option<Box<str>>,
     /// Which part of the file, when it holds several: `heap snapshot 2 (records 5 to 9)`,
     /// `CPU profile 17026:0x2`.
     pub part: Option<Box<str>>,
+    /// What was wrong, and where in the file.
     pub problem: Problem,
 }
 
@@ -29,7 +31,9 @@ pub enum Problem {
     /// (`cannot open`, `cannot read the gzip data`).
     #[error("{doing}: {source}")]
     Io {
+        /// What was being done: `cannot open`, `cannot read the gzip data`.
         doing: String,
+        /// The error the system or the decompressor reported.
         #[source]
         source: io::Error,
     },
@@ -48,6 +52,7 @@ pub enum Problem {
 }
 
 impl InputError {
+    /// An error reading `path`, its format and part not known yet.
     pub fn new(path: &Path, problem: Problem) -> InputError {
         InputError {
             path: path.to_owned(),
@@ -75,14 +80,14 @@ impl InputError {
 
     /// Names the format the problem was met in.
     #[must_use]
-    pub fn in_format(mut self, format: impl Into<String>) -> InputError {
+    pub(crate) fn in_format(mut self, format: impl Into<String>) -> InputError {
         self.format = Some(format.into().into_boxed_str());
         self
     }
 
     /// Names the part of the file the problem was met in.
     #[must_use]
-    pub fn in_part(mut self, part: impl Into<String>) -> InputError {
+    pub(crate) fn in_part(mut self, part: impl Into<String>) -> InputError {
         self.part = Some(part.into().into_boxed_str());
         self
     }
@@ -129,6 +134,7 @@ impl std::error::Error for InputError {
     }
 }
 
+/// A result whose error is an [`InputError`].
 pub type Result<T> = std::result::Result<T, InputError>;
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 //! `edges` go into compressed sparse rows when [`ParseOptions::graph`] asks for it, with
 //! their kinds and names when [`ParseOptions::labels`] does; otherwise `edges` is skipped,
 //! but for the edges out of native nodes where a native node is detached: those pass the
-//! DOM state on ([`crate::model::dom`]), which names classes, so they are read either way
+//! DOM state on (`crate::model::dom`), which names classes, so they are read either way
 //! (`dom_edges`). The allocation trace and samples are read when
 //! [`ParseOptions::allocations`] asks for them, the locations when
-//! [`ParseOptions::locations`] does (see [`super::allocations`]); otherwise they are skipped
+//! [`ParseOptions::locations`] does (see `super::allocations`); otherwise they are skipped
 //! without being decoded.
 
 use super::options::ParseOptions;

@@ -20,13 +20,14 @@ use super::json::{JsonReader, unescape_simple};
 use crate::warning::{Warning, WarningCode};
 
 /// Code generated from `proto/` by build.rs.
-#[allow(clippy::all, clippy::pedantic)]
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/arkdiff.htrace.rs"));
 }
 
+/// The eight bytes an htrace file starts with.
 pub const MAGIC: &[u8; 8] = b"OHOSPROF";
-pub const HEADER_LEN: u64 = 1024;
+pub(crate) const HEADER_LEN: u64 = 1024;
 const ARKTS_PLUGIN: &str = "arkts-plugin";
 const ARKTS_CONFIG: &str = "arkts-plugin_config";
 /// Messages shorter than this are parsed as JSON to classify them; longer ones (chunks,
@@ -39,15 +40,18 @@ const READ_BUFFER: usize = 16 << 10;
 /// The clock snapshot of a section header, in nanoseconds (zero when absent).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Clocks {
+    /// BOOTTIME, ns.
     pub boottime: u64,
+    /// REALTIME, ns since the Unix epoch.
     pub realtime: u64,
+    /// MONOTONIC, ns.
     pub monotonic: u64,
 }
 
 impl Clocks {
     /// Converts a record's REALTIME timestamp to BOOTTIME when the header has a snapshot
     /// of both clocks; otherwise the value is kept as it is.
-    pub fn to_boottime(self, realtime_ns: u64) -> u64 {
+    pub(crate) fn to_boottime(self, realtime_ns: u64) -> u64 {
         if self.boottime == 0 || self.realtime == 0 {
             return realtime_ns;
         }
@@ -59,7 +63,9 @@ impl Clocks {
 /// How the ArkTS plugin was configured (the `arkts-plugin_config` record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeapMode {
+    /// SNAPSHOT mode: heap snapshots taken one by one.
     Snapshot,
+    /// TIMELINE mode: allocations tracked over time, ending in one final snapshot.
     Timeline,
     /// No heap data was asked for (CPU profiling only).
     Invalid,
@@ -74,12 +80,15 @@ pub struct SnapshotSpan {
     pub end_offset: u64,
     /// Record numbers (0-based, over the whole file) of the first and last chunk.
     pub first_record: usize,
+    /// Record number of the last chunk (see `first_record`).
     pub last_record: usize,
+    /// How many chunk records the snapshot has.
     pub chunks: usize,
     /// Time of the first chunk record (for a timeline: of its `{"id":1,"result":{}}` start
     /// marker, as `trace_streamer` has it) and of the end marker, BOOTTIME ns when the header
     /// has a clock snapshot, REALTIME ns otherwise.
     pub start_time_ns: Option<u64>,
+    /// Time of the end marker, on the clock of `start_time_ns`.
     pub end_time_ns: Option<u64>,
     /// The final snapshot of a TIMELINE capture.
     pub timeline: bool,
@@ -100,8 +109,11 @@ struct Stamp {
 /// The index of an htrace file: what it holds and where.
 #[derive(Debug)]
 pub struct Htrace {
+    /// The clock snapshot of the first section header.
     pub clocks: Clocks,
+    /// How the ArkTS plugin was configured; SNAPSHOT when no config record says.
     pub mode: HeapMode,
+    /// The ArkTS plugin's config record, when the file has one.
     pub config: Option<pb::ArkTsConfig>,
     /// Complete snapshots, in file order.
     pub snapshots: Vec<SnapshotSpan>,
@@ -115,10 +127,13 @@ pub struct Htrace {
     /// The wall-clock time of that record (REALTIME ns since the Unix epoch), where its
     /// clock is REALTIME: when the plugin wrote the profile, so about its end.
     pub cpu_profile_wall_ns: Option<u64>,
+    /// How many records the file has.
     pub records: usize,
+    /// How many of them the ArkTS plugin wrote.
     pub arkts_records: usize,
     /// Names of other plugins seen, sorted.
     pub other_plugins: Vec<String>,
+    /// What did not stop the read, worded for the user.
     pub warnings: Vec<Warning>,
 }
 
@@ -127,6 +142,7 @@ pub struct Htrace {
 pub struct HtraceError {
     /// Byte offset in the file, when the problem has one.
     pub offset: Option<u64>,
+    /// What is wrong.
     pub message: String,
 }
 

@@ -23,6 +23,7 @@ const MAX_DEPTH: usize = 10_000;
 pub struct JsonError {
     /// Offset of the offending byte from the start of the JSON text.
     pub offset: u64,
+    /// What was wrong there.
     pub kind: JsonErrorKind,
     /// The top-level key whose value was being read, if any.
     pub context: Option<String>,
@@ -30,7 +31,7 @@ pub struct JsonError {
 
 impl JsonError {
     /// A value at `offset` that the format does not allow.
-    pub fn invalid_at(offset: u64, msg: impl Into<String>) -> JsonError {
+    pub(crate) fn invalid_at(offset: u64, msg: impl Into<String>) -> JsonError {
         JsonError {
             offset,
             kind: JsonErrorKind::Invalid(msg.into()),
@@ -46,11 +47,14 @@ impl JsonError {
     }
 }
 
+/// What kind of problem a [`JsonError`] is.
 #[derive(Debug)]
 pub enum JsonErrorKind {
     /// `expected` describes what was wanted; `found` is the byte there (None at the end).
     Unexpected {
+        /// What was wanted there, in words.
         expected: &'static str,
+        /// The byte found there; None at the end of the input.
         found: Option<u8>,
     },
     /// The source failed, or a wrapped reader reported damaged data.
@@ -81,6 +85,7 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+/// A result whose error is a [`JsonError`].
 pub type Result<T> = std::result::Result<T, JsonError>;
 
 /// A cursor over a JSON byte stream.
@@ -96,10 +101,12 @@ pub struct JsonReader<R> {
 }
 
 impl<R: Read> JsonReader<R> {
+    /// A cursor at the start of `src`, with a 1 MiB buffer.
     pub fn new(src: R) -> Self {
         Self::with_capacity(src, BUF_SIZE)
     }
 
+    /// A cursor at the start of `src`, with a buffer of about `capacity` bytes.
     pub fn with_capacity(src: R, capacity: usize) -> Self {
         JsonReader {
             src,
@@ -125,6 +132,8 @@ impl<R: Read> JsonReader<R> {
         }
     }
 
+    /// An error at the current offset: a value that is valid JSON but not what the format
+    /// allows.
     pub fn invalid(&self, msg: impl Into<String>) -> JsonError {
         self.error(JsonErrorKind::Invalid(msg.into()))
     }
@@ -206,7 +215,7 @@ impl<R: Read> JsonReader<R> {
     }
 
     /// Consumes `byte` if it is next (after white space).
-    pub fn eat(&mut self, byte: u8) -> Result<bool> {
+    pub(crate) fn eat(&mut self, byte: u8) -> Result<bool> {
         if self.peek()? == Some(byte) {
             self.pos += 1;
             Ok(true)
@@ -217,7 +226,7 @@ impl<R: Read> JsonReader<R> {
 
     /// After a value inside an object or array: consumes `,` and returns true, or consumes
     /// `close` and returns false.
-    pub fn next_or_close(&mut self, close: u8) -> Result<bool> {
+    pub(crate) fn next_or_close(&mut self, close: u8) -> Result<bool> {
         match self.peek()? {
             Some(b',') => {
                 self.pos += 1;
@@ -336,7 +345,7 @@ impl<R: Read> JsonReader<R> {
     }
 
     /// Skips a string value without decoding it.
-    pub fn skip_string(&mut self) -> Result<()> {
+    pub(crate) fn skip_string(&mut self) -> Result<()> {
         self.expect(b'"', "a string")?;
         self.skip_string_body()
     }
@@ -376,7 +385,7 @@ impl<R: Read> JsonReader<R> {
 
     /// Reads a non-negative integer; any other value (a negative or fractional number, a
     /// string, an array …) is skipped and gives None.
-    pub fn u64_or_skip(&mut self) -> Result<Option<u64>> {
+    pub(crate) fn u64_or_skip(&mut self) -> Result<Option<u64>> {
         if !self.peek()?.is_some_and(|b| b.is_ascii_digit()) {
             self.skip_value()?;
             return Ok(None);
@@ -396,7 +405,7 @@ impl<R: Read> JsonReader<R> {
     /// Reads an array of non-negative integers, handing each to `sink` in order. This is the
     /// hot loop of heap snapshot parsing. A message the sink returns becomes an error at the
     /// offset just past the value it refused.
-    pub fn u64_array(
+    pub(crate) fn u64_array(
         &mut self,
         mut sink: impl FnMut(u64) -> std::result::Result<(), String>,
     ) -> Result<()> {
@@ -467,7 +476,10 @@ impl<R: Read> JsonReader<R> {
     /// the reader somewhere inside the array, when `piece` returns false, or when the text
     /// cannot be cut that way (it ends, or a buffer holds no comma): then only
     /// [`JsonReader::u64_array`], reading from the start again, says what is wrong.
-    pub fn u64_array_pieces(&mut self, mut piece: impl FnMut(&[u8], bool) -> bool) -> Result<bool> {
+    pub(crate) fn u64_array_pieces(
+        &mut self,
+        mut piece: impl FnMut(&[u8], bool) -> bool,
+    ) -> Result<bool> {
         self.expect(b'[', "'['")?;
         if self.eat(b']')? {
             return Ok(true);
@@ -501,14 +513,14 @@ impl<R: Read> JsonReader<R> {
     }
 
     /// Skips one value of any kind.
-    pub fn skip_value(&mut self) -> Result<()> {
+    pub(crate) fn skip_value(&mut self) -> Result<()> {
         self.skip_value_with(|_| {})
     }
 
     /// Skips one value of any kind as [`JsonReader::skip_value`] does, handing the text of
     /// an array or an object to `seen` in pieces, in order: everything from just after its
     /// opening bracket to its closing one, included, but the inside of the strings in it.
-    pub fn skip_value_with(&mut self, mut seen: impl FnMut(&[u8])) -> Result<()> {
+    pub(crate) fn skip_value_with(&mut self, mut seen: impl FnMut(&[u8])) -> Result<()> {
         match self.peek()? {
             Some(b'"') => self.skip_string(),
             Some(open @ (b'[' | b'{')) => {
@@ -574,7 +586,7 @@ impl<R: Read> JsonReader<R> {
 
     /// Copies the raw text of one value into `out`, for small values that are then handed
     /// to serde. Fails if the value is longer than `max_len`.
-    pub fn capture_value(&mut self, out: &mut Vec<u8>, max_len: usize) -> Result<()> {
+    pub(crate) fn capture_value(&mut self, out: &mut Vec<u8>, max_len: usize) -> Result<()> {
         self.peek()?;
         self.recording = Some(Recording {
             out: std::mem::take(out),

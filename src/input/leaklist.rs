@@ -21,11 +21,13 @@ const MAX_LEN: u64 = 64 << 20;
 /// A leak watcher's list, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeakList {
+    /// The list's file.
     pub path: PathBuf,
     /// The list's `version` (`2.0.0` for a rawheap dump); None when it has none.
     pub version: Option<String>,
     /// The heap dump's SHA-256 as the list states it (upper-case hex); None when absent.
     pub snapshot_hash: Option<String>,
+    /// The objects the list watches, in its order.
     pub objects: Vec<WatchedObject>,
 }
 

@@ -1,9 +1,9 @@
 //! Readers: format sniffing by content and one module per input format.
 
-pub mod allocations;
-pub mod baseline;
+pub(crate) mod allocations;
+pub(crate) mod baseline;
 pub mod cpuprofile;
-pub mod error;
+pub(crate) mod error;
 pub mod heapprofile;
 pub mod heapsnapshot;
 pub mod htrace;
@@ -75,10 +75,15 @@ impl<R: Read> Read for Inflated<R> {
 /// What a file holds, as told by its content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// An htrace capture of the OpenHarmony profiler (`OHOSPROF`).
     Htrace,
+    /// A V8 or ArkTS `.heapsnapshot` (JSON).
     HeapSnapshot,
+    /// A `.cpuprofile` (JSON), V8's or ArkTS's.
     CpuProfile,
+    /// A Trace Event file (a JSON array or `{"traceEvents": …}`) with CPU profile events.
     TraceEvent,
+    /// A JS Self-Profiling API trace.
     SelfProfile,
     /// An `arkdiff summarize` baseline: class and function totals.
     Baseline,
@@ -107,11 +112,14 @@ impl Format {
 /// A compression layer around the content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wrapping {
+    /// gzip (RFC 1952).
     Gzip,
+    /// zlib (RFC 1950).
     Zlib,
 }
 
 impl Wrapping {
+    /// The name used in messages (`gzip`, `zlib`).
     pub fn name(self) -> &'static str {
         match self {
             Wrapping::Gzip => "gzip",
@@ -123,6 +131,7 @@ impl Wrapping {
 /// The result of sniffing a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Detected {
+    /// What the content is, under its compression layers.
     pub format: Format,
     /// Outermost first.
     pub wrapping: Vec<Wrapping>,
@@ -324,6 +333,7 @@ pub struct PosReader<'a> {
 }
 
 impl<'a> PosReader<'a> {
+    /// A reader of `file` from its first byte.
     pub fn new(file: &'a File) -> Self {
         PosReader { file, pos: 0 }
     }
@@ -357,7 +367,10 @@ impl Seek for PosReader<'_> {
 /// One heap snapshot's place in a capture, and when it was taken.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SnapshotInfo {
+    /// When the snapshot was taken (its first record), BOOTTIME ns where the htrace header
+    /// has a clock snapshot, REALTIME ns otherwise; None outside an htrace.
     pub start_time_ns: Option<u64>,
+    /// When the snapshot was done (its last record), on the same clock as `start_time_ns`.
     pub end_time_ns: Option<u64>,
     /// When it was taken on the wall clock, ns since the Unix epoch (htrace records on
     /// the REALTIME clock; see [`htrace::SnapshotSpan::start_wall_ns`]).
@@ -371,6 +384,7 @@ pub struct SnapshotInfo {
 /// A CPU profile read from a capture.
 #[derive(Debug)]
 pub struct CpuCapture {
+    /// The profile's samples, or only its per-function sums.
     pub data: CpuData,
     /// Which profile of the file this is, when a file can hold several (`PID:ID`).
     pub label: Option<String>,
@@ -431,7 +445,9 @@ pub struct ProfileSource {
 /// The samples of a profile, or only their per-function sums (a baseline).
 #[derive(Debug)]
 pub enum CpuData {
+    /// A profile with its samples and call tree.
     Profile(Profile),
+    /// Only per-function sums (an `arkdiff summarize` baseline).
     Times(ProfileTimes),
 }
 
@@ -474,9 +490,12 @@ impl CpuCapture {
 /// An opened input: its heap snapshots (htrace, `.heapsnapshot`) and its CPU profile
 /// (htrace, `.cpuprofile`, Trace Event, JS Self-Profiling), whichever it has.
 pub struct Capture {
+    /// The file as given.
     pub path: PathBuf,
+    /// Its format and compression, as sniffed from its content.
     pub detected: Detected,
     heap: HeapKind,
+    /// The CPU profile of the capture, when it has one that could be read.
     pub cpu: Option<CpuCapture>,
     /// The capture has a CPU profile that could not be read (a warning says why).
     pub cpu_unreadable: bool,
@@ -732,6 +751,7 @@ impl Capture {
         }
     }
 
+    /// How many heap snapshots the capture holds (0 without any).
     pub fn snapshot_count(&self) -> usize {
         match &self.heap {
             HeapKind::None => 0,
@@ -740,6 +760,7 @@ impl Capture {
         }
     }
 
+    /// Where and when snapshot `i` was taken; no times for an input that is not an htrace.
     pub fn snapshot_info(&self, i: usize) -> SnapshotInfo {
         match &self.heap {
             HeapKind::None

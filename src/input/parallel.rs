@@ -35,6 +35,7 @@ static BUSY: AtomicUsize = AtomicUsize::new(0);
 pub struct Busy(());
 
 impl Busy {
+    /// Marks the calling thread busy until the value is dropped.
     pub fn new() -> Busy {
         BUSY.fetch_add(1, Ordering::Relaxed);
         Busy(())
@@ -55,7 +56,7 @@ impl Drop for Busy {
 
 /// How many workers an array gets now, of at most `threads`: one more than the cores no
 /// busy thread holds (the reading thread only hands numbers on), none when there is none.
-pub fn workers(threads: usize) -> usize {
+pub(crate) fn workers(threads: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     match cores.checked_sub(BUSY.load(Ordering::Relaxed)) {
         Some(spare) if spare > 0 => threads.min(spare + 1),
@@ -81,7 +82,7 @@ struct Done {
 /// value to `sink` in order. Ok(true) when the whole array was read and the sink took every
 /// value; Ok(false) when this path gave up (see the module's note), with the reader
 /// somewhere inside the array and the sink having seen part of it.
-pub fn u64_array<R: Read>(
+pub(crate) fn u64_array<R: Read>(
     json: &mut JsonReader<R>,
     threads: usize,
     mut sink: impl FnMut(u64) -> std::result::Result<(), String>,

@@ -43,8 +43,11 @@ use {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{section} at byte {offset}: {message}")]
 pub struct RawheapError {
+    /// The part of the file being read (`file`, `object section`, …).
     pub section: &'static str,
+    /// Byte offset in the file where the problem is.
     pub offset: u64,
+    /// What is wrong there.
     pub message: String,
 }
 

@@ -53,6 +53,7 @@ pub enum Lookup {
     NoMap,
     /// The script has a map, which does not cover the position.
     Unmapped,
+    /// The original position the map gives.
     Mapped(Original),
 }
 

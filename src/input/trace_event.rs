@@ -27,9 +27,11 @@ const MAX_EVENT_LEN: usize = 256 << 20;
 /// The profiles of one trace, in the order they first appear.
 #[derive(Debug, Default)]
 pub struct TraceProfiles {
+    /// The `(pid, id)` profiles found.
     pub profiles: Vec<TraceProfile>,
     /// Events read.
     pub events: usize,
+    /// What the reader noticed, worded for the user.
     pub warnings: Vec<Warning>,
     /// What the trace's `metadata` says of where it was recorded.
     pub environment: TraceEnvironment,
@@ -102,6 +104,7 @@ impl TraceEnvironment {
 /// One `(pid, id)` profile.
 #[derive(Debug)]
 pub struct TraceProfile {
+    /// The process id of the profile's events.
     pub pid: u64,
     /// The event id as written, e.g. `0x2`.
     pub id: String,
@@ -118,13 +121,13 @@ impl TraceProfile {
         format!("{}:{}", self.pid, self.id)
     }
 
-    pub fn sample_count(&self) -> usize {
+    pub(crate) fn sample_count(&self) -> usize {
         self.samples.len()
     }
 
     /// Samples that are not `(idle)`: what the default choice goes by, since a browser
     /// trace also profiles idle renderers (a new-tab page) that sample as often.
-    pub fn busy_sample_count(&self) -> usize {
+    pub(crate) fn busy_sample_count(&self) -> usize {
         let idle: hashbrown::HashSet<u64> = self
             .nodes
             .iter()
@@ -142,6 +145,8 @@ impl TraceProfile {
                 || id_number(&self.id).is_some_and(|n| Some(n) == id_number(id)))
     }
 
+    /// The profile's nodes and samples as the profile model takes them, with each sample's
+    /// time.
     pub fn into_raw(self) -> RawProfile {
         let mut raw = RawProfile {
             nodes: self.nodes,
@@ -439,7 +444,9 @@ impl Reader {
 /// Which profile of a trace to use, from `--profile PID:ID` or `--pid PID`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProfilePick {
+    /// `--profile PID:ID`: the pid and the event id as written.
     pub profile: Option<(u64, String)>,
+    /// `--pid PID`: a profile of that process, the one with the most non-idle samples.
     pub pid: Option<u64>,
 }
 

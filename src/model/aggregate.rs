@@ -7,7 +7,9 @@ use super::heap::{HeapSnapshot, Totals};
 /// Class totals of one snapshot, by class name: all a trend needs of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Aggregate {
+    /// Count and self size of all counted objects.
     pub totals: Totals,
+    /// Count and self size per class name.
     pub classes: HashMap<String, Totals>,
     /// Native sizes (ArkTS `native_size`), where the snapshot states them.
     pub native: Option<NativeTotals>,
@@ -17,7 +19,9 @@ pub struct Aggregate {
 /// class of [`Aggregate::classes`] has an entry).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NativeTotals {
+    /// Native size of all counted objects, in bytes.
     pub total: u64,
+    /// Native size per class name, in bytes.
     pub classes: HashMap<String, u64>,
 }
 
@@ -29,6 +33,7 @@ impl NativeTotals {
 }
 
 impl Aggregate {
+    /// The class totals of a snapshot, by class name.
     pub fn of(snap: &HeapSnapshot) -> Aggregate {
         let classes: HashMap<String, Totals> = snap
             .class_totals()

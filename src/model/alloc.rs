@@ -32,10 +32,12 @@ pub struct Functions {
 }
 
 impl Functions {
+    /// How many functions the trace lists.
     pub fn len(&self) -> usize {
         self.names.len()
     }
 
+    /// Whether the trace lists no function.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
@@ -66,10 +68,12 @@ pub struct TraceTree {
 }
 
 impl TraceTree {
+    /// How many stacks (nodes) the tree has.
     pub fn len(&self) -> usize {
         self.ids.len()
     }
 
+    /// Whether the tree has no node.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
@@ -132,15 +136,19 @@ impl TraceTree {
 /// first) and the last object id given out by then.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Samples {
+    /// When each sample was taken, µs since the first.
     pub timestamps_us: Vec<u64>,
+    /// The last object id given out when each sample was taken.
     pub last_ids: Vec<u64>,
 }
 
 impl Samples {
+    /// How many samples the recording has.
     pub fn len(&self) -> usize {
         self.timestamps_us.len()
     }
 
+    /// Whether the recording has no sample.
     pub fn is_empty(&self) -> bool {
         self.timestamps_us.is_empty()
     }
@@ -149,11 +157,14 @@ impl Samples {
 /// A snapshot's allocation trace and samples.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct AllocationData {
+    /// The functions that allocated (`trace_function_infos`).
     pub functions: Functions,
+    /// The call stacks that allocated (`trace_tree`).
     pub tree: TraceTree,
     /// Each node's `trace_node_id` (0: no trace), one per node of the snapshot; empty
     /// when no node has one.
     pub node_traces: Vec<u32>,
+    /// The timeline samples; empty for a snapshot that is no timeline recording.
     pub samples: Samples,
     /// Function and script names, each once.
     pub strings: Vec<String>,
@@ -165,6 +176,7 @@ impl AllocationData {
         self.node_traces.get(node).copied().unwrap_or(0)
     }
 
+    /// The text of an interned name; empty for an id out of range.
     pub fn string(&self, id: StringId) -> &str {
         self.strings.get(id as usize).map_or("", String::as_str)
     }
@@ -180,29 +192,39 @@ impl AllocationData {
 /// node, in node order. Lines and columns are 0-based, as the file gives them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Locations {
+    /// The snapshot node each row describes.
     pub nodes: Vec<u32>,
+    /// The runtime's script id.
     pub script_ids: Vec<u32>,
+    /// 0-based line in the script.
     pub lines: Vec<u32>,
+    /// 0-based column in the line.
     pub columns: Vec<u32>,
 }
 
 /// One location: the runtime's script id, 0-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Location {
+    /// The runtime's script id.
     pub script_id: u32,
+    /// 0-based line in the script.
     pub line: u32,
+    /// 0-based column in the line.
     pub column: u32,
 }
 
 impl Locations {
+    /// How many rows (nodes with a location) there are.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether no node has a location.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
+    /// Adds the location of `node` as the last row.
     pub fn push(&mut self, node: u32, location: Location) {
         self.nodes.push(node);
         self.script_ids.push(location.script_id);

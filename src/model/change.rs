@@ -4,11 +4,14 @@
 /// function's time, a total. Its delta is always head − base.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Change {
+    /// The value in BASE.
     pub base: u64,
+    /// The value in HEAD.
     pub head: u64,
 }
 
 impl Change {
+    /// A quantity that is `base` in BASE and `head` in HEAD.
     pub const fn new(base: u64, head: u64) -> Change {
         Change { base, head }
     }

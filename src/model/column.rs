@@ -6,7 +6,9 @@
 /// Values in `u32` until one is wider, then all in `u64`.
 #[derive(Debug, Clone)]
 pub enum Column {
+    /// Every value fits `u32`.
     Narrow(Vec<u32>),
+    /// At least one value needed `u64`; all are kept so.
     Wide(Vec<u64>),
 }
 
@@ -17,6 +19,7 @@ impl Default for Column {
 }
 
 impl Column {
+    /// Number of values.
     pub fn len(&self) -> usize {
         match self {
             Column::Narrow(v) => v.len(),
@@ -24,10 +27,12 @@ impl Column {
         }
     }
 
+    /// Whether the column has no value.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Reserves room for `additional` more values in the current width.
     pub fn reserve(&mut self, additional: usize) {
         match self {
             Column::Narrow(v) => v.reserve(additional),
@@ -44,6 +49,7 @@ impl Column {
         }
     }
 
+    /// Appends a value, widening the column to `u64` when the value does not fit `u32`.
     #[inline]
     pub fn push(&mut self, value: u64) {
         match self {
@@ -70,10 +76,12 @@ impl Column {
         }
     }
 
+    /// The values in order, each as `u64`.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
 
+    /// The values copied out as `u64`.
     pub fn to_vec(&self) -> Vec<u64> {
         self.iter().collect()
     }

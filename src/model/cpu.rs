@@ -51,7 +51,7 @@ impl Frame {
 
     /// The same frame with the URL's `?query` and `#fragment` dropped.
     #[must_use]
-    pub fn without_url_query(&self) -> Frame {
+    pub(crate) fn without_url_query(&self) -> Frame {
         let mut frame = self.clone();
         if let Some(cut) = frame.url.find(['?', '#']) {
             frame.url.truncate(cut);
@@ -107,12 +107,14 @@ pub enum FrameKind {
     Program,
     /// `(garbage collector)`: a row, also summed into `gc_us`.
     GarbageCollector,
+    /// Any other frame: a function of the program, counted as a row.
     Function,
 }
 
 /// One call-tree node as a reader found it.
 #[derive(Debug, Clone)]
 pub struct RawNode {
+    /// The node's id, as parents, children and samples name it.
     pub id: u64,
     /// Shared where the format shares frames between nodes (a self-profile's stacks name
     /// frames by index), so that a node costs no copy of its frame's strings.
@@ -126,6 +128,7 @@ pub struct RawNode {
 /// A profile as read, before its tree is checked.
 #[derive(Debug, Clone, Default)]
 pub struct RawProfile {
+    /// The call-tree nodes, in the order the reader found them.
     pub nodes: Vec<RawNode>,
     /// The node id sampled by each sample.
     pub samples: Vec<u64>,
@@ -150,6 +153,7 @@ pub struct Profile {
     samples: Vec<u32>,
     /// Each sample's time, µs.
     sample_us: Vec<u64>,
+    /// Category totals some formats carry (ArkTS `gcTime`, `napiTime`, …), µs.
     pub categories: Vec<(String, u64)>,
     /// Problems found while building, worded for the user.
     pub warnings: Vec<Warning>,
@@ -355,7 +359,10 @@ fn check_acyclic(parents: &[u32]) -> Result<(), u32> {
 /// Self and total time of one function, µs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FunctionTime {
+    /// Time of the samples with the function on top of the stack, µs.
     pub self_us: u64,
+    /// Time of the samples with the function anywhere on the stack (counted once per
+    /// sample), µs.
     pub total_us: u64,
 }
 
@@ -366,10 +373,15 @@ pub struct ProfileTimes {
     pub functions: HashMap<Frame, FunctionTime>,
     /// Time of all samples except idle ones.
     pub duration_us: u64,
+    /// Time of the `(idle)` samples, µs.
     pub idle_us: u64,
+    /// Time of the `(garbage collector)` samples, µs.
     pub gc_us: u64,
+    /// Time of the `(program)` samples, µs.
     pub program_us: u64,
+    /// How many samples the profile has.
     pub samples: usize,
+    /// Category totals some formats carry (ArkTS `gcTime`, `napiTime`, …), µs.
     pub categories: Vec<(String, u64)>,
     /// The sampling interval: the median time from one sample to the next, µs. None
     /// without samples (a baseline made before baselines kept it).
@@ -583,6 +595,7 @@ impl Profile {
 pub struct Neighbours {
     /// The function's self and total time, µs (as [`Profile::times`] counts them).
     pub self_us: u64,
+    /// The function's total time, µs (as [`Profile::times`] counts it).
     pub total_us: u64,
     /// Each caller and the time of the samples that have it directly above the function,
     /// µs; `(root)` where the function is called from the top of a stack.

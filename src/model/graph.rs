@@ -39,6 +39,8 @@ pub enum EdgeKind {
 }
 
 impl EdgeKind {
+    /// The kind a snapshot's edge type name stands for; [`EdgeKind::Other`] for a name
+    /// this reader does not know.
     pub fn from_name(name: &str) -> EdgeKind {
         match name {
             "context" => EdgeKind::Context,
@@ -55,6 +57,7 @@ impl EdgeKind {
         }
     }
 
+    /// The edge type name as V8 and ArkTS snapshots write it.
     pub fn name(self) -> &'static str {
         match self {
             EdgeKind::Context => "context",
@@ -277,10 +280,12 @@ impl GraphBuilder {
 pub const ROOT: u32 = 0;
 
 impl HeapGraph {
+    /// Number of nodes in the graph.
     pub fn node_count(&self) -> usize {
         self.first_edge.len().saturating_sub(1)
     }
 
+    /// Number of edges in the graph.
     pub fn edge_count(&self) -> usize {
         self.edge_targets.len()
     }

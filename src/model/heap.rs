@@ -32,6 +32,7 @@ pub struct HeapSnapshot {
     pub class_names: Vec<String>,
     /// `snapshot.node_count` and `snapshot.edge_count` as the file states them.
     pub declared_node_count: Option<u64>,
+    /// `snapshot.edge_count` as the file states it.
     pub declared_edge_count: Option<u64>,
     /// Number of fields per node in the file (6, 7 or 8).
     pub node_field_count: usize,
@@ -61,22 +62,28 @@ pub struct HeapSnapshot {
 /// static roots.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct HybridSplit {
+    /// Index of the static VM's first node.
     pub static_from: u32,
+    /// Index one past the static VM's last node (the `StaticRoot` node).
     pub static_to: u32,
     /// How many cross-VM references the static half lists, and how many of them name an
     /// object one half lacks.
     pub xrefs: u64,
+    /// How many of [`HybridSplit::xrefs`] name an object neither half has.
     pub unresolved: u64,
 }
 
 /// Count and total self size of a set of nodes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Totals {
+    /// Number of nodes.
     pub count: u64,
+    /// Sum of their self sizes, in bytes.
     pub size: u64,
 }
 
 impl HeapSnapshot {
+    /// Number of nodes in the snapshot.
     pub fn node_count(&self) -> usize {
         self.ids.len()
     }
@@ -95,6 +102,7 @@ impl HeapSnapshot {
         }
     }
 
+    /// The name of a class; panics on an id the snapshot does not have.
     pub fn class_name(&self, class: ClassId) -> &str {
         &self.class_names[class as usize]
     }
@@ -170,7 +178,7 @@ impl HeapSnapshot {
 }
 
 /// The DevTools class name of a node from its type name and name string; `detached`: the
-/// node is a native one that ends detached (see [`super::dom`]).
+/// node is a native one that ends detached (see `super::dom`).
 ///
 /// `type_name` is None for a type value past the snapshot's list of type names (ArkTS
 /// writes such values); `raw_type` is then shown.

@@ -28,6 +28,7 @@ pub struct RawHeapNode {
     /// The node's `id`; None where the writer gave none (profiles from before samples
     /// were written).
     pub id: Option<u64>,
+    /// The function, script and position the node stands for.
     pub frame: Arc<Frame>,
     /// `selfSize`: the bytes allocated with this node's stack, as the profiler estimates.
     pub self_size: u64,
@@ -52,6 +53,7 @@ pub struct HeapSample {
 pub struct RawHeapProfile {
     /// In the order read: a parent always before its children.
     pub nodes: Vec<RawHeapNode>,
+    /// The samples, in the order the file lists them.
     pub samples: Vec<HeapSample>,
     /// What the reader noticed, worded for the user.
     pub warnings: Vec<Warning>,

@@ -5,7 +5,7 @@ pub mod alloc;
 pub mod change;
 pub mod column;
 pub mod cpu;
-pub mod dom;
+pub(crate) mod dom;
 pub mod graph;
 pub mod heap;
 pub mod heapprof;

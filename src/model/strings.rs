@@ -52,6 +52,7 @@ impl StringTable {
         self.spans.len()
     }
 
+    /// Whether no string is kept.
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }

@@ -79,7 +79,7 @@ pub enum Visit {
 }
 
 /// Walks the tree depth first from each root (in node order), without recursion.
-pub fn depth_first(parents: &[u32], children: &Children, mut visit: impl FnMut(Visit)) {
+pub(crate) fn depth_first(parents: &[u32], children: &Children, mut visit: impl FnMut(Visit)) {
     // (node, how many of its children were entered)
     let mut stack: Vec<(u32, u32)> = Vec::new();
     for root in (0..parents.len()).filter(|&i| parents[i] == NO_PARENT) {

@@ -26,7 +26,9 @@ const CALLED_FROM: usize = 2;
 /// A count of objects and their self size.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CountSize {
+    /// Objects.
     pub count: u64,
+    /// Their self size, in bytes.
     pub size: u64,
 }
 
@@ -153,6 +155,7 @@ pub struct CallFrameJson {
     pub script: String,
     /// 1-based; null when unknown.
     pub line: Option<u32>,
+    /// 1-based; null when unknown.
     pub column: Option<u32>,
     /// ArkTS: the module the script belongs to.
     pub module: Option<String>,
@@ -204,6 +207,7 @@ pub struct PositionJson {
 }
 
 impl PositionJson {
+    /// The JSON of a position; `scripts` shortens its script as the texts show it.
     pub fn new(p: &SourcePosition, scripts: &Scripts) -> PositionJson {
         PositionJson {
             script: p.script.clone(),
@@ -223,6 +227,7 @@ pub struct StackJson {
     pub callers: Vec<CallFrameJson>,
     /// How many more callers the chain has.
     pub more_callers: usize,
+    /// The objects allocated with this chain.
     #[serde(flatten)]
     pub objects: CountSize,
 }
@@ -230,7 +235,9 @@ pub struct StackJson {
 /// One class of a site's objects.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassCountJson {
+    /// The class.
     pub class: String,
+    /// Its objects.
     #[serde(flatten)]
     pub objects: CountSize,
 }
@@ -240,8 +247,10 @@ pub struct ClassCountJson {
 pub struct SiteJson {
     /// As the texts show it: `placeOrder (app.js:61:20)`.
     pub site: String,
+    /// The function that allocated.
     #[serde(flatten)]
     pub frame: CallFrameJson,
+    /// The new objects allocated here.
     #[serde(flatten)]
     pub objects: CountSize,
     /// By class, largest size first.
@@ -276,6 +285,8 @@ pub struct SitesJson {
 }
 
 impl SitesJson {
+    /// The JSON of HEAD's allocation sites; `a` gives the frames, `scripts` how the texts
+    /// show scripts.
     pub fn new(s: &Sites, a: &Allocations, scripts: &Scripts) -> SitesJson {
         SitesJson {
             objects: CountSize {
@@ -349,6 +360,7 @@ pub struct SiteShareJson {
     pub index: usize,
     /// As the texts show it.
     pub site: String,
+    /// Objects.
     #[serde(flatten)]
     pub objects: CountSize,
     /// The nearest callers of the chain that allocated most of these objects, as the
@@ -365,11 +377,13 @@ pub struct ClosuresJson {
     pub position: Option<PositionJson>,
     /// As the texts show it: `Function onTick (app.js:68:33)`.
     pub closure: String,
+    /// Objects.
     #[serde(flatten)]
     pub objects: CountSize,
 }
 
 impl ClosuresJson {
+    /// The JSON of closures; `scripts` shortens their script as the texts show it.
     pub fn new(c: &Closures, scripts: &Scripts) -> ClosuresJson {
         let mut closure = "Function".to_owned();
         if let Some(name) = &c.name {
@@ -404,7 +418,7 @@ pub struct ClassAllocationJson {
 }
 
 /// What the report knows of where things were allocated, ready to attach to its parts.
-pub struct AllocationView<'a> {
+pub(crate) struct AllocationView<'a> {
     pub a: &'a Allocations,
     pub scripts: Scripts,
 }
@@ -495,6 +509,7 @@ pub struct OwnerAllocationJson {
     /// The share of them that carry a trace (the runtime's own left out); null without
     /// a trace.
     pub traced_percent: Option<u64>,
+    /// Those that carry none.
     pub unattributed: CountSize,
     /// Largest size first.
     pub sites: Vec<OwnerSiteJson>,
@@ -507,20 +522,26 @@ pub struct OwnerAllocationJson {
 pub struct OwnerSiteJson {
     /// The site's index in `heap.sites.sites`.
     pub index: Option<usize>,
+    /// As the texts show it.
     pub site: String,
+    /// Objects.
     #[serde(flatten)]
     pub objects: CountSize,
+    /// By class, largest size first.
     pub classes: Vec<ClassCountJson>,
+    /// The nearest callers of its largest chain.
     pub called_from: String,
 }
 
 /// Survivors over a recording: in all, per bucket, and allocated after the last sample.
 #[derive(Debug, Clone, Serialize)]
 pub struct RowJson {
+    /// All of them.
     #[serde(flatten)]
     pub objects: CountSize,
     /// Per bucket (`buckets`), in order.
     pub bucket_counts: Vec<u64>,
+    /// Their self sizes per bucket, in bytes.
     pub bucket_sizes: Vec<u64>,
     /// Allocated after the last sample, before the snapshot.
     pub after_last: CountSize,
@@ -545,9 +566,11 @@ impl RowJson {
 pub struct IntervalJson {
     /// µs since the first sample.
     pub start_us: u64,
+    /// When it ended, µs since the first sample.
     pub end_us: u64,
     /// Its objects have ids above `after_id`, up to `last_id`.
     pub after_id: u64,
+    /// The last object id given out by its end.
     pub last_id: u64,
     /// Those still alive at the end.
     pub survivors: CountSize,
@@ -556,29 +579,39 @@ pub struct IntervalJson {
 /// Consecutive intervals taken together.
 #[derive(Debug, Clone, Serialize)]
 pub struct BucketJson {
+    /// When it began, µs since the first sample.
     pub start_us: u64,
+    /// When it ended, µs since the first sample.
     pub end_us: u64,
     /// The first of its intervals (an index into `intervals`) and how many it has.
     pub first_interval: usize,
+    /// How many intervals it holds.
     pub intervals: usize,
+    /// Their survivors.
     pub survivors: CountSize,
 }
 
 /// One site's survivors.
 #[derive(Debug, Clone, Serialize)]
 pub struct TimelineSiteJson {
+    /// As the texts show it: `placeOrder (app.js:61:20)`.
     pub site: String,
+    /// The function that allocated.
     #[serde(flatten)]
     pub frame: CallFrameJson,
+    /// Its survivors, in all and per bucket.
     #[serde(flatten)]
     pub row: RowJson,
+    /// Its survivors by class, largest size first.
     pub classes: Vec<ClassCountJson>,
 }
 
 /// One class's survivors.
 #[derive(Debug, Clone, Serialize)]
 pub struct TimelineClassJson {
+    /// The class.
     pub class: String,
+    /// Its survivors, in all and per bucket.
     #[serde(flatten)]
     pub row: RowJson,
 }
@@ -588,6 +621,7 @@ pub struct TimelineClassJson {
 pub struct TimelineJson {
     /// How many samples the recording took, and its length (first sample to last).
     pub samples: usize,
+    /// Its length, first sample to last, µs.
     pub duration_us: u64,
     /// Alive objects allocated before the recording.
     pub before: CountSize,
@@ -597,7 +631,9 @@ pub struct TimelineJson {
     pub survivors: RowJson,
     /// Those that carry no trace.
     pub unattributed: RowJson,
+    /// One per pair of consecutive samples.
     pub intervals: Vec<IntervalJson>,
+    /// The intervals taken together (four buckets, fewer for a short recording).
     pub buckets: Vec<BucketJson>,
     /// By site, largest size first; empty without an allocation trace.
     pub sites: Vec<TimelineSiteJson>,
@@ -606,6 +642,7 @@ pub struct TimelineJson {
 }
 
 impl TimelineJson {
+    /// The JSON of a timeline; `a` gives the frames, `scripts` how the texts show scripts.
     pub fn new(t: &Timeline, a: &Allocations, scripts: &Scripts) -> TimelineJson {
         let classes = |list: &[(u32, Totals)]| {
             list.iter()

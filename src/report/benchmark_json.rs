@@ -16,6 +16,7 @@ use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
 };
 
+/// The `--format benchmark-json` renderer.
 pub struct BenchmarkJson {
     /// Classes and functions written.
     pub top: usize,

@@ -29,6 +29,7 @@ pub struct DuplicatesJson {
     pub objects: Vec<DuplicateJson>,
 }
 
+/// One value held by more than one object of HEAD.
 #[derive(Debug, Clone, Serialize)]
 pub struct DuplicateJson {
     /// A string's text in quotes, or an object's class and properties (`Object {v: 0}`),
@@ -46,6 +47,7 @@ pub struct DuplicateJson {
 }
 
 impl DuplicatesJson {
+    /// The JSON of HEAD's duplicated values.
     pub fn from_result(d: &Duplicates) -> DuplicatesJson {
         let rows = |list: &[DuplicateValue]| {
             list.iter()

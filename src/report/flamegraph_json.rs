@@ -20,6 +20,7 @@ use std::io::{self, Write};
 
 use super::{BaseHead, FrameJson, Render, Report};
 
+/// The `--format flamegraph-json` renderer.
 pub struct FlameGraphJson;
 
 /// Why a report without call trees has no flame graph.

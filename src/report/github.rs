@@ -22,6 +22,7 @@ use crate::gate::Level;
 /// GitHub shows at most 10 error and 10 warning annotations of a step.
 pub const MAX_ANNOTATIONS: usize = 10;
 
+/// The `--format github` renderer.
 pub struct Github {
     /// The directory the annotations' files are relative to: `$GITHUB_WORKSPACE` where
     /// set, else the working directory. A script outside it gets no `file=`.

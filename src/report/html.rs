@@ -2,7 +2,7 @@
 //!
 //! The page carries the report's data exactly as the JSON format writes it (one model,
 //! two renderers), in a `<script type="application/json">` element, and next to it the
-//! columns of the tables it draws (from [`super::columns`], as the text reports draw
+//! columns of the tables it draws (from `super::columns`, as the text reports draw
 //! theirs); the gate's verdict, the violations and the warnings are written here, so they
 //! read without JavaScript, and the embedded script (`html/report.js`, minified into
 //! `html/report.min.js` by `scripts/build-assets.sh`) draws the charts, the tables and the
@@ -23,6 +23,7 @@ const STYLE: &str = include_str!("html/report.min.css");
 /// The script's SHA-256 (base64): the page's content security policy runs no other.
 const SCRIPT_SHA256: &str = include_str!("html/report.min.js.sha256");
 
+/// The `--format html` renderer.
 pub struct Html;
 
 /// `text` with the characters that mean something in HTML replaced by references.

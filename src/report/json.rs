@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use super::{Render, Report};
 
+/// The `--format json` renderer.
 pub struct Json;
 
 impl Render for Json {

@@ -31,13 +31,16 @@ pub struct LeakTracesJson {
     pub basis: &'static str,
     /// The leaked objects, those the inspection made included.
     pub leaked_count: u64,
+    /// Their self size, in bytes.
     pub leaked_size: u64,
     /// Leaked objects no path from the roots reaches (held only by weak references).
     pub untraced_count: u64,
+    /// Their self size, in bytes.
     pub untraced_size: u64,
     /// Leaked objects the inspection itself made (a test driver's injected script), left
     /// out of the clusters.
     pub ignored_count: u64,
+    /// Their self size, in bytes.
     pub ignored_size: u64,
     /// How many clusters there are; `clusters` holds the first [`JSON_CLUSTERS`] and
     /// those with a shape.
@@ -46,12 +49,15 @@ pub struct LeakTracesJson {
     pub clusters: Vec<LeakClusterJson>,
 }
 
+/// Leaked objects held the same way: the same edge names and classes from the roots, array
+/// indexes and ids aside.
 #[derive(Debug, Clone, Serialize)]
 pub struct LeakClusterJson {
     /// Its place among all clusters by retained size, from 1.
     pub rank: usize,
     /// Leaked objects in the cluster.
     pub count: u64,
+    /// Their self size, in bytes.
     pub self_size: u64,
     /// Their retained size, each object counted once.
     pub retained: u64,
@@ -60,19 +66,28 @@ pub struct LeakClusterJson {
     /// Where the trace ends: the class and id of the object with the largest retained
     /// size among those held this way.
     pub representative: String,
+    /// The representative's node id.
     pub representative_id: u64,
+    /// The classes of the cluster's objects, largest retained size first.
     pub classes: Vec<LeakClassJson>,
+    /// The web leak shapes of the cluster, as memlab names them.
     pub shapes: Vec<ShapeJson>,
     /// The trace from the roots, one line per step (as `retainer_path`).
     pub trace: Vec<String>,
+    /// The same steps, structured.
     pub trace_steps: Vec<StepJson>,
 }
 
+/// The objects of one class in a leak cluster.
 #[derive(Debug, Clone, Serialize)]
 pub struct LeakClassJson {
+    /// The class name.
     pub class: String,
+    /// How many of the cluster's objects are of the class.
     pub count: u64,
+    /// Their self size, in bytes.
     pub self_size: u64,
+    /// Retained size of the class's objects in the cluster, in bytes.
     pub retained: u64,
     /// The id of its instance with the largest retained size.
     pub largest_id: u64,
@@ -83,20 +98,39 @@ pub struct LeakClassJson {
 #[serde(tag = "shape", rename_all = "kebab-case")]
 pub enum ShapeJson {
     /// The trace ends at a detached DOM node: the subtree is held.
-    DetachedDom { root: String, nodes: u64 },
+    DetachedDom {
+        /// `root`: the class of the detached subtree's root node.
+        root: String,
+        /// `nodes`: the subtree's leaked detached DOM nodes.
+        nodes: u64,
+    },
     /// The trace goes through an event listener of `target`, which has `listeners`.
     EventListener {
+        /// `target`: the listener's target as a retainer path shows it.
         target: String,
+        /// `target_id`: the target's node id in HEAD.
         target_id: u64,
+        /// `listeners`: the target's listener count.
         listeners: u64,
     },
     /// Objects that each retain at least the threshold (1 MiB); the largest retains
     /// `retained`.
-    Oversized { objects: u64, retained: u64 },
+    Oversized {
+        /// `objects`: the cluster's objects that retain 1 MiB or more each.
+        objects: u64,
+        /// `retained`: the largest of their retained sizes, in bytes.
+        retained: u64,
+    },
     /// Objects the page tagged as leaks (memlab's `leak-object` tracker).
-    Tagged { objects: u64 },
+    Tagged {
+        /// `objects`: the cluster's objects the page tagged.
+        objects: u64,
+    },
     /// React fibers no longer in the mounted tree.
-    UnmountedFibers { fibers: u64 },
+    UnmountedFibers {
+        /// `fibers`: the cluster's unmounted fibers.
+        fibers: u64,
+    },
 }
 
 impl ShapeJson {
@@ -157,6 +191,7 @@ impl ShapeJson {
 }
 
 impl LeakTracesJson {
+    /// The JSON of the leak clusters; `scripts` names the scripts of closures' positions.
     pub fn from_result(l: &LeakTraces, scripts: &Scripts) -> LeakTracesJson {
         let c = &l.clusters;
         LeakTracesJson {

@@ -35,6 +35,7 @@ pub const OWN_TAGS: [&str; 7] = [
     "class", "column", "function", "line", "side", "url", "owner",
 ];
 
+/// The `--format line-protocol` renderer.
 pub struct LineProtocol {
     /// Classes and functions written.
     pub top: usize,

@@ -17,6 +17,7 @@ use crate::diff::heap::IdMatching;
 use crate::gate::{Level, Status, Unit};
 use crate::units::{format_count, format_size};
 
+/// The `--format markdown` renderer.
 pub struct Markdown {
     /// Rows per table.
     pub top: usize,

@@ -4,7 +4,7 @@
 pub mod alloc;
 mod arkts;
 pub mod benchmark_json;
-pub mod columns;
+pub(crate) mod columns;
 pub mod duplicates;
 pub mod flamegraph_json;
 pub mod github;
@@ -41,13 +41,21 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// Everything arkdiff reports, in the shape of the JSON format.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The version of this report's shape ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
+    /// The program that wrote the report.
     pub tool: Tool,
+    /// The BASE side: the first input, or the first compared snapshot when one input is
+    /// given.
     pub base: Side,
+    /// The HEAD side: the last input, or the last compared snapshot when one input is
+    /// given.
     pub head: Side,
     /// What the run noticed but could go on with: `{"code", "message"}` each.
     pub warnings: Vec<Warning>,
+    /// The heap comparison; null when the inputs carry no heap snapshots to compare.
     pub heap: Option<HeapSection>,
+    /// The CPU comparison; null when the inputs carry no CPU profiles to compare.
     pub cpu: Option<CpuSection>,
     /// Sampling heap profiles: the bytes each function allocated; left out where none
     /// were compared.
@@ -56,6 +64,7 @@ pub struct Report {
     /// What `--source-map` did; left out without it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_map: Option<SourceMapJson>,
+    /// The regression gate's verdict.
     pub gate: GateSection,
 }
 
@@ -69,15 +78,19 @@ impl Report {
     }
 }
 
+/// The program that wrote a report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Tool {
+    /// Always `arkdiff`.
     pub name: &'static str,
+    /// arkdiff's version (the crate version, e.g. `0.1.0`).
     pub version: &'static str,
 }
 
 /// One compared input.
 #[derive(Debug, Clone, Serialize)]
 pub struct Side {
+    /// The input's path, as given on the command line.
     pub path: String,
     /// `htrace`, `heapsnapshot`, …, with the compression, e.g. `heapsnapshot (gzip)`.
     pub format: String,
@@ -88,6 +101,8 @@ pub struct Side {
     /// When the snapshot was taken (htrace only): BOOTTIME ns where the capture's header
     /// has a clock snapshot, REALTIME ns otherwise.
     pub start_time_ns: Option<u64>,
+    /// When the compared snapshot ended, on the same clock as `start_time_ns`; null where
+    /// that is null.
     pub end_time_ns: Option<u64>,
     /// Which of the file's CPU profiles was compared (`PID:ID` in a Trace Event file);
     /// null when the file holds one or none.
@@ -117,6 +132,7 @@ pub struct ProfileOrigin {
     /// The input's format, without its compression: `cpuprofile`, `trace-event`,
     /// `js-self-profile`, `htrace` or `baseline`.
     pub format: &'static str,
+    /// What the input says of where the profile comes from.
     pub source: ProfileSource,
     /// The profile's sampled time, idle included, µs (as read: `--normalize` does not
     /// scale it).
@@ -140,15 +156,19 @@ impl Side {
     }
 }
 
+/// The heap comparison of BASE's and HEAD's snapshots.
 #[derive(Debug, Clone, Serialize)]
 pub struct HeapSection {
     /// `same-process`, `disjoint`, or `none` (a side is a baseline).
     pub id_matching: IdMatching,
     /// The id check behind `id_matching`; null when both snapshots come from one capture.
     pub id_check: Option<IdCheckJson>,
+    /// Whole-heap totals.
     pub totals: TotalsJson,
     /// Whether retained sizes were computed (both object graphs read).
     pub retained: bool,
+    /// Every class whose count or size changed (`--top` limits the text formats, not this
+    /// list).
     pub classes: Vec<ClassJson>,
     /// The trend over successive snapshots: one input with several, or three inputs or
     /// more; null for a pair.
@@ -190,8 +210,11 @@ pub struct VmsJson {
     /// The cross-VM references each side's static half lists, and how many of them name
     /// an object one half lacks (the halves disagree).
     pub xrefs_base: u64,
+    /// Cross-VM references HEAD's static half lists.
     pub xrefs_head: u64,
+    /// Of BASE's, how many name an object one half lacks.
     pub unresolved_base: u64,
+    /// Of HEAD's, how many name an object one half lacks.
     pub unresolved_head: u64,
 }
 
@@ -217,6 +240,7 @@ impl VmsJson {
 /// The leak watcher's list (`.jsleaklist`) joined with HEAD.
 #[derive(Debug, Clone, Serialize)]
 pub struct LeakListJson {
+    /// The list's file.
     pub path: String,
     /// The list's `version`; null when it has none.
     pub version: Option<String>,
@@ -224,6 +248,7 @@ pub struct LeakListJson {
     pub snapshot_hash: Option<String>,
     /// The heap file the list was joined with, and its SHA-256 (upper-case hex).
     pub heap_path: String,
+    /// That file's SHA-256, upper-case hex.
     pub heap_sha256: String,
     /// Whether the two hashes are equal; null when the list states none.
     pub hash_matches: Option<bool>,
@@ -236,23 +261,31 @@ pub struct LeakListJson {
 pub struct WatchedJson {
     /// Its hash (`util.getHash`), the watcher's name for it and its message.
     pub hash: u32,
+    /// The constructor name the watcher gives.
     pub name: String,
+    /// The watcher's message (empty when it has none).
     pub msg: String,
     /// Whether a node of HEAD has its hash; the keys below are null when not.
     pub found: bool,
     /// Its class in HEAD.
     pub class: Option<String>,
+    /// Its self size, in bytes.
     pub self_size: Option<u64>,
     /// Null also when retained sizes were not computed.
     pub retained_size: Option<u64>,
     /// Null also when the snapshot states no native sizes.
     pub native_size: Option<u64>,
+    /// The native sizes of what it retains, in bytes; null as `native_size` and
+    /// `retained_size`.
     pub retained_native_size: Option<u64>,
+    /// The instance (the node itself) and how the roots reach it.
     #[serde(flatten)]
     pub path: PathJson,
 }
 
 impl LeakListJson {
+    /// The JSON of a list joined with HEAD; `scripts` names the scripts of closures'
+    /// positions.
     pub fn from_result(
         r: &crate::analysis::leaklist::LeakListResult,
         scripts: &alloc::Scripts,
@@ -309,8 +342,10 @@ impl PathJson {
     }
 }
 
+/// How the heap changed over a series of snapshots, and which classes kept growing.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrendJson {
+    /// The series, in order.
     pub snapshots: Vec<TrendSnapshotJson>,
     /// The size growth a suspect had to reach (the larger of the two floors), bytes.
     pub floor_bytes: u64,
@@ -318,6 +353,7 @@ pub struct TrendJson {
     pub required_intervals: usize,
     /// How much a suspect's size had to grow in an interval for it to count, bytes.
     pub step_bytes: u64,
+    /// The leak suspects.
     pub suspects: Vec<SuspectJson>,
     /// Iterations of a repeated action per interval (`--iterations`, default 1).
     pub iterations: u32,
@@ -330,7 +366,9 @@ pub struct TrendJson {
 /// A leak owner: an object that lives through the series and keeps gaining new objects.
 #[derive(Debug, Clone, Serialize)]
 pub struct OwnerJson {
+    /// The owner's node id.
     pub id: u64,
+    /// Its class.
     pub class: String,
     /// How the owner is shown in a path.
     pub node: String,
@@ -339,9 +377,13 @@ pub struct OwnerJson {
     pub entries: Vec<u64>,
     /// Retained size in each snapshot.
     pub retained: Vec<u64>,
+    /// Entry change over each interval.
     pub entries_steps: Vec<i64>,
+    /// Retained size change over each interval, in bytes.
     pub retained_steps: Vec<i64>,
+    /// Last entry count minus the first.
     pub entries_growth: i64,
+    /// Last retained size minus the first, in bytes.
     pub retained_growth: i64,
     /// The growth that ranks owners and that `--fail-on-owners` compares.
     pub growth: u64,
@@ -351,9 +393,11 @@ pub struct OwnerJson {
     pub entries_steady: Option<i64>,
     /// The new objects it holds in the last snapshot, by class.
     pub gained: Vec<GainedJson>,
+    /// Total self size of `gained`, in bytes.
     pub gained_size: u64,
     /// The path from the GC roots to the owner, preferring named edges.
     pub retainer_path: Option<Vec<String>>,
+    /// The same path, one object per step.
     pub retainer_steps: Option<Vec<StepJson>>,
     /// `shortest` when the path shown is a shortest one, `named` when a longer path
     /// through named references was preferred to it.
@@ -366,32 +410,46 @@ pub struct OwnerJson {
     pub allocation: Option<alloc::OwnerAllocationJson>,
 }
 
+/// New objects of one class that an owner gained.
 #[derive(Debug, Clone, Serialize)]
 pub struct GainedJson {
+    /// The class name.
     pub class: String,
+    /// How many new objects.
     pub count: u64,
+    /// Their self size, in bytes.
     pub size: u64,
 }
 
+/// One point of the series: a snapshot and its heap totals.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrendSnapshotJson {
     /// Position in the series.
     pub index: usize,
+    /// The input the snapshot was read from.
     pub path: String,
     /// The snapshot's index inside its file.
     pub snapshot_index: usize,
     /// When it was taken (htrace only), as `start_time_ns` of the sides.
     pub time_ns: Option<u64>,
+    /// Objects in the snapshot.
     pub count: u64,
+    /// Total self size of the snapshot, in bytes.
     pub size: u64,
 }
 
+/// A class that grew across the series often and by enough to be a leak suspect.
 #[derive(Debug, Clone, Serialize)]
 pub struct SuspectJson {
+    /// The class name.
     pub name: String,
+    /// Instances in each snapshot of the series.
     pub counts: Vec<u64>,
+    /// Self size of the instances in each snapshot, in bytes.
     pub sizes: Vec<u64>,
+    /// Last count minus first count.
     pub count_growth: i64,
+    /// Last size minus first size, in bytes.
     pub size_growth: i64,
     /// Size change of each interval.
     pub size_steps: Vec<i64>,
@@ -399,8 +457,11 @@ pub struct SuspectJson {
     pub count_steps: Vec<i64>,
     /// Retained size of the class in the last snapshot; null without object graphs.
     pub retained_size: Option<u64>,
+    /// Retained size of the class in BASE; null without object graphs.
     pub retained_base: Option<u64>,
+    /// `retained_size` minus `retained_base`; null without object graphs.
     pub retained_delta: Option<i64>,
+    /// The instance shown for the class and how the roots reach it.
     #[serde(flatten)]
     pub path: PathJson,
     /// The id of the owner that gained most of its new objects, if any.
@@ -415,11 +476,15 @@ pub struct SuspectJson {
     pub allocation: Option<alloc::ClassAllocationJson>,
 }
 
+/// A class asked about with `--explain`: what keeps it alive.
 #[derive(Debug, Clone, Serialize)]
 pub struct ExplainJson {
+    /// The class name.
     pub name: String,
+    /// Retained size of the class on each side; null when retained sizes were not computed.
     #[serde(flatten, with = "retained")]
     pub retained: MaybeCompared,
+    /// The instance shown for the class and how the roots reach it.
     #[serde(flatten)]
     pub path: PathJson,
     /// Where its new objects were allocated; left out where the comparison has no
@@ -449,12 +514,17 @@ pub struct PathJson {
     pub root_group: Option<&'static str>,
 }
 
+/// One step of a retainer path.
 #[derive(Debug, Clone, Serialize)]
 pub struct StepJson {
     /// How the previous node refers to this one; null for the first.
     pub edge: Option<String>,
+    /// The kind of that reference as the snapshot names it; null for the first.
     pub edge_type: Option<&'static str>,
+    /// A label for the node: its class, or a more telling name for functions and
+    /// engine-internal objects.
     pub node: String,
+    /// The node's id in the snapshot.
     pub id: u64,
     /// A closure's place in the source; left out for other nodes, and where HEAD
     /// carries no allocation data.
@@ -462,9 +532,12 @@ pub struct StepJson {
     pub position: Option<alloc::PositionJson>,
 }
 
+/// The node-id comparison that decided `id_matching`.
 #[derive(Debug, Clone, Serialize)]
 pub struct IdCheckJson {
+    /// Ids of counted nodes found in both snapshots.
     pub shared_ids: u64,
+    /// Of the shared ids, how many belong to a different class on each side.
     pub mismatched_ids: u64,
 }
 
@@ -531,14 +604,17 @@ impl Serialize for BaseHead {
 }
 
 impl MaybeCompared {
+    /// The value in BASE; None when unknown.
     pub fn base(self) -> Option<u64> {
         self.0.map(|c| c.base)
     }
 
+    /// The value in HEAD; None when unknown.
     pub fn head(self) -> Option<u64> {
         self.0.map(|c| c.head)
     }
 
+    /// head − base; None when unknown.
     pub fn delta(self) -> Option<i64> {
         self.0.map(Change::delta)
     }
@@ -558,8 +634,10 @@ impl std::ops::Deref for BaseHead {
     }
 }
 
+/// Object count and self size of the whole heap on each side.
 #[derive(Debug, Clone, Serialize)]
 pub struct TotalsJson {
+    /// Counted objects.
     #[serde(flatten, with = "count")]
     pub count: Compared,
     /// Self size.
@@ -571,16 +649,24 @@ pub struct TotalsJson {
     pub native_size: Option<Compared>,
 }
 
+/// One class whose count or size changed.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassJson {
+    /// The class (constructor) name.
     pub name: String,
+    /// Instances on each side.
     #[serde(flatten, with = "count")]
     pub count: Compared,
+    /// Self size of the instances on each side, in bytes.
     #[serde(flatten, with = "size")]
     pub size: Compared,
+    /// Instances in HEAD whose node id is not in BASE; null unless ids match.
     pub new_count: Option<u64>,
+    /// Instances in BASE whose node id is not in HEAD; null unless ids match.
     pub deleted_count: Option<u64>,
+    /// Self size of the new instances, in bytes; null unless ids match.
     pub alloc_size: Option<u64>,
+    /// Self size of the deleted instances, in bytes; null unless ids match.
     pub freed_size: Option<u64>,
     /// Retained size: the class's instances' retained sizes, an instance inside another
     /// of the same class counted once; null when not computed.
@@ -610,6 +696,7 @@ pub struct CpuSection {
     /// Non-idle time.
     #[serde(flatten, with = "duration_us")]
     pub duration_us: Compared,
+    /// Idle time.
     #[serde(flatten, with = "idle_us")]
     pub idle_us: BaseHead,
     /// Self time of `(garbage collector)`.
@@ -618,12 +705,15 @@ pub struct CpuSection {
     /// Self time of `(program)`.
     #[serde(flatten, with = "program_us")]
     pub program_us: Compared,
+    /// Samples on each side.
     #[serde(flatten, with = "samples")]
     pub samples: BaseHead,
     /// With `--normalize`: the factor BASE's times were multiplied by; otherwise null.
     pub scale: Option<f64>,
     /// Category totals carried by ArkTS profiles (`gcTime`, `napiTime`, …).
     pub categories: Vec<CategoryJson>,
+    /// The profiled functions with their times on each side (`--top` limits the text
+    /// formats, not this list).
     pub functions: Vec<FunctionJson>,
     /// The call trees merged stack by stack, for a differential flame graph; null when
     /// either side is a baseline (per-function sums have no stacks).
@@ -652,29 +742,36 @@ pub struct FlameJson {
     pub nodes: Vec<FlameNodeJson>,
 }
 
+/// A function that flame-graph nodes refer to.
 #[derive(Debug, Clone, Serialize)]
 pub struct FrameJson {
+    /// The function's name.
     pub name: String,
+    /// The script's URL; empty when unknown.
     pub url: String,
     /// 1-based; 0 when unknown.
     pub line: u32,
+    /// 1-based; 0 when unknown.
     pub column: u32,
 }
 
+/// One stack of the merged call tree.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlameNodeJson {
     /// Index into `frames`.
     pub frame: usize,
     /// Index into `nodes`; null for the root.
     pub parent: Option<usize>,
+    /// This stack's own time on each side.
     #[serde(flatten, with = "self_us")]
     pub self_us: BaseHead,
+    /// This stack's time with its callees' on each side.
     #[serde(flatten, with = "total_us")]
     pub total_us: BaseHead,
 }
 
 impl FlameJson {
-    pub fn from_flame(f: &Flame) -> FlameJson {
+    pub(crate) fn from_flame(f: &Flame) -> FlameJson {
         FlameJson {
             min_us: f.min_us,
             omitted_nodes: f.omitted,
@@ -703,27 +800,37 @@ impl FlameJson {
     }
 }
 
+/// A time category that ArkTS CPU profiles carry (`gcTime`, `napiTime`, …).
 #[derive(Debug, Clone, Serialize)]
 pub struct CategoryJson {
+    /// The category's name.
     pub name: String,
+    /// Its time on each side.
     #[serde(flatten, with = "us")]
     pub us: Compared,
 }
 
+/// One function's CPU time on each side.
 #[derive(Debug, Clone, Serialize)]
 pub struct FunctionJson {
+    /// The function's name (pseudo-functions such as `(program)` included).
     pub name: String,
+    /// The script's URL; empty when unknown.
     pub url: String,
     /// 1-based; 0 when unknown.
     pub line: u32,
+    /// 1-based; 0 when unknown.
     pub column: u32,
+    /// Self time on each side.
     #[serde(flatten, with = "self_us")]
     pub self_us: Compared,
+    /// Total (inclusive) time on each side.
     #[serde(flatten, with = "total_us")]
     pub total_us: Compared,
     /// Comparing run sets: the statistics of the self and total times over the runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub self_stats: Option<StatsJson>,
+    /// Comparing run sets: the statistics of the total time over the runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_stats: Option<StatsJson>,
 }
@@ -733,6 +840,7 @@ pub struct FunctionJson {
 pub struct RunsJson {
     /// Runs on each side.
     pub base: usize,
+    /// HEAD's runs (`base`: BASE's).
     pub head: usize,
     /// The significance level; the intervals' confidence is 1 − alpha.
     pub alpha: f64,
@@ -748,7 +856,9 @@ pub struct RunsJson {
 /// Where BASE's and HEAD's runs ran, and whether that is alike.
 #[derive(Debug, Clone, Serialize)]
 pub struct EnvironmentsJson {
+    /// Where BASE's runs ran.
     pub base: EnvironmentJson,
+    /// Where HEAD's runs ran.
     pub head: EnvironmentJson,
     /// False when the sides name different runtimes, CPU models or throttling, or were
     /// sampled at intervals more than 1.5 times apart (the `runs-not-comparable` warning
@@ -759,15 +869,18 @@ pub struct EnvironmentsJson {
 /// Where one side's runs ran: the values its runs name, each once (empty where none says).
 #[derive(Debug, Clone, Serialize)]
 pub struct EnvironmentJson {
+    /// Runtimes and versions the runs name.
     pub runtimes: Vec<String>,
+    /// CPU models the runs name.
     pub cpu_models: Vec<String>,
+    /// The CPU throttling a DevTools recording asked for, as written (1 is none).
     pub cpu_throttling: Vec<String>,
     /// The median sampling interval of the runs, µs; null where none has samples.
     pub interval_us: Option<u64>,
 }
 
 impl EnvironmentsJson {
-    pub fn from_environments(e: &crate::diff::stats::Environments) -> EnvironmentsJson {
+    pub(crate) fn from_environments(e: &crate::diff::stats::Environments) -> EnvironmentsJson {
         let side = |s: &crate::diff::stats::SideEnvironment| EnvironmentJson {
             runtimes: s.runtimes.clone(),
             cpu_models: s.cpu_models.clone(),
@@ -785,10 +898,15 @@ impl EnvironmentsJson {
 /// One side's runs: median, quartiles and range, µs.
 #[derive(Debug, Clone, Serialize)]
 pub struct SpreadJson {
+    /// The median.
     pub median: f64,
+    /// The first quartile.
     pub q1: f64,
+    /// The third quartile.
     pub q3: f64,
+    /// The smallest value.
     pub min: f64,
+    /// The largest value.
     pub max: f64,
 }
 
@@ -796,21 +914,26 @@ pub struct SpreadJson {
 /// Mann-Whitney's two-sided p-value.
 #[derive(Debug, Clone, Serialize)]
 pub struct StatsJson {
+    /// BASE's runs.
     pub base: SpreadJson,
+    /// HEAD's runs.
     pub head: SpreadJson,
     /// The estimated shift HEAD − BASE, µs.
     pub shift_us: f64,
+    /// The lower end of the shift's confidence interval, µs.
     pub shift_low_us: f64,
+    /// The upper end of the shift's confidence interval, µs.
     pub shift_high_us: f64,
     /// The interval's confidence.
     pub confidence: f64,
+    /// Mann-Whitney U's two-sided p-value, not adjusted for multiple comparisons.
     pub p_value: f64,
     /// Whether the p-value and interval come from the exact distribution of U.
     pub exact: bool,
 }
 
 impl StatsJson {
-    pub fn from_stats(c: &crate::diff::stats::Comparison) -> StatsJson {
+    pub(crate) fn from_stats(c: &crate::diff::stats::Comparison) -> StatsJson {
         let spread = |s: &crate::diff::stats::Spread| SpreadJson {
             median: s.median,
             q1: s.q1,
@@ -832,6 +955,8 @@ impl StatsJson {
 }
 
 impl CpuSection {
+    /// The CPU section of a comparison; `flame` is the merged call trees, where both sides
+    /// have stacks.
     pub fn from_diff(d: &CpuDiff, flame: Option<&Flame>) -> CpuSection {
         CpuSection {
             duration_us: Compared(d.duration_us),
@@ -891,6 +1016,7 @@ pub struct AllocSection {
     /// All the bytes the profiles account for (every node's `selfSize`).
     #[serde(flatten, with = "bytes")]
     pub bytes: Compared,
+    /// The samples joined to a node of the tree, on each side.
     #[serde(flatten, with = "samples")]
     pub samples: Compared,
     /// Sorted by |self bytes delta|, then |total bytes delta|, then identity.
@@ -910,19 +1036,28 @@ pub struct AllocFlameJson {
     /// Nodes with fewer bytes than this on both sides are left out (0.1% of the larger
     /// side's total).
     pub min_bytes: u64,
+    /// How many nodes with bytes were left out: below `min_bytes`, or beyond the widest
+    /// `max_nodes`.
     pub omitted_nodes: usize,
+    /// At most this many nodes are kept (the root and the widest others).
     pub max_nodes: usize,
+    /// The functions the nodes name.
     pub frames: Vec<FrameJson>,
     /// Depth first; the first node is `(root)`, a parent before its children.
     pub nodes: Vec<AllocFlameNodeJson>,
 }
 
+/// One stack of the merged allocation tree.
 #[derive(Debug, Clone, Serialize)]
 pub struct AllocFlameNodeJson {
+    /// Index into `frames`.
     pub frame: usize,
+    /// Index into `nodes`; null for the root.
     pub parent: Option<usize>,
+    /// The bytes allocated with exactly this stack, on each side.
     #[serde(flatten, with = "self_bytes")]
     pub self_bytes: BaseHead,
+    /// This stack's bytes with its callees', on each side.
     #[serde(flatten, with = "total_bytes")]
     pub total_bytes: BaseHead,
 }
@@ -954,10 +1089,13 @@ impl AllocFlameJson {
 /// One function's allocation, BASE against HEAD.
 #[derive(Debug, Clone, Serialize)]
 pub struct AllocFunctionJson {
+    /// The function's name.
     pub name: String,
+    /// The script's URL or path; empty when unknown.
     pub url: String,
     /// 1-based; 0 when unknown.
     pub line: u32,
+    /// 1-based; 0 when unknown.
     pub column: u32,
     /// Bytes the function allocated itself.
     #[serde(flatten, with = "self_bytes")]
@@ -965,8 +1103,10 @@ pub struct AllocFunctionJson {
     /// Bytes allocated while it was on the stack (once per stack when it recurs).
     #[serde(flatten, with = "total_bytes")]
     pub total_bytes: Compared,
+    /// Samples taken in the function itself, on each side.
     #[serde(flatten, with = "self_samples")]
     pub self_samples: Compared,
+    /// Samples taken while the function was on the stack, on each side.
     #[serde(flatten, with = "total_samples")]
     pub total_samples: Compared,
     /// Comparing run sets: the statistics of the self bytes over the runs.
@@ -977,8 +1117,11 @@ pub struct AllocFunctionJson {
 /// What a run-set comparison adds to the allocation section.
 #[derive(Debug, Clone, Serialize)]
 pub struct AllocRunsJson {
+    /// BASE's runs.
     pub base: usize,
+    /// HEAD's runs.
     pub head: usize,
+    /// The significance level (`--alpha`).
     pub alpha: f64,
     /// All bytes over the runs.
     pub bytes: BytesStatsJson,
@@ -987,19 +1130,26 @@ pub struct AllocRunsJson {
 /// [`StatsJson`] for bytes: the spreads and the shift are in bytes.
 #[derive(Debug, Clone, Serialize)]
 pub struct BytesStatsJson {
+    /// BASE's runs, in bytes.
     pub base: SpreadJson,
+    /// HEAD's runs, in bytes.
     pub head: SpreadJson,
     /// The estimated shift HEAD − BASE, bytes.
     pub shift_bytes: f64,
+    /// The lower end of the shift's confidence interval, bytes.
     pub shift_low_bytes: f64,
+    /// The upper end of the shift's confidence interval, bytes.
     pub shift_high_bytes: f64,
+    /// The interval's confidence.
     pub confidence: f64,
+    /// Mann-Whitney U's two-sided p-value, not adjusted for multiple comparisons.
     pub p_value: f64,
+    /// Whether the p-value and interval come from the exact distribution of U.
     pub exact: bool,
 }
 
 impl BytesStatsJson {
-    pub fn from_stats(c: &crate::diff::stats::Comparison) -> BytesStatsJson {
+    pub(crate) fn from_stats(c: &crate::diff::stats::Comparison) -> BytesStatsJson {
         StatsJson::from_stats(c).into()
     }
 }
@@ -1021,6 +1171,8 @@ impl From<StatsJson> for BytesStatsJson {
 }
 
 impl AllocSection {
+    /// The allocation section of a comparison of sampling heap profiles; `flame` is the
+    /// merged allocation trees.
     pub fn from_diff(
         d: &crate::diff::heapprof::HeapProfileDiff,
         flame: Option<&Flame>,
@@ -1076,13 +1228,17 @@ pub struct SourceMapJson {
     pub sources: Vec<String>,
 }
 
+/// The regression gate's verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct GateSection {
+    /// `fail` when any fail level was exceeded, else `warn` when any warn level was, else
+    /// `pass`.
     pub status: Status,
     /// How many thresholds were checked (0: report only): each warn and fail level.
     pub thresholds: usize,
     /// The thresholds file read, if any.
     pub config: Option<String>,
+    /// Every threshold exceeded, in the order they were checked.
     pub violations: Vec<ViolationJson>,
     /// Comparing run sets with CPU thresholds: what was tested, and what it could detect.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1099,14 +1255,18 @@ pub struct RunGateJson {
     pub exhaustive: bool,
     /// The resolution of the runs' times (their sampling interval), µs.
     pub resolution_us: u64,
+    /// Every quantity tested, by metric, level, then the functions' order.
     pub tests: Vec<RunTestJson>,
 }
 
 /// One quantity tested: "its growth exceeds the limit", and the growth these runs detect.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunTestJson {
+    /// The level whose limit was tested.
     pub level: Level,
+    /// The metric tested.
     pub metric: Metric,
+    /// `cpu`, `(garbage collector)`, or a function as `name (url:line:column)`.
     pub subject: String,
     /// BASE's median, µs.
     pub base: u64,
@@ -1130,15 +1290,23 @@ impl RunTestJson {
     }
 }
 
+/// One threshold that was exceeded.
 #[derive(Debug, Clone, Serialize)]
 pub struct ViolationJson {
+    /// Which level of the threshold was exceeded.
     pub level: Level,
+    /// What was measured.
     pub metric: Metric,
+    /// What the metric was measured on: `heap`, a class name, `cpu`, a function, a watched
+    /// object, an owner or an allocation site.
     pub subject: String,
+    /// The measured growth (HEAD minus BASE, or last minus first over a series) in the
+    /// metric's unit; for `leaklist.retained_size`, the size itself.
     pub value: i64,
     /// Whole numbers are written without a fraction.
     #[serde(serialize_with = "number")]
     pub limit: f64,
+    /// The limit as it was given (e.g. `256KiB`, `10%`).
     pub limit_text: String,
     /// Comparing run sets: the one-sided p-value that showed the growth past the limit
     /// (adjusted over the family tested); `value` is then the estimated shift.
@@ -1338,6 +1506,7 @@ impl OwnerJson {
 }
 
 impl HeapSection {
+    /// The heap section of a comparison.
     pub fn from_result(r: &HeapResult) -> HeapSection {
         let d = &r.diff;
         let view = r.allocations.as_ref().map(|a| {
@@ -1501,6 +1670,7 @@ impl GateSection {
         self.violations.iter().filter(|v| v.level == level).count()
     }
 
+    /// The gate section of a verdict; `config` is the thresholds file read, if any.
     pub fn from_verdict(v: &Verdict, config: Option<String>) -> GateSection {
         GateSection {
             status: v.status,
@@ -1545,6 +1715,7 @@ impl GateSection {
 
 /// Writes a report in one output format.
 pub trait Render {
+    /// Writes `report` to `out` in this format.
     fn render(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
 }
 

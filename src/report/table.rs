@@ -19,6 +19,7 @@ use crate::units::{
     format_count, format_count_delta, format_size, format_size_delta, format_us, format_us_delta,
 };
 
+/// The default terminal renderer (`--format table`).
 pub struct TableRenderer {
     /// Rows shown per section.
     pub top: usize,

@@ -30,10 +30,10 @@ use crate::model::cpu::{Frame, Profile};
 
 /// The process of each kind of track.
 pub const PID_GATE: u32 = 1;
-pub const PID_HEAP: u32 = 2;
-pub const PID_SUSPECTS: u32 = 3;
-pub const PID_BASE_CPU: u32 = 4;
-pub const PID_HEAD_CPU: u32 = 5;
+pub(crate) const PID_HEAP: u32 = 2;
+pub(crate) const PID_SUSPECTS: u32 = 3;
+pub(crate) const PID_BASE_CPU: u32 = 4;
+pub(crate) const PID_HEAD_CPU: u32 = 5;
 
 /// Snapshots without times are this far apart, µs.
 pub const STEP_US: u64 = 1_000_000;
@@ -54,9 +54,11 @@ pub struct Sources<'a> {
     pub series: Option<&'a [Aggregate]>,
 }
 
+/// The `--format trace-event` renderer.
 pub struct TraceEvent<'a> {
     /// Classes with counters in the `heap` process.
     pub top: usize,
+    /// The captures behind the report, for what the report itself does not hold.
     pub sources: Sources<'a>,
 }
 

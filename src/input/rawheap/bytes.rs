@@ -116,6 +116,7 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
 /// A file that is read at two places at once, or by a second thread: [`Twin::twin`]
 /// gives a reader of the same bytes at a position of its own.
 pub trait Twin: Read + Seek + Send + Sized {
+    /// A reader of the same file at a position of its own.
     #[must_use]
     fn twin(&self) -> Self;
 }
