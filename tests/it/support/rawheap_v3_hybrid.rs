@@ -279,15 +279,15 @@ impl Growable {
             Body::Refs(v) => v.len(),
             _ => unreachable!(),
         };
-        let mut slots: Vec<Option<Obj>> = self.items.iter().copied().map(Some).collect();
         if self.items.len() > capacity {
+            let mut slots: Vec<Option<Obj>> = self.items.iter().copied().map(Some).collect();
             slots.resize(capacity * 2, None);
             let object = heap.object_class;
             let grown = heap.refs(object, &slots);
             heap.set(self.array, "buffer", Val::Ref(grown));
-        } else {
-            slots.resize(capacity, None);
-            heap.objects[buffer.0].body = Body::Refs(slots);
+        } else if let Body::Refs(v) = &mut heap.objects[buffer.0].body {
+            // The buffer holds the items so far: only the new one's slot changes.
+            v[self.items.len() - 1] = Some(o);
         }
         heap.set(
             self.array,
