@@ -16,20 +16,26 @@ struct Names {
     constructor: Option<u32>,
     map: Option<u32>,
     stores: [Option<u32>; 3],
+    /// The static ArkTS VM's growable array (`escompat.Array`) and the field that holds
+    /// its elements (`buffer`, replaced by a bigger one as the array grows).
+    growable: Option<u32>,
+    buffer: Option<u32>,
 }
 
 impl Names {
     fn of(g: &HeapGraph) -> Names {
-        const WANTED: [&str; 6] = [
+        const WANTED: [&str; 8] = [
             "__proto__",
             "constructor",
             "map",
             STORES[0],
             STORES[1],
             STORES[2],
+            GROWABLE,
+            GROWABLE_BUFFER,
         ];
         // The lowest index of each name, in one pass over the strings.
-        let mut found = [None::<u32>; 6];
+        let mut found = [None::<u32>; 8];
         if let Some(labels) = &g.labels {
             for (index, text) in labels.strings.iter() {
                 if let Some(k) = WANTED.iter().position(|&w| w == text) {
@@ -42,6 +48,8 @@ impl Names {
             constructor: found[1],
             map: found[2],
             stores: [found[3], found[4], found[5]],
+            growable: found[6],
+            buffer: found[7],
         }
     }
 }
@@ -49,6 +57,11 @@ impl Names {
 /// The backing stores a container keeps its entries in: a Map's or Set's hash table,
 /// an array's elements, a dictionary object's properties.
 const STORES: [&str; 3] = ["table", "elements", "properties"];
+
+/// The static ArkTS VM's growable array (`escompat.Array`), and the field its elements
+/// are in (a bigger buffer replaces it as the array grows).
+pub(crate) const GROWABLE: &str = "escompat.Array";
+pub(crate) const GROWABLE_BUFFER: &str = "buffer";
 
 /// Counts entries, with the names looked up once (see [`entries`]).
 pub struct EntryCounter<'g> {
@@ -90,6 +103,22 @@ impl<'g> EntryCounter<'g> {
         let g = self.g;
         if g.labels.is_none() || node as usize >= g.node_count() {
             return 0;
+        }
+        // The static VM's growable array keeps its entries in its buffer, as a V8 array
+        // keeps them in its elements: counted there, the array keeps its count when a
+        // bigger buffer replaces the old one.
+        if let Some(labels) = &g.labels
+            && self.names.growable.is_some()
+            && Some(labels.node_names[node as usize]) == self.names.growable
+            && let Some(e) = g.edges(node).find(|&e| {
+                g.edge_kind(e) == EdgeKind::Property && self.name(e) == self.names.buffer
+            })
+        {
+            let buffer = g.edge_targets[e];
+            return g
+                .edges(buffer)
+                .filter(|&s| g.edge_kind(s) == EdgeKind::Element)
+                .count() as u64;
         }
         let direct = g.edges(node).filter(|&e| self.is_entry(e)).count() as u64;
         if direct > 0 {

@@ -16,7 +16,7 @@ use std::cmp::Reverse;
 use hashbrown::HashMap;
 
 use crate::analysis::dominators::Dominators;
-use crate::analysis::holders::{EntryCounter, PreferredPaths};
+use crate::analysis::holders::{EntryCounter, GROWABLE, GROWABLE_BUFFER, PreferredPaths};
 use crate::analysis::paths::Step;
 use crate::diff::heap::{ById, loose_in_base};
 use crate::diff::trend::{ClassSeries, OwnerGrowth, step_bytes};
@@ -32,6 +32,12 @@ const JOINT: u32 = 1 << 31;
 const NARROW_PERCENT: u64 = 90;
 /// At most how many times a frontier is narrowed.
 const NARROW_DEPTH: usize = 3;
+
+/// Whether edge `e` of `node` is the static ArkTS VM's growable array's buffer
+/// (`escompat.Array`'s `buffer`).
+fn is_growable_buffer(g: &HeapGraph, node: u32, e: usize) -> bool {
+    g.node_name(node) == Some(GROWABLE) && g.edge_name(e) == Some(GROWABLE_BUFFER)
+}
 
 /// New objects of one class that an owner gained.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,12 +259,15 @@ pub(crate) fn frontier(
         let mut changed = false;
         for (i, &(r, child)) in best.iter().enumerate() {
             let o = owners[i];
+            // (Not into a growable array's buffer: a bigger one replaces it as the array
+            // grows, so the array is what lives through the series.)
             let named = g.edges(o).any(|e| {
                 g.edge_targets[e] == child
                     && matches!(
                         g.edge_kind(e),
                         EdgeKind::Property | EdgeKind::Element | EdgeKind::Context
                     )
+                    && !is_growable_buffer(g, o, e)
             });
             if child != NONE && named && r * 100 >= frontiers[i].1 * NARROW_PERCENT {
                 owners[i] = child;
