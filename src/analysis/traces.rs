@@ -469,6 +469,10 @@ fn normalize(
         let next = u32::try_from(words.len()).unwrap_or(NONE);
         *words.entry(text).or_insert(next)
     };
+    // A node's label depends on its name and class only, and an unnamed edge's word on
+    // its kind: each is worked out once.
+    let mut label_of: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut kind_word: HashMap<&'static str, u32> = HashMap::new();
     let mut steps: HashMap<(u32, u32, u32), u32> = HashMap::new();
     for &v in order {
         let p = parent[v as usize];
@@ -484,11 +488,16 @@ fn normalize(
                     .entry(name)
                     .or_insert_with(|| word(normalize_name(&g.edge_label(edge))))
             } else {
-                word(format!("[] ({})", kind.name()))
+                *kind_word
+                    .entry(kind.name())
+                    .or_insert_with(|| word(format!("[] ({})", kind.name())))
             };
             (trace[p as usize], normalized)
         };
-        let label = word(normalize_name(&snap.node_label(v)));
+        let name = g.labels.as_ref().map_or(NONE, |l| l.node_names[v as usize]);
+        let label = *label_of
+            .entry((name, snap.classes[v as usize]))
+            .or_insert_with(|| word(normalize_name(&snap.node_label(v))));
         let next = u32::try_from(steps.len()).unwrap_or(NONE);
         trace[v as usize] = *steps
             .entry((parent_trace, step_edge, label))
