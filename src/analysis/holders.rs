@@ -60,8 +60,8 @@ const STORES: [&str; 3] = ["table", "elements", "properties"];
 
 /// The static ArkTS VM's growable array (`escompat.Array`), and the field its elements
 /// are in (a bigger buffer replaces it as the array grows).
-pub(crate) const GROWABLE: &str = "escompat.Array";
-pub(crate) const GROWABLE_BUFFER: &str = "buffer";
+const GROWABLE: &str = "escompat.Array";
+const GROWABLE_BUFFER: &str = "buffer";
 
 /// Counts entries, with the names looked up once (see [`entries`]).
 pub struct EntryCounter<'g> {
@@ -98,6 +98,18 @@ impl<'g> EntryCounter<'g> {
         }
     }
 
+    /// Whether edge `e` of `node` is the static VM's growable array's buffer
+    /// (`escompat.Array`'s `buffer`), which a bigger one replaces as the array grows.
+    pub(crate) fn is_growable_buffer(&self, node: u32, e: usize) -> bool {
+        let Some(labels) = &self.g.labels else {
+            return false;
+        };
+        self.names.growable.is_some()
+            && Some(labels.node_names[node as usize]) == self.names.growable
+            && self.g.edge_kind(e) == EdgeKind::Property
+            && self.name(e) == self.names.buffer
+    }
+
     /// See [`entries`].
     pub fn count(&self, node: u32) -> u64 {
         let g = self.g;
@@ -107,13 +119,7 @@ impl<'g> EntryCounter<'g> {
         // The static VM's growable array keeps its entries in its buffer, as a V8 array
         // keeps them in its elements: counted there, the array keeps its count when a
         // bigger buffer replaces the old one.
-        if let Some(labels) = &g.labels
-            && self.names.growable.is_some()
-            && Some(labels.node_names[node as usize]) == self.names.growable
-            && let Some(e) = g.edges(node).find(|&e| {
-                g.edge_kind(e) == EdgeKind::Property && self.name(e) == self.names.buffer
-            })
-        {
+        if let Some(e) = g.edges(node).find(|&e| self.is_growable_buffer(node, e)) {
             let buffer = g.edge_targets[e];
             return g
                 .edges(buffer)

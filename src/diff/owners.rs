@@ -16,7 +16,7 @@ use std::cmp::Reverse;
 use hashbrown::HashMap;
 
 use crate::analysis::dominators::Dominators;
-use crate::analysis::holders::{EntryCounter, GROWABLE, GROWABLE_BUFFER, PreferredPaths};
+use crate::analysis::holders::{EntryCounter, PreferredPaths};
 use crate::analysis::paths::Step;
 use crate::diff::heap::{ById, loose_in_base};
 use crate::diff::trend::{ClassSeries, OwnerGrowth, step_bytes};
@@ -32,12 +32,6 @@ const JOINT: u32 = 1 << 31;
 const NARROW_PERCENT: u64 = 90;
 /// At most how many times a frontier is narrowed.
 const NARROW_DEPTH: usize = 3;
-
-/// Whether edge `e` of `node` is the static ArkTS VM's growable array's buffer
-/// (`escompat.Array`'s `buffer`).
-fn is_growable_buffer(g: &HeapGraph, node: u32, e: usize) -> bool {
-    g.node_name(node) == Some(GROWABLE) && g.edge_name(e) == Some(GROWABLE_BUFFER)
-}
 
 /// New objects of one class that an owner gained.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,6 +235,7 @@ pub(crate) fn frontier(
     frontiers.sort_unstable_by_key(|&(node, size)| (Reverse(size), node));
     // Narrow each frontier to the new child that holds nearly all of its gain.
     let mut owners: Vec<u32> = frontiers.iter().map(|&(f, _)| f).collect();
+    let counter = EntryCounter::new(g);
     for _ in 0..NARROW_DEPTH {
         let want: HashMap<u32, usize> = owners.iter().enumerate().map(|(i, &o)| (o, i)).collect();
         let mut best: Vec<(u64, u32)> = vec![(0, NONE); owners.len()];
@@ -267,7 +262,7 @@ pub(crate) fn frontier(
                         g.edge_kind(e),
                         EdgeKind::Property | EdgeKind::Element | EdgeKind::Context
                     )
-                    && !is_growable_buffer(g, o, e)
+                    && !counter.is_growable_buffer(o, e)
             });
             if child != NONE && named && r * 100 >= frontiers[i].1 * NARROW_PERCENT {
                 owners[i] = child;
