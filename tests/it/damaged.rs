@@ -347,54 +347,81 @@ fn every_fixture_survives_cuts_flips_and_padding() {
             !(name.ends_with(".md") || name.ends_with(".tsv") || name.ends_with(".tsv.gz"))
         })
         .collect();
-    files.sort();
+    // The largest first, so that no worker is left with one at the end.
+    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
     assert!(files.len() > 40, "{}", files.len());
-    let dir = tempfile::tempdir().unwrap();
+    // The files are shared out between the cores (each worker with its own directory):
+    // this is the longest test, and by its end it runs alone.
+    let workers = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .min(4);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let cases: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let dir = tempfile::tempdir().unwrap();
+                    let mut cases = 0;
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(file) = files.get(i) else {
+                            break cases;
+                        };
+                        cases += damage_one(dir.path(), file);
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert!(cases > 500, "{cases}");
+}
+
+/// Runs one file's damaged variants (see above) and returns how many there were.
+fn damage_one(dir: &Path, file: &Path) -> usize {
     let mut cases = 0;
-    for file in &files {
-        let stored = std::fs::read(file).unwrap();
-        let plain = support::recount::maybe_gunzip(stored.clone());
-        let mut variants = vec![stored.clone()];
-        if plain != stored {
-            variants.push(plain);
+    let stored = std::fs::read(file).unwrap();
+    let plain = support::recount::maybe_gunzip(stored.clone());
+    let mut variants = vec![stored.clone()];
+    if plain != stored {
+        variants.push(plain);
+    }
+    // The large heap snapshots (4 to 9 MB of text) get fewer cases: each takes a
+    // parse of both sides.
+    let places = if variants.last().unwrap().len() > 2_000_000 {
+        3
+    } else {
+        8
+    };
+    for bytes in variants {
+        let n = bytes.len();
+        let mut damaged: Vec<Vec<u8>> = (1..=places)
+            .map(|k| bytes[..n * k / (places + 1)].to_vec())
+            .collect();
+        // Bytes changed at spread-out places, each flipping a different bit.
+        for k in 0..places {
+            let mut b = bytes.clone();
+            let at = (n * (2 * k + 1) / (2 * places)).min(n - 1);
+            b[at] ^= 1 << k;
+            damaged.push(b);
         }
-        // The large heap snapshots (4 to 9 MB of text) get fewer cases: each takes a
-        // parse of both sides.
-        let places = if variants.last().unwrap().len() > 2_000_000 {
-            3
-        } else {
-            8
-        };
-        for bytes in variants {
-            let n = bytes.len();
-            let mut damaged: Vec<Vec<u8>> = (1..=places)
-                .map(|k| bytes[..n * k / (places + 1)].to_vec())
-                .collect();
-            // Bytes changed at spread-out places, each flipping a different bit.
-            for k in 0..places {
-                let mut b = bytes.clone();
-                let at = (n * (2 * k + 1) / (2 * places)).min(n - 1);
-                b[at] ^= 1 << k;
-                damaged.push(b);
-            }
-            let mut padded = bytes.clone();
-            padded.extend_from_slice(b"\0\0\0\0garbage}]\xff\xfe");
-            damaged.push(padded);
-            for bytes in damaged {
-                let path = write(dir.path(), "damaged", &bytes);
-                let outcome = run(dir.path(), &[&path, file], &[]);
-                assert!(
-                    outcome
-                        .as_ref()
-                        .is_ok_and(|(s, _)| *s != ExitStatus::Failure),
-                    "{} damaged: {outcome:?}",
-                    file.display()
-                );
-                cases += 1;
-            }
+        let mut padded = bytes.clone();
+        padded.extend_from_slice(b"\0\0\0\0garbage}]\xff\xfe");
+        damaged.push(padded);
+        for bytes in damaged {
+            let path = write(dir, "damaged", &bytes);
+            let outcome = run(dir, &[&path, file], &[]);
+            assert!(
+                outcome
+                    .as_ref()
+                    .is_ok_and(|(s, _)| *s != ExitStatus::Failure),
+                "{} damaged: {outcome:?}",
+                file.display()
+            );
+            cases += 1;
         }
     }
-    assert!(cases > 500, "{cases}");
+    cases
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
