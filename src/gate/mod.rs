@@ -439,15 +439,14 @@ fn check_heap(heap: &HeapDiff, t: &Thresholds, out: &mut Vec<Violation>) {
     native::check(heap, t, out);
 }
 
-/// `name (url:line:column)`, or the bare name of a pseudo-function.
+/// `name (url:line:column)`, without the numbers that are unknown (0: a pseudo-function,
+/// or positions ignored), or the bare name of a pseudo-function.
 pub(crate) fn function_subject(frame: &crate::model::cpu::Frame) -> String {
-    if frame.url.is_empty() && frame.line == 0 {
-        frame.name.clone()
-    } else {
-        format!(
-            "{} ({}:{}:{})",
-            frame.name, frame.url, frame.line, frame.column
-        )
+    match (frame.url.is_empty(), frame.line, frame.column) {
+        (true, 0, _) => frame.name.clone(),
+        (false, 0, _) => format!("{} ({})", frame.name, frame.url),
+        (_, line, 0) => format!("{} ({}:{line})", frame.name, frame.url),
+        (_, line, column) => format!("{} ({}:{line}:{column})", frame.name, frame.url),
     }
 }
 
@@ -491,6 +490,19 @@ mod tests {
     use crate::diff::heap::{ClassDiff, IdMatching};
     use crate::model::heap::Totals;
     use globset::{Glob, GlobSetBuilder};
+
+    /// A function's subject names only the positions it knows: a run set matched with
+    /// `--ignore-positions` has none, and printed `prog.js:0:0` before.
+    #[test]
+    fn function_subjects_leave_out_unknown_positions() {
+        use crate::model::cpu::Frame;
+        let subject =
+            |url: &str, line, column| function_subject(&Frame::one_based("hot", url, line, column));
+        assert_eq!(subject("app.js", 3, 7), "hot (app.js:3:7)");
+        assert_eq!(subject("app.js", 3, 0), "hot (app.js:3)");
+        assert_eq!(subject("app.js", 0, 0), "hot (app.js)");
+        assert_eq!(subject("", 0, 0), "hot");
+    }
 
     fn class(name: &str, count: (u64, u64), size: (u64, u64)) -> ClassDiff {
         ClassDiff {
