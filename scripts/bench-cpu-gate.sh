@@ -172,6 +172,7 @@ row() {
     local any=0 hot=0 other=0 i=0 det="$work/detectable" count=$comparisons v h d
     [ "$variant" = base ] && count=$null_comparisons
     : >"$det"
+    : >"$work/draws"
     while [ "$i" -lt "$count" ]; do
         i=$((i + 1))
         case "$design/$variant" in
@@ -187,20 +188,36 @@ row() {
             tail -n 3 "$work/drawn" | fill "$work/b"
             ;;
         5v5/*)
-            pick 5 "$runs/base" | fill "$work/a"
-            pick 5 "$runs/$variant" | fill "$work/b"
+            # pick writes to a file, never into a pipe: in a pipe it would run in a
+            # subshell, and its count of draws would not move on.
+            pick 5 "$runs/base" >"$work/drawn"
+            fill "$work/a" <"$work/drawn"
+            pick 5 "$runs/$variant" >"$work/drawn"
+            fill "$work/b" <"$work/drawn"
             ;;
         3v20/*)
-            pick 20 "$runs/summaries" | fill "$work/a"
-            pick 3 "$runs/$variant" | fill "$work/b"
+            pick 20 "$runs/summaries" >"$work/drawn"
+            fill "$work/a" <"$work/drawn"
+            pick 3 "$runs/$variant" >"$work/drawn"
+            fill "$work/b" <"$work/drawn"
             ;;
         esac
+        # What was drawn, to count the distinct draws of the row.
+        (cd "$work" && find a b -maxdepth 1 | sort | tr '\n' ' ' && echo) >>"$work/draws"
         read -r v h d <<<"$(compare "$limit" "$@")"
         [ "$v" = true ] && any=$((any + 1))
         [ "$h" = true ] && hot=$((hot + 1))
         [ "$v" = true ] && [ "$h" = false ] && other=$((other + 1))
         [ "$d" = null ] || echo "$d" >>"$det"
     done
+    # Each comparison should draw runs of its own: a row whose draws repeat measures
+    # one comparison many times over.
+    local distinct
+    distinct=$(sort -u "$work/draws" | wc -l)
+    if [ "$count" -ge 20 ] && [ "$distinct" -lt $((count * 9 / 10)) ]; then
+        echo "bench-cpu-gate: $label drew only $distinct distinct sets of runs in $count comparisons" >&2
+        exit 2
+    fi
     local result
     if [ "$variant" = base ]; then
         result="false alarms: $(wilson "$any" "$count")"
