@@ -11,7 +11,8 @@
 #
 # Each summary records the runtime (INPUT_RUNTIME; by default `node --version` when node
 # is on PATH) and the CPU model of this machine, which a .cpuprofile does not say, and,
-# when recording, the commit (GITHUB_SHA) and its time. ARKDIFF names the binary (default:
+# when recording, the commit (GITHUB_SHA) as the runs' label; their time is when they are
+# recorded, which orders the history and ages it. ARKDIFF names the binary (default:
 # arkdiff on PATH).
 set -uo pipefail
 
