@@ -977,6 +977,33 @@ fn a_series_places_owners_gains_and_closures() {
         text.contains("gained 178.73 KiB: 1,600 Function onTick (app.js:68:33) (100.00 KiB)"),
         "{text}"
     );
+    // Markdown says the same of each owner: its closures by position, and its sites.
+    let md = stdout(&arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-1.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+        "--format",
+        "markdown",
+    ]));
+    assert!(
+        md.contains("- `Array @81767` gained 178.73 KiB: `1,600 Function onTick (app.js:68:33) (100.00 KiB), "),
+        "{md}"
+    );
+    assert!(
+        md.contains("; allocated in `Order (app.js:44:14): 1,600 (array), 1,600 Array; placeOrder (app.js:61:20): 1,600 Order; "),
+        "{md}"
+    );
+    // Owners without allocation data: the table alone, as before.
+    let md = stdout(&arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-1.heapsnapshot.gz",
+        "leak-2.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "markdown",
+    ]));
+    assert!(md.contains("| Leak owner |"), "{md}");
+    assert!(!md.contains("What the owners gained"), "{md}");
 }
 
 #[test]
