@@ -121,7 +121,34 @@ impl HeapResult {
     /// `--explain` classes', the leak watcher's objects' and the leak traces, each as
     /// its steps (to show closures at the positions a source map gives).
     pub fn paths_mut(&mut self) -> impl Iterator<Item = &mut Vec<crate::analysis::paths::Step>> {
-        let (owners, suspects) = match self.trend.as_mut() {
+        Paths {
+            trend: self.trend.as_mut(),
+            explained: &mut self.explained,
+            leaklist: self.leaklist.as_mut(),
+            leaks: self.leaks.as_mut(),
+        }
+        .steps()
+    }
+}
+
+/// The parts of a comparison's result that hold paths, to show the closures on them
+/// with their position (while the result is made, and by a source map once it is).
+pub struct Paths<'a> {
+    /// The leak owners' and the suspects' paths.
+    pub trend: Option<&'a mut TrendResult>,
+    /// The `--explain` classes' paths.
+    pub explained: &'a mut [ClassDetail],
+    /// The leak watcher's objects' paths.
+    pub leaklist: Option<&'a mut crate::analysis::leaklist::LeakListResult>,
+    /// The leak traces.
+    pub leaks: Option<&'a mut LeakTraces>,
+}
+
+impl<'a> Paths<'a> {
+    /// Every path, each as its steps: the owners', the suspects', the `--explain`
+    /// classes', the watched objects' and the leak traces.
+    pub fn steps(self) -> impl Iterator<Item = &'a mut Vec<crate::analysis::paths::Step>> {
+        let (owners, suspects) = match self.trend {
             Some(t) => (t.owners.iter_mut(), t.suspects.iter_mut()),
             None => (
                 std::slice::IterMut::default(),
@@ -134,12 +161,12 @@ impl HeapResult {
             .filter_map(|d| d.path.as_mut().map(|p| &mut p.steps));
         let watched = self
             .leaklist
-            .iter_mut()
+            .into_iter()
             .flat_map(|l| l.objects.iter_mut())
             .filter_map(|w| w.found.as_mut().and_then(|f| f.steps.as_mut()));
         let traces = self
             .leaks
-            .iter_mut()
+            .into_iter()
             .flat_map(|l| l.clusters.clusters.iter_mut())
             .map(|c| &mut c.steps);
         owners.chain(details).chain(watched).chain(traces)

@@ -597,6 +597,7 @@ fn owners(out: &mut dyn Write, trend: &super::TrendJson, top: usize) -> io::Resu
     writeln!(out)?;
     table(out, columns::heap::OWNERS, trend, first(&trend.owners, top))?;
     more(out, trend.owners.len().saturating_sub(top), "owners")?;
+    owner_allocations(out, trend, top)?;
     let paths: Vec<(String, PathJson)> = trend
         .owners
         .iter()
@@ -617,6 +618,41 @@ fn owners(out: &mut dyn Write, trend: &super::TrendJson, top: usize) -> io::Resu
         .collect();
     let paths: Vec<(&str, &PathJson)> = paths.iter().map(|(n, p)| (n.as_str(), p)).collect();
     retainer_paths(out, &paths)
+}
+
+/// Where HEAD was taken with allocation tracking: what each of the first `top` owners
+/// gained (its closures by position) and where that was allocated, as the text report
+/// says it. Nothing for owners without allocation data.
+fn owner_allocations(out: &mut dyn Write, trend: &super::TrendJson, top: usize) -> io::Result<()> {
+    let lines: Vec<String> = trend
+        .owners
+        .iter()
+        .take(top)
+        .filter_map(|o| {
+            let a = o.allocation.as_ref()?;
+            let gained = alloc::owner_gained(&o.gained, Some(a), 4);
+            let sites = alloc::owner_sites(a)
+                .map(|s| format!("; allocated in {}", code(&s)))
+                .unwrap_or_default();
+            Some(format!(
+                "- {} gained {}: {}{sites}",
+                code(&format!("{} @{}", o.node, o.id)),
+                format_size(o.gained_size),
+                code(&gained)
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nWhat the owners gained, and where it was allocated:\n"
+    )?;
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

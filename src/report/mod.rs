@@ -1644,7 +1644,7 @@ impl HeapSection {
     }
 }
 
-/// Every retainer path of a heap comparison's result.
+/// Every retainer path of a heap comparison's result, the leak traces included.
 fn all_paths(r: &HeapResult) -> Vec<&[Step]> {
     let trend = r.trend.iter().flat_map(|t| {
         t.suspects
@@ -1661,7 +1661,15 @@ fn all_paths(r: &HeapResult) -> Vec<&[Step]> {
             .iter()
             .filter_map(|w| w.found.as_ref().and_then(|f| f.steps.as_deref()))
     });
-    trend.chain(explained).chain(watched).collect()
+    let traces = r
+        .leaks
+        .iter()
+        .flat_map(|l| l.clusters.clusters.iter().map(|c| c.steps.as_slice()));
+    trend
+        .chain(explained)
+        .chain(watched)
+        .chain(traces)
+        .collect()
 }
 
 impl GateSection {

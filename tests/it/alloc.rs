@@ -977,6 +977,33 @@ fn a_series_places_owners_gains_and_closures() {
         text.contains("gained 178.73 KiB: 1,600 Function onTick (app.js:68:33) (100.00 KiB)"),
         "{text}"
     );
+    // Markdown says the same of each owner: its closures by position, and its sites.
+    let md = stdout(&arkdiff(&[
+        "alloc-0.heapsnapshot.gz",
+        "alloc-1.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+        "--format",
+        "markdown",
+    ]));
+    assert!(
+        md.contains("- `Array @81767` gained 178.73 KiB: `1,600 Function onTick (app.js:68:33) (100.00 KiB), "),
+        "{md}"
+    );
+    assert!(
+        md.contains("; allocated in `Order (app.js:44:14): 1,600 (array), 1,600 Array; placeOrder (app.js:61:20): 1,600 Order; "),
+        "{md}"
+    );
+    // Owners without allocation data: the table alone, as before.
+    let md = stdout(&arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-1.heapsnapshot.gz",
+        "leak-2.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "markdown",
+    ]));
+    assert!(md.contains("| Leak owner |"), "{md}");
+    assert!(!md.contains("What the owners gained"), "{md}");
 }
 
 #[test]
@@ -1273,4 +1300,82 @@ fn the_page_writes_the_sites_and_the_recording_without_script() {
     // No allocation data: no section.
     let leak = page(&["leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz"]);
     assert!(!leak.contains("id=\"allocation\""));
+}
+
+/// The leak traces' steps of a JSON report, cluster by cluster.
+fn trace_steps(report: &Value) -> Vec<&Vec<Value>> {
+    report["heap"]["leak_traces"]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["trace_steps"].as_array().unwrap())
+        .collect()
+}
+
+#[test]
+fn leak_traces_show_closures_at_their_positions_where_head_was_tracked() {
+    let pair = ["alloc-0.heapsnapshot.gz", "alloc-2.heapsnapshot.gz"];
+    let out = arkdiff(&[pair[0], pair[1], "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json(&out);
+    // The audit trail's cluster is held through the closure recordAudit (audit.js line
+    // 15, column 30: V8 places a function at its parameter list).
+    let held = "recordAudit (context variable) \u{2192} Function recordAudit (audit.js:15:30)";
+    let trail = report["heap"]["leak_traces"]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["trace"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l.as_str().unwrap().starts_with(held))
+        })
+        .unwrap_or_else(|| panic!("no trace through {held}"));
+    let step = trail["trace_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["node"] == "Function recordAudit")
+        .unwrap();
+    assert_eq!(step["position"]["where"], "audit.js:15:30");
+    assert_eq!(step["position"]["script"], "/tmp/alloc/audit.js");
+    let source = std::fs::read_to_string(data("gen/alloc/audit.js")).unwrap();
+    let line = source.lines().nth(14).unwrap();
+    assert!(line[..29].ends_with("function recordAudit"), "{line}");
+    // An unnamed closure has its position too (built-ins have none).
+    let callback = &trail["trace_steps"][1];
+    assert_eq!(callback["edge"], "callback (internal)");
+    assert_eq!(callback["node"], "Function");
+    assert_eq!(callback["position"]["where"], "node:inspector:63:39");
+    let text = stdout(&arkdiff(&pair));
+    assert!(text.contains(&format!("{held} @73981")), "{text}");
+
+    // Without allocation data, the traces' closures stay as they were: no positions.
+    let out = arkdiff(&[
+        "leak-0.heapsnapshot.gz",
+        "leak-3.heapsnapshot.gz",
+        "--format",
+        "json",
+    ]);
+    let report = json(&out);
+    let steps: Vec<&Value> = trace_steps(&report).into_iter().flatten().collect();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["node"].as_str().unwrap().starts_with("Function"))
+    );
+    assert!(
+        steps.iter().all(|s| s.get("position").is_none()),
+        "{steps:#?}"
+    );
+    let lines = report["heap"]["leak_traces"]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["trace"].as_array().unwrap());
+    for l in lines {
+        assert!(!l.as_str().unwrap().contains(".js:"), "{l}");
+    }
 }

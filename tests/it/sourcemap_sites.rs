@@ -387,3 +387,51 @@ fn the_site_threshold_names_and_matches_the_original_function() {
     assert_eq!(gate("a").status.code(), Some(0));
     assert_eq!(gate("src/cart.ts").status.code(), Some(0));
 }
+
+#[test]
+fn closures_on_leak_traces_are_shown_at_their_original_functions() {
+    let Some(dir) = pair("closures_on_leak_traces_are_shown_at_their_original_functions") else {
+        return;
+    };
+    let dist = bundle().join("dist");
+    let plain = report(dir, &[]);
+    let mapped = report(dir, &["--source-map", dist.to_str().unwrap()]);
+    // The clusters are the same on both sides; the carts' traces pass the closure `l`
+    // (shop) that track.js keeps.
+    let steps = |r: &Value, node: &str| -> Vec<Value> {
+        r["heap"]["leak_traces"]["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["trace_steps"].as_array().unwrap().clone())
+            .filter(|s| s["node"] == node)
+            .collect()
+    };
+    let before = steps(&plain, "Function l");
+    let after = steps(&mapped, "Function shop");
+    assert!(!before.is_empty());
+    assert_eq!(before.len(), after.len());
+    assert!(steps(&mapped, "Function l").is_empty());
+    let (line, column) = written_at("main.ts", "function shop(", "shop");
+    for (b, a) in before.iter().zip(&after) {
+        assert!(
+            b["position"]["where"]
+                .as_str()
+                .unwrap()
+                .ends_with("dist/main.js:1:677"),
+            "{b}"
+        );
+        assert_eq!(a["id"], b["id"]);
+        assert_eq!(a["position"]["script"], "src/main.ts");
+        assert_eq!(
+            (&a["position"]["line"], &a["position"]["column"]),
+            (&Value::from(line), &Value::from(column))
+        );
+    }
+    let trace = |r: &Value| r["heap"]["leak_traces"]["clusters"][0]["trace"].clone();
+    let shown = trace(&mapped).to_string();
+    assert!(
+        shown.contains(&format!("Function shop (src/main.ts:{line}:{column})")),
+        "{shown}"
+    );
+}

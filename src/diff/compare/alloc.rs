@@ -5,14 +5,12 @@
 
 use super::ends::Ends;
 use super::owner_stage::OwnerStage;
-use crate::analysis::leaklist::LeakListResult;
-use crate::analysis::paths::{Step, annotate as annotate_steps};
+use crate::analysis::paths::annotate as annotate_steps;
 use crate::analysis::positions::Positions;
 use crate::analysis::sites::sites;
 use crate::analysis::timeline::timeline;
-use crate::diff::TrendResult;
+use crate::diff::Paths;
 use crate::diff::allocations::{Allocations, OwnerAllocations};
-use crate::diff::explain::ClassDetail;
 use crate::diff::heap::{HeapDiff, IdMatching, match_id};
 use crate::diff::owners::existed;
 use crate::warning::{Warning, WarningCode};
@@ -20,13 +18,6 @@ use crate::warning::{Warning, WarningCode};
 /// Into how many buckets of about equal time a recording's sample intervals are taken
 /// together: a site that left survivors in every one is flagged.
 pub const TIMELINE_BUCKETS: usize = 4;
-
-/// The paths of a comparison's result, to show the closures on them with their position.
-pub(super) struct Paths<'a> {
-    pub(super) trend: Option<&'a mut TrendResult>,
-    pub(super) explained: &'a mut [ClassDetail],
-    pub(super) leaklist: Option<&'a mut LeakListResult>,
-}
 
 /// Where HEAD's objects were allocated; None where HEAD has no allocation data (a
 /// comparison without it is left exactly as it was). Puts the closures' positions on
@@ -97,30 +88,7 @@ pub(super) fn find(
 /// Shows every closure on the result's paths with its position.
 fn annotate_paths(positions: &Positions, ends: &Ends, paths: Paths<'_>) {
     let head = &ends.head.snap;
-    let mut put = |steps: &mut Vec<Step>| annotate_steps(steps, head, positions);
-    let Paths {
-        trend,
-        explained,
-        leaklist,
-    } = paths;
-    let details = trend
-        .map(|t| {
-            for o in &mut t.owners {
-                o.path.as_mut().map(&mut put);
-            }
-            t.suspects.iter_mut()
-        })
-        .into_iter()
-        .flatten()
-        .chain(explained.iter_mut());
-    for d in details {
-        if let Some(p) = d.path.as_mut() {
-            put(&mut p.steps);
-        }
-    }
-    for w in leaklist.into_iter().flat_map(|l| l.objects.iter_mut()) {
-        if let Some(steps) = w.found.as_mut().and_then(|f| f.steps.as_mut()) {
-            put(steps);
-        }
+    for steps in paths.steps() {
+        annotate_steps(steps, head, positions);
     }
 }

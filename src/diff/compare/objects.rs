@@ -27,7 +27,7 @@ pub(super) fn compare(
     let (diff, retained) = diff_ends(&ends, selection, options, &mut warnings);
     // The leak traces and the duplicated values read HEAD alike and each other not: on
     // two threads.
-    let (leaks, duplicates) = if needs.leaks {
+    let (mut leaks, duplicates) = if needs.leaks {
         progress("clustering leak traces and finding duplicated values".into());
         let ends = &ends;
         let (leaks, duplicates) = std::thread::scope(|s| {
@@ -100,10 +100,11 @@ pub(super) fn compare(
         &ends,
         &diff,
         stage.as_ref(),
-        alloc::Paths {
+        crate::diff::Paths {
             trend: trend.as_mut(),
             explained: &mut details,
             leaklist: leaklist.as_mut(),
+            leaks: leaks.as_mut(),
         },
         &mut warnings,
     );
