@@ -26,15 +26,18 @@ use super::params::{
 /// What the server tells a client it is for, when it connects.
 const INSTRUCTIONS: &str = "\
 arkdiff compares heap snapshots and CPU profiles (V8 and OpenHarmony ArkTS: .heapsnapshot, \
-.htrace, .rawheap, .cpuprofile, Chrome traces, JS Self-Profiling, run-set directories) and \
-gates them. Start with `open` on the captures: it answers the verdict, a summary, and a \
-`capture` handle that the other tools take; the comparison stays in memory, so follow-up \
-questions cost milliseconds. For a leak: `suspects` (what grows in every interval), `owners` \
-(the objects that keep gaining new objects, with their paths from the GC roots), `path` (how \
-an object or a class's instance is held), `object` (one object: sizes, references both ways, \
-dominators), `classes` (the per-class diff). For CPU: `functions`, `function` (callers and \
-callees), `runs` (run-set statistics). `gate` checks thresholds (the keys of arkdiff.toml). \
-Ids are those of HEAD, the last snapshot compared.";
+.htrace, .rawheap, .cpuprofile, .heapprofile sampling heap profiles, Chrome traces, JS \
+Self-Profiling, run-set directories) and gates them. Start with `open` on the captures: it \
+answers the verdict, a summary, and a `capture` handle that the other tools take; the \
+comparison stays in memory, so follow-up questions cost milliseconds. For a leak: \
+`suspects` (what grows in every interval), `owners` (the objects that keep gaining new \
+objects, with their paths from the GC roots), `path` (how an object or a class's instance \
+is held), `object` (one object: sizes, references both ways, dominators), `classes` (the \
+per-class diff), `sites` (where new objects were allocated, for snapshots taken with \
+allocation tracking). For sampling heap profiles: `allocations` (the bytes each function \
+allocated, with run-set statistics). For CPU: `functions`, `function` (callers and \
+callees), `runs` (run-set statistics). `gate` checks thresholds (the keys of \
+arkdiff.toml). Ids are those of HEAD, the last snapshot compared.";
 
 #[derive(Clone)]
 pub struct Server {
@@ -176,7 +179,12 @@ impl Server {
     }
 
     /// Let go of a comparison and the memory it holds.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
     async fn close(
         &self,
         Parameters(p): Parameters<CaptureParams>,
@@ -232,6 +240,23 @@ impl Server {
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn sites(&self, Parameters(p): Parameters<RowsParams>) -> Result<CallToolResult, String> {
         self.answer(&p.capture.clone(), p, answers::sites).await
+    }
+
+    /// The bytes each function allocated, from sampling heap profiles (`.heapprofile`:
+    /// DevTools' "Allocation sampling", `HeapProfiler.startSampling`, `node
+    /// --heap-prof`), BASE against HEAD: self and total bytes and samples on both sides,
+    /// the report's allocation table; for two run-set directories of them, medians with
+    /// each function's statistics and the totals' (`sort: p_value` puts the surest
+    /// changes first). Use it for "which function allocates more now"; for heap
+    /// snapshots use `sites` (where the surviving new objects were allocated) instead.
+    /// Filter by a glob on the name, sort, page; `total` says how many rows match.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn allocations(
+        &self,
+        Parameters(p): Parameters<FunctionsParams>,
+    ) -> Result<CallToolResult, String> {
+        self.answer(&p.capture.clone(), p, answers::allocations)
+            .await
     }
 
     /// One object of HEAD by its id (an `@id` of a path, an owner's id): class, name,

@@ -168,6 +168,7 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
         "runs",
         "gate",
         "sites",
+        "allocations",
     ] {
         assert!(names.contains(&tool), "{tool} is not among {names:?}");
     }
@@ -526,7 +527,7 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
     for key in ["base", "head", "alpha", "duration", "gc"] {
         assert_eq!(runs[key], cli["cpu"]["runs"][key], "{key}");
     }
-    let first = &runs["functions"]["rows"][0];
+    let first = &runs["rows"][0];
     let want = cli["cpu"]["functions"]
         .as_array()
         .unwrap()
@@ -536,7 +537,7 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
         })
         .unwrap();
     assert_eq!(first["self_stats"], want["self_stats"]);
-    let p_values: Vec<f64> = runs["functions"]["rows"]
+    let p_values: Vec<f64> = runs["rows"]
         .as_array()
         .unwrap()
         .iter()
@@ -785,5 +786,126 @@ fn an_agent_finds_where_the_new_objects_were_allocated() {
     );
     let e = s.error("sites", &json!({"capture": plain["capture"]}));
     assert!(e.contains("allocation tracking"), "{e}");
+    s.finish();
+}
+
+#[test]
+fn an_agent_asks_which_functions_allocate_more_in_sampling_heap_profiles() {
+    let Some(python) =
+        client_python("an_agent_asks_which_functions_allocate_more_in_sampling_heap_profiles")
+    else {
+        return;
+    };
+    let mut s = Session::start(&python, &data(""), &[]);
+    // One recording per side (Node.js's HeapProfiler.startSampling), and two directories
+    // of ten `node --heap-prof` runs each.
+    for pair in [
+        [
+            "heapprof/cdp-base.heapprofile.gz",
+            "heapprof/cdp-head.heapprofile.gz",
+        ],
+        ["heapprof/base", "heapprof/head"],
+    ] {
+        let cli = cli_report(&pair);
+        let alloc = &cli["alloc"];
+        let want = alloc["functions"].as_array().unwrap();
+        assert!(want.len() > 3, "{pair:?}: {alloc}");
+        let opened = s.call("open", &json!({"inputs": pair}));
+        assert_eq!(opened["tools"], json!(["allocations", "gate"]), "{pair:?}");
+        for key in [
+            "bytes_base",
+            "bytes_head",
+            "bytes_delta",
+            "samples_base",
+            "samples_head",
+        ] {
+            assert_eq!(opened["alloc"][key], alloc[key], "{pair:?} {key}");
+        }
+        assert_eq!(opened["alloc"]["functions"], want.len());
+        assert_eq!(opened["alloc"]["runs"], alloc["runs"], "{pair:?}");
+        let capture = &opened["capture"];
+
+        // The whole table, in the report's order, and a page of it.
+        let all = s.call("allocations", &json!({"capture": capture, "limit": 200}));
+        assert_eq!(all["total"], want.len());
+        assert_eq!(all["rows"].as_array().unwrap()[..], want[..]);
+        assert_eq!(all["bytes_head"], alloc["bytes_head"]);
+        assert_eq!(all["runs"], alloc["runs"]);
+        let page = s.call(
+            "allocations",
+            &json!({"capture": capture, "offset": 1, "limit": 2}),
+        );
+        assert_eq!(page["rows"].as_array().unwrap()[..], want[1..3]);
+        assert_eq!(page["more"], want.len() - 3);
+
+        // Filtered by a glob on the name, and sorted by HEAD's self bytes.
+        let top = &want[0]["name"];
+        let glob = format!("{}*", &top.as_str().unwrap()[..3]);
+        let filtered = s.call(
+            "allocations",
+            &json!({"capture": capture, "function": glob, "sort": "self_head", "limit": 200}),
+        );
+        let mut matching: Vec<&Value> = want
+            .iter()
+            .filter(|f| f["name"].as_str().unwrap().starts_with(&glob[..3]))
+            .collect();
+        matching.sort_by_key(|f| std::cmp::Reverse(f["self_bytes_head"].as_u64().unwrap()));
+        let rows = filtered["rows"].as_array().unwrap();
+        assert_eq!(filtered["total"], matching.len());
+        assert!(rows.iter().any(|r| &r["name"] == top), "{filtered}");
+        let heads: Vec<&Value> = rows.iter().map(|r| &r["self_bytes_head"]).collect();
+        let want_heads: Vec<&Value> = matching.iter().map(|r| &r["self_bytes_head"]).collect();
+        assert_eq!(heads, want_heads);
+
+        // The heap and CPU tools point to it.
+        let e = s.error("sites", &json!({"capture": capture}));
+        assert!(e.contains("ask `allocations`"), "{e}");
+        let e = s.error("functions", &json!({"capture": capture}));
+        assert!(e.contains("ask `allocations`"), "{e}");
+    }
+
+    // Run sets: the surest changes first, each with the report's statistics.
+    let cli = cli_report(&["heapprof/base", "heapprof/head"]);
+    let opened = s.call(
+        "open",
+        &json!({"inputs": ["heapprof/base", "heapprof/head"]}),
+    );
+    assert_eq!(opened["reused"], true);
+    let surest = s.call(
+        "allocations",
+        &json!({"capture": opened["capture"], "sort": "p_value", "limit": 200}),
+    );
+    let rows = surest["rows"].as_array().unwrap();
+    let p_values: Vec<f64> = rows
+        .iter()
+        .map(|f| f["self_stats"]["p_value"].as_f64().unwrap_or(f64::INFINITY))
+        .collect();
+    assert!(p_values.windows(2).all(|w| w[0] <= w[1]), "{p_values:?}");
+    assert!(p_values[0] < 0.01, "{p_values:?}");
+    for row in rows {
+        let want = cli["alloc"]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| {
+                f["name"] == row["name"] && f["url"] == row["url"] && f["line"] == row["line"]
+            })
+            .unwrap();
+        assert_eq!(row, want);
+    }
+
+    // Heap snapshots have no allocation table.
+    let heap = s.call(
+        "open",
+        &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-1.heapsnapshot.gz"]}),
+    );
+    assert!(
+        !heap["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("allocations"))
+    );
+    let e = s.error("allocations", &json!({"capture": heap["capture"]}));
+    assert!(e.contains("compares no sampling heap profiles"), "{e}");
     s.finish();
 }
