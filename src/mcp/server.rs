@@ -103,10 +103,11 @@ impl Server {
     /// owners counted, CPU totals), the top suspects and owners, the warnings, and which
     /// tools apply. With `source_map` (a source map, or a directory of them, as
     /// `--source-map`) every location the answers give is at its original position.
-    /// Opening the same files with the same options again reuses the
-    /// comparison. Sends progress notifications while a large capture loads. Reads only
-    /// the files named (no arkdiff.toml, no leak list beside HEAD; in a `source_map`
-    /// directory, the maps of the scripts named) and writes nothing.
+    /// Opening the same files with the same options again reuses the comparison. Sends
+    /// progress notifications while a large capture loads. Reads only the files named (no
+    /// arkdiff.toml, no leak list beside HEAD; in a `source_map` directory, the maps of
+    /// the scripts named); writes nothing but the unnamed temporary file a gzipped htrace
+    /// is inflated into, as the command line does.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn open(
         &self,
@@ -269,7 +270,11 @@ impl Server {
         &self,
         Parameters(p): Parameters<ObjectParams>,
     ) -> Result<CallToolResult, String> {
-        self.answer(&p.capture.clone(), p, answers::object).await
+        let capture = p.capture.clone();
+        let answered = self.answer(&capture, p, answers::object).await;
+        // The first call builds the references into HEAD's objects, which take memory.
+        self.cache().settle(&capture);
+        answered
     }
 
     /// The retainer path from the GC roots, as the reports show it: to an object by `id`
