@@ -205,6 +205,9 @@ pub fn opened(loaded: &Loaded, reused: bool, let_go: Vec<String>) -> Opened {
         if kept {
             tools.push("object");
         }
+        if h.sites.is_some() {
+            tools.push("sites");
+        }
         heap_overview(loaded, h)
     });
     let cpu = report.cpu.as_ref().map(|c| {

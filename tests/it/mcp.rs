@@ -176,7 +176,17 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
         let description = t["description"].as_str().unwrap_or_default();
         assert!(description.len() > 40, "{}: {description}", t["name"]);
         assert_eq!(t["input_schema"]["type"], "object", "{t}");
+        // Only `close` changes the server's state (it lets go of a comparison).
+        let read_only = t["name"] != "close";
+        assert_eq!(t["annotations"]["read_only_hint"], read_only, "{t}");
     }
+    assert!(
+        listed["instructions"]
+            .as_str()
+            .unwrap()
+            .contains(".heapprofile"),
+        "{listed}"
+    );
     assert_eq!(listed["server"]["name"], "arkdiff");
 
     // "What leaks in this series?"
@@ -527,7 +537,7 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
     for key in ["base", "head", "alpha", "duration", "gc"] {
         assert_eq!(runs[key], cli["cpu"]["runs"][key], "{key}");
     }
-    let first = &runs["rows"][0];
+    let first = &runs["functions"]["rows"][0];
     let want = cli["cpu"]["functions"]
         .as_array()
         .unwrap()
@@ -537,7 +547,7 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
         })
         .unwrap();
     assert_eq!(first["self_stats"], want["self_stats"]);
-    let p_values: Vec<f64> = runs["rows"]
+    let p_values: Vec<f64> = runs["functions"]["rows"]
         .as_array()
         .unwrap()
         .iter()
@@ -575,6 +585,57 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
         let object = s.call("object", &json!({"capture": ark["capture"], "id": id}));
         assert_eq!(object["class"], cli_suspects[0]["name"]);
     }
+    // Its owners, and the path to the first, are the report's.
+    let cli_owners = cli["heap"]["trend"]["owners"].as_array().unwrap();
+    assert!(!cli_owners.is_empty(), "{}", cli["heap"]["trend"]);
+    let owners = s.call("owners", &json!({"capture": ark["capture"], "limit": 200}));
+    assert_eq!(owners["total"], cli_owners.len());
+    for (got, want) in owners["rows"].as_array().unwrap().iter().zip(cli_owners) {
+        for key in ["id", "node", "growth", "entries", "retained", "gained"] {
+            assert_eq!(got[key], want[key], "owner {key}");
+        }
+    }
+    let owner = &cli_owners[0];
+    let path = s.call(
+        "path",
+        &json!({"capture": ark["capture"], "id": owner["id"]}),
+    );
+    assert_eq!(path["retainer_steps"], owner["retainer_steps"], "{path}");
+    assert_eq!(path["class"], owner["class"]);
+
+    // Two dumps of the static ArkTS VM (version-3 rawheaps) by the test support's
+    // writer: a static field's array that gains listeners.
+    let work = tempfile::tempdir().unwrap();
+    let (dumps, leak) = support::rawheap_v3_hybrid::static_leak_series(3, 40);
+    let [base, head] = [0, 2].map(|k| {
+        let path = work.path().join(format!("static-{k}.rawheap"));
+        std::fs::write(&path, dumps[k].bytes()).unwrap();
+        path
+    });
+    let (base, head) = (path_str(&base), path_str(&head));
+    let cli = cli_report(&[base, head, "--no-config"]);
+    let opened = s.call("open", &json!({"inputs": [base, head]}));
+    assert_eq!(opened["base"]["format"], cli["base"]["format"]);
+    assert_eq!(opened["heap"]["totals"], cli["heap"]["totals"]);
+    let classes = s.call(
+        "classes",
+        &json!({"capture": opened["capture"], "limit": 200}),
+    );
+    let cli_classes = cli["heap"]["classes"].as_array().unwrap();
+    assert_eq!(classes["total"], cli_classes.len());
+    assert_eq!(
+        classes["rows"].as_array().unwrap()[..],
+        cli_classes[..cli_classes.len().min(200)]
+    );
+    let listeners = s.call(
+        "classes",
+        &json!({"capture": opened["capture"], "class": leak.class}),
+    );
+    assert_eq!(listeners["total"], 1, "{listeners}");
+    assert_eq!(
+        listeners["rows"][0]["new_count"],
+        (leak.counts[2] - leak.counts[0]) as u64
+    );
     s.finish();
 }
 
@@ -759,6 +820,13 @@ fn an_agent_finds_where_the_new_objects_were_allocated() {
     let mut s = Session::start(&python, &data(""), &[]);
     let opened = s.call("open", &json!({"inputs": [base, head]}));
     let capture = &opened["capture"];
+    assert!(
+        opened["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("sites")),
+        "{opened}"
+    );
     let sites = s.call("sites", &json!({"capture": capture, "limit": 2}));
     assert_eq!(sites["total"], rows.len());
     assert_eq!(sites["more"], rows.len() - 2);
@@ -783,6 +851,10 @@ fn an_agent_finds_where_the_new_objects_were_allocated() {
     let plain = s.call(
         "open",
         &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-1.heapsnapshot.gz"]}),
+    );
+    assert!(
+        !plain["tools"].as_array().unwrap().contains(&json!("sites")),
+        "{plain}"
     );
     let e = s.error("sites", &json!({"capture": plain["capture"]}));
     assert!(e.contains("allocation tracking"), "{e}");
@@ -907,5 +979,112 @@ fn an_agent_asks_which_functions_allocate_more_in_sampling_heap_profiles() {
     );
     let e = s.error("allocations", &json!({"capture": heap["capture"]}));
     assert!(e.contains("compares no sampling heap profiles"), "{e}");
+    s.finish();
+}
+
+#[test]
+fn an_agent_goes_from_a_tracked_series_to_the_owners_allocation_site() {
+    let Some(python) =
+        client_python("an_agent_goes_from_a_tracked_series_to_the_owners_allocation_site")
+    else {
+        return;
+    };
+    // Three snapshots of one Node.js process taken with allocation tracking.
+    let series = [
+        "alloc-0.heapsnapshot.gz",
+        "alloc-1.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+    ];
+    let cli = cli_report(&series);
+    let trend = &cli["heap"]["trend"];
+    let cli_owners = trend["owners"].as_array().unwrap();
+    let cli_sites = cli["heap"]["sites"]["sites"].as_array().unwrap();
+    assert!(!cli_owners.is_empty() && !cli_sites.is_empty(), "{trend}");
+    let mut s = Session::start(&python, &data(""), &[]);
+
+    // "What leaks in this series?"
+    let opened = s.call("open", &json!({"inputs": series}));
+    let capture = &opened["capture"];
+    assert!(
+        opened["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("sites")),
+        "{opened}"
+    );
+    assert_eq!(
+        opened["heap"]["trend"]["owners"],
+        cli_owners.len(),
+        "{opened}"
+    );
+
+    // Its owners, each with where what it gained was allocated.
+    let owners = s.call("owners", &json!({"capture": capture, "limit": 200}));
+    assert_eq!(owners["total"], cli_owners.len());
+    for (got, want) in owners["rows"].as_array().unwrap().iter().zip(cli_owners) {
+        for key in [
+            "id",
+            "node",
+            "growth",
+            "gained",
+            "allocation",
+            "retainer_steps",
+        ] {
+            assert_eq!(got[key], want[key], "owner {key}");
+        }
+    }
+    let owner = &cli_owners[0];
+    let allocation = &owner["allocation"];
+    let owner_sites = allocation["sites"].as_array().unwrap();
+    assert!(!owner_sites.is_empty(), "{owner}");
+
+    // The path to the owner is the report's.
+    let path = s.call("path", &json!({"capture": capture, "id": owner["id"]}));
+    assert_eq!(path["source"], "object");
+    assert_eq!(path["retainer_steps"], owner["retainer_steps"], "{path}");
+
+    // The sites table: the report's, and the owner's sites are its rows.
+    let sites = s.call("sites", &json!({"capture": capture, "limit": 200}));
+    assert_eq!(sites["total"], cli_sites.len());
+    assert_eq!(sites["rows"].as_array().unwrap()[..], cli_sites[..]);
+    for key in [
+        "objects",
+        "traced",
+        "traced_percent",
+        "unattributed",
+        "runtime",
+    ] {
+        assert_eq!(sites[key], cli["heap"]["sites"][key], "{key}");
+    }
+    for site in owner_sites {
+        let row = &sites["rows"][site["index"].as_u64().unwrap() as usize];
+        assert_eq!(row["site"], site["site"], "{site}");
+        assert!(
+            row["count"].as_u64().unwrap() >= site["count"].as_u64().unwrap(),
+            "the site's objects include those the owner gained: {site} {row}"
+        );
+    }
+    // The leak's own constructor is among the owner's sites, with its position.
+    let order = owner_sites
+        .iter()
+        .find(|x| x["site"].as_str().unwrap().starts_with("Order ("))
+        .expect("the leaked Orders' site");
+    let row = &sites["rows"][order["index"].as_u64().unwrap() as usize];
+    assert_eq!(row["function"], "Order");
+    assert!(row["line"].as_u64().unwrap() > 0, "{row}");
+    // The suspects the owner holds name the same sites.
+    for suspect in trend["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["owner"] == owner["id"])
+    {
+        let got = s.call(
+            "path",
+            &json!({"capture": capture, "class": suspect["name"]}),
+        );
+        assert_eq!(got["owner"], owner["id"]);
+        assert_eq!(got["instance_id"], suspect["instance_id"]);
+    }
     s.finish();
 }
