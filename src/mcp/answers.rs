@@ -887,41 +887,31 @@ trait FunctionRow: Clone {
     fn p_value(&self) -> Option<f64>;
 }
 
-impl FunctionRow for FunctionJson {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn url(&self) -> &str {
-        &self.url
-    }
-    fn own(&self) -> Change {
-        self.self_us.0
-    }
-    fn total(&self) -> Change {
-        self.total_us.0
-    }
-    fn p_value(&self) -> Option<f64> {
-        self.self_stats.as_ref().map(|s| s.p_value)
-    }
+/// [`FunctionRow`] for a table row type, from its self and total fields.
+macro_rules! function_row {
+    ($row:ty, $own:ident, $total:ident) => {
+        impl FunctionRow for $row {
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn url(&self) -> &str {
+                &self.url
+            }
+            fn own(&self) -> Change {
+                self.$own.0
+            }
+            fn total(&self) -> Change {
+                self.$total.0
+            }
+            fn p_value(&self) -> Option<f64> {
+                self.self_stats.as_ref().map(|s| s.p_value)
+            }
+        }
+    };
 }
 
-impl FunctionRow for AllocFunctionJson {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn url(&self) -> &str {
-        &self.url
-    }
-    fn own(&self) -> Change {
-        self.self_bytes.0
-    }
-    fn total(&self) -> Change {
-        self.total_bytes.0
-    }
-    fn p_value(&self) -> Option<f64> {
-        self.self_stats.as_ref().map(|s| s.p_value)
-    }
-}
+function_row!(FunctionJson, self_us, total_us);
+function_row!(AllocFunctionJson, self_bytes, total_bytes);
 
 /// Rows with run-set statistics, smallest p-value of the self change first (then the
 /// largest self change); rows without statistics last.
@@ -957,7 +947,7 @@ fn function_table<R: FunctionRow>(all: &[R], p: &FunctionsParams) -> Answer<Page
     match p.sort {
         FunctionOrder::Report => {}
         FunctionOrder::Name => {
-            rows.sort_by(|a, b| a.name().cmp(b.name()).then(a.url().cmp(b.url())))
+            rows.sort_by(|a, b| a.name().cmp(b.name()).then(a.url().cmp(b.url())));
         }
         FunctionOrder::PValue => by_p_value(&mut rows),
         _ => rows.sort_by_key(|f| Reverse(key(f))),

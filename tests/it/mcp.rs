@@ -133,6 +133,29 @@ fn leak_series() -> Vec<&'static str> {
     ]
 }
 
+/// Whether `open`'s answer lists `tool` among those that apply.
+fn offers(opened: &Value, tool: &str) -> bool {
+    opened["tools"].as_array().unwrap().contains(&json!(tool))
+}
+
+/// A tool that `open` does not list for a capture: a tool error that says why.
+fn refused(s: &mut Session, opened: &Value, tool: &str, why: &str) {
+    assert!(!offers(opened, tool), "{opened}");
+    let e = s.error(tool, &json!({"capture": opened["capture"]}));
+    assert!(e.contains(why), "{e}");
+}
+
+/// A tool's page of rows against the report's rows: the total, and these keys of each
+/// row on the page.
+fn same_rows(page: &Value, want: &[Value], keys: &[&str], what: &str) {
+    assert_eq!(page["total"], want.len(), "{what}: {page}");
+    for (got, want) in page["rows"].as_array().unwrap().iter().zip(want) {
+        for key in keys {
+            assert_eq!(got[*key], want[*key], "{what} {key}: {got}");
+        }
+    }
+}
+
 fn cli_report(args: &[&str]) -> Value {
     let mut all = vec!["--format", "json", "--quiet"];
     all.extend(args);
@@ -233,26 +256,19 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
 
     // Suspects and owners: the report's rows.
     let suspects = s.call("suspects", &json!({"capture": capture, "limit": 3}));
-    assert_eq!(
-        suspects["total"],
-        trend["suspects"].as_array().unwrap().len()
+    same_rows(
+        &suspects,
+        trend["suspects"].as_array().unwrap(),
+        &["name", "sizes", "counts", "growth", "owner", "instance_id"],
+        "suspect",
     );
     assert_eq!(suspects["rows"].as_array().unwrap().len(), 3);
-    for (got, want) in suspects["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(trend["suspects"].as_array().unwrap())
-    {
-        for key in ["name", "sizes", "counts", "growth", "owner", "instance_id"] {
-            assert_eq!(got[key], want[key], "suspect {key}: {got}");
-        }
-    }
     let owners = s.call("owners", &json!({"capture": capture}));
     let cli_owners = trend["owners"].as_array().unwrap();
-    assert_eq!(owners["total"], cli_owners.len());
-    for (got, want) in owners["rows"].as_array().unwrap().iter().zip(cli_owners) {
-        for key in [
+    same_rows(
+        &owners,
+        cli_owners,
+        &[
             "id",
             "node",
             "growth",
@@ -260,10 +276,9 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
             "retained",
             "gained",
             "retainer_steps",
-        ] {
-            assert_eq!(got[key], want[key], "owner {key}");
-        }
-    }
+        ],
+        "owner",
+    );
     let owner = &cli_owners[0];
     let owner_id = owner["id"].as_u64().unwrap();
 
@@ -571,16 +586,7 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
         &json!({"capture": ark["capture"], "limit": 200}),
     );
     let cli_suspects = cli["heap"]["trend"]["suspects"].as_array().unwrap();
-    assert_eq!(suspects["total"], cli_suspects.len());
-    for (got, want) in suspects["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(cli_suspects)
-    {
-        assert_eq!(got["name"], want["name"]);
-        assert_eq!(got["growth"], want["growth"]);
-    }
+    same_rows(&suspects, cli_suspects, &["name", "growth"], "suspect");
     if let Some(id) = cli_suspects.first().and_then(|s| s["instance_id"].as_u64()) {
         let object = s.call("object", &json!({"capture": ark["capture"], "id": id}));
         assert_eq!(object["class"], cli_suspects[0]["name"]);
@@ -589,12 +595,12 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
     let cli_owners = cli["heap"]["trend"]["owners"].as_array().unwrap();
     assert!(!cli_owners.is_empty(), "{}", cli["heap"]["trend"]);
     let owners = s.call("owners", &json!({"capture": ark["capture"], "limit": 200}));
-    assert_eq!(owners["total"], cli_owners.len());
-    for (got, want) in owners["rows"].as_array().unwrap().iter().zip(cli_owners) {
-        for key in ["id", "node", "growth", "entries", "retained", "gained"] {
-            assert_eq!(got[key], want[key], "owner {key}");
-        }
-    }
+    same_rows(
+        &owners,
+        cli_owners,
+        &["id", "node", "growth", "entries", "retained", "gained"],
+        "owner",
+    );
     let owner = &cli_owners[0];
     let path = s.call(
         "path",
@@ -820,13 +826,7 @@ fn an_agent_finds_where_the_new_objects_were_allocated() {
     let mut s = Session::start(&python, &data(""), &[]);
     let opened = s.call("open", &json!({"inputs": [base, head]}));
     let capture = &opened["capture"];
-    assert!(
-        opened["tools"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("sites")),
-        "{opened}"
-    );
+    assert!(offers(&opened, "sites"), "{opened}");
     let sites = s.call("sites", &json!({"capture": capture, "limit": 2}));
     assert_eq!(sites["total"], rows.len());
     assert_eq!(sites["more"], rows.len() - 2);
@@ -852,12 +852,7 @@ fn an_agent_finds_where_the_new_objects_were_allocated() {
         "open",
         &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-1.heapsnapshot.gz"]}),
     );
-    assert!(
-        !plain["tools"].as_array().unwrap().contains(&json!("sites")),
-        "{plain}"
-    );
-    let e = s.error("sites", &json!({"capture": plain["capture"]}));
-    assert!(e.contains("allocation tracking"), "{e}");
+    refused(&mut s, &plain, "sites", "allocation tracking");
     s.finish();
 }
 
@@ -930,10 +925,9 @@ fn an_agent_asks_which_functions_allocate_more_in_sampling_heap_profiles() {
         assert_eq!(heads, want_heads);
 
         // The heap and CPU tools point to it.
-        let e = s.error("sites", &json!({"capture": capture}));
-        assert!(e.contains("ask `allocations`"), "{e}");
-        let e = s.error("functions", &json!({"capture": capture}));
-        assert!(e.contains("ask `allocations`"), "{e}");
+        for tool in ["sites", "classes", "functions", "runs"] {
+            refused(&mut s, &opened, tool, "ask `allocations`");
+        }
     }
 
     // Run sets: the surest changes first, each with the report's statistics.
@@ -971,14 +965,12 @@ fn an_agent_asks_which_functions_allocate_more_in_sampling_heap_profiles() {
         "open",
         &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-1.heapsnapshot.gz"]}),
     );
-    assert!(
-        !heap["tools"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("allocations"))
+    refused(
+        &mut s,
+        &heap,
+        "allocations",
+        "compares no sampling heap profiles",
     );
-    let e = s.error("allocations", &json!({"capture": heap["capture"]}));
-    assert!(e.contains("compares no sampling heap profiles"), "{e}");
     s.finish();
 }
 
@@ -1005,13 +997,7 @@ fn an_agent_goes_from_a_tracked_series_to_the_owners_allocation_site() {
     // "What leaks in this series?"
     let opened = s.call("open", &json!({"inputs": series}));
     let capture = &opened["capture"];
-    assert!(
-        opened["tools"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("sites")),
-        "{opened}"
-    );
+    assert!(offers(&opened, "sites"), "{opened}");
     assert_eq!(
         opened["heap"]["trend"]["owners"],
         cli_owners.len(),
@@ -1020,19 +1006,19 @@ fn an_agent_goes_from_a_tracked_series_to_the_owners_allocation_site() {
 
     // Its owners, each with where what it gained was allocated.
     let owners = s.call("owners", &json!({"capture": capture, "limit": 200}));
-    assert_eq!(owners["total"], cli_owners.len());
-    for (got, want) in owners["rows"].as_array().unwrap().iter().zip(cli_owners) {
-        for key in [
+    same_rows(
+        &owners,
+        cli_owners,
+        &[
             "id",
             "node",
             "growth",
             "gained",
             "allocation",
             "retainer_steps",
-        ] {
-            assert_eq!(got[key], want[key], "owner {key}");
-        }
-    }
+        ],
+        "owner",
+    );
     let owner = &cli_owners[0];
     let allocation = &owner["allocation"];
     let owner_sites = allocation["sites"].as_array().unwrap();
