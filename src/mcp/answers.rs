@@ -23,9 +23,9 @@ use crate::model::change::Change;
 use crate::model::cpu::{Frame, Neighbours};
 use crate::model::graph::ROOT;
 use crate::report::{
-    ClassJson, Compared, CpuSection, FunctionJson, GateSection, HeapSection, IdCheckJson,
-    MaybeCompared, OwnerJson, PATH_ENDS, PathJson, RunsJson, Side, StatsJson, SuspectJson,
-    TotalsJson, TrendJson, TrendSnapshotJson, ViolationJson,
+    AllocFunctionJson, AllocRunsJson, AllocSection, ClassJson, Compared, CpuSection, FunctionJson,
+    GateSection, HeapSection, IdCheckJson, MaybeCompared, OwnerJson, PATH_ENDS, PathJson, RunsJson,
+    Side, SuspectJson, TotalsJson, TrendJson, TrendSnapshotJson, ViolationJson,
 };
 use crate::warning::Warning;
 
@@ -83,6 +83,9 @@ pub struct Opened {
     pub head: Side,
     pub heap: Option<HeapOverview>,
     pub cpu: Option<CpuOverview>,
+    /// Sampling heap profiles: the bytes allocated and the samples, on each side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc: Option<AllocOverview>,
     pub gate: GateSection,
     pub warnings: Vec<Warning>,
     /// What `source_map` did, as the JSON report's `source_map`: the functions mapped,
@@ -168,6 +171,24 @@ pub struct CpuOverview {
     pub runs: Option<RunsJson>,
 }
 
+serde_with::with_prefix!(bytes "bytes_");
+serde_with::with_prefix!(samples "samples_");
+
+/// The totals of a comparison of sampling heap profiles, as the JSON report's `alloc`.
+#[derive(Serialize)]
+pub struct AllocOverview {
+    /// All the bytes the profiles account for (`bytes_base`, …).
+    #[serde(flatten, with = "bytes")]
+    pub bytes: Compared,
+    /// The samples joined to a node of the tree (`samples_base`, …).
+    #[serde(flatten, with = "samples")]
+    pub samples: Compared,
+    /// Functions in the allocation table (the rows of `allocations`).
+    pub functions: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<AllocRunsJson>,
+}
+
 /// The answer of `open`, for a comparison kept (`reused`: it already was).
 pub fn opened(loaded: &Loaded, reused: bool, let_go: Vec<String>) -> Opened {
     let report = &loaded.report;
@@ -183,6 +204,9 @@ pub fn opened(loaded: &Loaded, reused: bool, let_go: Vec<String>) -> Opened {
         }
         if kept {
             tools.push("object");
+        }
+        if h.sites.is_some() {
+            tools.push("sites");
         }
         heap_overview(loaded, h)
     });
@@ -201,6 +225,15 @@ pub fn opened(loaded: &Loaded, reused: bool, let_go: Vec<String>) -> Opened {
             runs: c.runs.clone(),
         }
     });
+    let alloc = report.alloc.as_ref().map(|a| {
+        tools.push("allocations");
+        AllocOverview {
+            bytes: a.bytes,
+            samples: a.samples,
+            functions: a.functions.len(),
+            runs: a.runs.clone(),
+        }
+    });
     tools.push("gate");
     Opened {
         capture: loaded.handle.clone(),
@@ -211,6 +244,7 @@ pub fn opened(loaded: &Loaded, reused: bool, let_go: Vec<String>) -> Opened {
         head: report.head.clone(),
         heap,
         cpu,
+        alloc,
         gate: report.gate.clone(),
         warnings: report.warnings.clone(),
         source_map: report.source_map.clone(),
@@ -263,11 +297,21 @@ fn heap_overview(loaded: &Loaded, h: &HeapSection) -> HeapOverview {
 fn heap(loaded: &Loaded) -> Answer<&HeapSection> {
     loaded.report.heap.as_ref().ok_or_else(|| {
         format!(
-            "capture {} compares no heap snapshots (its inputs: {}); the heap tools need captures that hold them",
+            "capture {} compares no heap snapshots (its inputs: {}); the heap tools need captures that hold them{}",
             loaded.handle,
-            loaded.inputs.join(", ")
+            loaded.inputs.join(", "),
+            profiles_hint(loaded)
         )
     })
+}
+
+/// Where a comparison holds sampling heap profiles, the tool that answers about them.
+fn profiles_hint(loaded: &Loaded) -> &'static str {
+    if loaded.report.alloc.is_some() {
+        "; it compares sampling heap profiles: ask `allocations`"
+    } else {
+        ""
+    }
 }
 
 fn trend(loaded: &Loaded) -> Answer<&TrendJson> {
@@ -287,9 +331,10 @@ fn cpu(loaded: &Loaded) -> Answer<(&CpuSection, &CpuCompared)> {
         .zip(loaded.comparison.cpu.as_ref())
         .ok_or_else(|| {
             format!(
-                "capture {} compares no CPU profiles (its inputs: {}); the CPU tools need a profile on both sides",
+                "capture {} compares no CPU profiles (its inputs: {}); the CPU tools need a profile on both sides{}",
                 loaded.handle,
-                loaded.inputs.join(", ")
+                loaded.inputs.join(", "),
+                profiles_hint(loaded)
             )
         })
 }
@@ -829,31 +874,90 @@ pub fn path(loaded: &Loaded, p: &PathParams) -> Answer<PathAnswer> {
 
 // ---- CPU ----
 
-/// The function table, filtered by a glob, in the order asked for.
-pub fn functions(loaded: &Loaded, p: &FunctionsParams) -> Answer<Page<FunctionJson>> {
-    let (section, _) = cpu(loaded)?;
+/// A row of a per-function table: the CPU report's (µs) or the allocation report's
+/// (bytes), sorted and filtered alike.
+trait FunctionRow: Clone {
+    fn name(&self) -> &str;
+    fn url(&self) -> &str;
+    /// Self time or bytes.
+    fn own(&self) -> Change;
+    /// Total time or bytes.
+    fn total(&self) -> Change;
+    /// Run sets: the p-value of the self change.
+    fn p_value(&self) -> Option<f64>;
+}
+
+/// [`FunctionRow`] for a table row type, from its self and total fields.
+macro_rules! function_row {
+    ($row:ty, $own:ident, $total:ident) => {
+        impl FunctionRow for $row {
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn url(&self) -> &str {
+                &self.url
+            }
+            fn own(&self) -> Change {
+                self.$own.0
+            }
+            fn total(&self) -> Change {
+                self.$total.0
+            }
+            fn p_value(&self) -> Option<f64> {
+                self.self_stats.as_ref().map(|s| s.p_value)
+            }
+        }
+    };
+}
+
+function_row!(FunctionJson, self_us, total_us);
+function_row!(AllocFunctionJson, self_bytes, total_bytes);
+
+/// Rows with run-set statistics, smallest p-value of the self change first (then the
+/// largest self change); rows without statistics last.
+fn by_p_value<R: FunctionRow>(rows: &mut [&R]) {
+    rows.sort_by(|a, b| {
+        let p = |r: &R| r.p_value().unwrap_or(f64::INFINITY);
+        p(a).total_cmp(&p(b)).then(
+            b.own()
+                .delta()
+                .unsigned_abs()
+                .cmp(&a.own().delta().unsigned_abs()),
+        )
+    });
+}
+
+/// A function table, filtered by a glob on the name, in the order asked for, a page.
+fn function_table<R: FunctionRow>(all: &[R], p: &FunctionsParams) -> Answer<Page<R>> {
     let glob = matcher("function", p.function.as_deref())?;
-    let mut rows: Vec<&FunctionJson> = section
-        .functions
+    let mut rows: Vec<&R> = all
         .iter()
-        .filter(|f| glob.as_ref().is_none_or(|g| g.is_match(&f.name)))
+        .filter(|f| glob.as_ref().is_none_or(|g| g.is_match(f.name())))
         .collect();
-    #[allow(clippy::cast_possible_wrap)] // times are far below i64::MAX
-    let key = |f: &FunctionJson| -> i64 {
+    #[allow(clippy::cast_possible_wrap)] // times and bytes are far below i64::MAX
+    let key = |f: &R| -> i64 {
         match p.sort {
-            FunctionOrder::Report | FunctionOrder::Name => 0,
-            FunctionOrder::SelfDelta => f.self_us.delta(),
-            FunctionOrder::TotalDelta => f.total_us.delta(),
-            FunctionOrder::SelfHead => f.self_us.head as i64,
-            FunctionOrder::TotalHead => f.total_us.head as i64,
+            FunctionOrder::Report | FunctionOrder::Name | FunctionOrder::PValue => 0,
+            FunctionOrder::SelfDelta => f.own().delta(),
+            FunctionOrder::TotalDelta => f.total().delta(),
+            FunctionOrder::SelfHead => f.own().head as i64,
+            FunctionOrder::TotalHead => f.total().head as i64,
         }
     };
     match p.sort {
         FunctionOrder::Report => {}
-        FunctionOrder::Name => rows.sort_by(|a, b| a.name.cmp(&b.name).then(a.url.cmp(&b.url))),
+        FunctionOrder::Name => {
+            rows.sort_by(|a, b| a.name().cmp(b.name()).then(a.url().cmp(b.url())));
+        }
+        FunctionOrder::PValue => by_p_value(&mut rows),
         _ => rows.sort_by_key(|f| Reverse(key(f))),
     }
     Ok(Page::of(&rows, p.offset, p.limit, |f| (*f).clone()))
+}
+
+/// The function table, filtered by a glob, in the order asked for.
+pub fn functions(loaded: &Loaded, p: &FunctionsParams) -> Answer<Page<FunctionJson>> {
+    function_table(&cpu(loaded)?.0.functions, p)
 }
 
 #[derive(Serialize)]
@@ -1075,22 +1179,57 @@ pub fn runs(loaded: &Loaded, p: &RowsParams) -> Answer<RunsAnswer> {
             loaded.handle
         )
     })?;
-    let mut rows: Vec<(&FunctionJson, &StatsJson)> = section
+    let mut rows: Vec<&FunctionJson> = section
         .functions
         .iter()
-        .filter_map(|f| f.self_stats.as_ref().map(|s| (f, s)))
+        .filter(|f| f.self_stats.is_some())
         .collect();
-    rows.sort_by(|(a, sa), (b, sb)| {
-        sa.p_value.total_cmp(&sb.p_value).then(
-            b.self_us
-                .delta()
-                .unsigned_abs()
-                .cmp(&a.self_us.delta().unsigned_abs()),
-        )
-    });
+    by_p_value(&mut rows);
     Ok(RunsAnswer {
         runs,
-        functions: Page::of(&rows, p.offset, p.limit, |(f, _)| (*f).clone()),
+        functions: Page::of(&rows, p.offset, p.limit, |f| (*f).clone()),
+    })
+}
+
+// ---- allocations ----
+
+#[derive(Serialize)]
+pub struct Allocations {
+    /// All the bytes the profiles account for, and the samples, on each side.
+    #[serde(flatten, with = "bytes")]
+    pub bytes: Compared,
+    #[serde(flatten, with = "samples")]
+    pub samples: Compared,
+    /// Run sets: the run counts, the significance level and the statistics of the bytes
+    /// allocated per run (the rows then carry `self_stats`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<AllocRunsJson>,
+    /// The allocation table's rows (the JSON report's `alloc.functions`): self and total
+    /// bytes and samples on both sides (medians for run sets).
+    #[serde(flatten)]
+    pub rows: Page<AllocFunctionJson>,
+}
+
+/// The allocation table of sampling heap profiles, filtered by a glob, in the order asked
+/// for, with the run-set statistics where there are runs.
+pub fn allocations(loaded: &Loaded, p: &FunctionsParams) -> Answer<Allocations> {
+    let a: &AllocSection = loaded.report.alloc.as_ref().ok_or_else(|| {
+        format!(
+            "capture {} compares no sampling heap profiles (its inputs: {}); `allocations` needs a .heapprofile (or a run-set directory of them) on both sides{}",
+            loaded.handle,
+            loaded.inputs.join(", "),
+            if loaded.report.heap.as_ref().is_some_and(|h| h.sites.is_some()) {
+                "; for heap snapshots taken with allocation tracking, ask `sites`"
+            } else {
+                ""
+            }
+        )
+    })?;
+    Ok(Allocations {
+        bytes: a.bytes,
+        samples: a.samples,
+        runs: a.runs.clone(),
+        rows: function_table(&a.functions, p)?,
     })
 }
 

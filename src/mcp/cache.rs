@@ -152,18 +152,27 @@ impl Cache {
     pub fn insert(&mut self, key: String, loaded: Arc<Loaded>) -> Vec<String> {
         let now = self.tick();
         self.entries.retain(|e| e.key != key);
+        let handle = loaded.handle.clone();
         self.entries.push(Entry {
             key,
             loaded,
             last_used: now,
         });
+        self.settle(&handle)
+    }
+
+    /// Lets go of the least recently used comparisons other than `handle` while the
+    /// entries hold more than the limit: after an entry grew (the references into HEAD's
+    /// objects, built on the first `object` call) as after one was added. Returns what
+    /// was let go of, in words.
+    pub fn settle(&mut self, handle: &str) -> Vec<String> {
         let mut evicted = Vec::new();
-        while self.total() > self.limit && self.entries.len() > 1 {
+        while self.total() > self.limit {
             let Some(oldest) = self
                 .entries
                 .iter()
                 .enumerate()
-                .filter(|(_, e)| e.last_used != now)
+                .filter(|(_, e)| e.loaded.handle != handle)
                 .min_by_key(|(_, e)| e.last_used)
                 .map(|(i, _)| i)
             else {
@@ -384,4 +393,58 @@ fn comparison_bytes(c: &Comparison) -> u64 {
 /// A report's size as compact JSON, near what it holds in memory.
 fn json_bytes(report: &Report) -> u64 {
     serde_json::to_vec(report).map_or(0, |v| v.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comparison of two of the tests' snapshots, kept as `open` keeps it.
+    fn loaded(handle: &str, base: &str, head: &str) -> Arc<Loaded> {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
+        let inputs = vec![format!("{data}{base}"), format!("{data}{head}")];
+        let params: crate::mcp::params::OpenParams =
+            serde_json::from_value(serde_json::json!({ "inputs": inputs })).unwrap();
+        let config = crate::mcp::open::config(&params).unwrap();
+        let compared =
+            crate::app::comparison(&config, &|_| {}).unwrap_or_else(|s| panic!("{}", s.error));
+        Arc::new(Loaded::new(
+            handle.to_owned(),
+            inputs,
+            config,
+            compared,
+            0.0,
+        ))
+    }
+
+    #[test]
+    fn an_entry_grown_past_the_limit_lets_go_of_the_others_but_never_itself() {
+        let a = loaded("c1", "leak-0.heapsnapshot.gz", "leak-3.heapsnapshot.gz");
+        let b = loaded("c2", "stable-0.heapsnapshot.gz", "stable-1.heapsnapshot.gz");
+        let (a_bytes, b_bytes) = (a.bytes(), b.bytes());
+        // Both fit, with less room to spare than the references into A's HEAD take.
+        let mut cache = Cache::new(a_bytes + b_bytes + 1);
+        assert!(cache.insert("a".into(), a.clone()).is_empty());
+        assert!(cache.insert("b".into(), b.clone()).is_empty());
+        assert!(cache.settle("c1").is_empty(), "nothing grew");
+        // A is asked about (B is now the least recently used), and its retainers built.
+        cache.get("c1").unwrap();
+        let kept = a.kept().expect("HEAD kept");
+        assert!(a.retainers(kept).bytes() > 1);
+        assert!(a.bytes() > a_bytes);
+        let let_go = cache.settle("c1");
+        assert_eq!(let_go.len(), 1, "{let_go:?}");
+        assert!(let_go[0].starts_with("capture c2 "), "{let_go:?}");
+        assert!(cache.get("c1").is_ok());
+        let e = cache.get("c2").err().unwrap();
+        assert!(
+            e.contains("was let go of to stay under the memory limit"),
+            "{e}"
+        );
+        // Alone past the limit, the entry in use stays.
+        let mut small = Cache::new(1);
+        small.insert("a".into(), a.clone());
+        assert!(small.settle("c1").is_empty());
+        assert!(small.get("c1").is_ok());
+    }
 }

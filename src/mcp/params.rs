@@ -209,16 +209,19 @@ pub enum FunctionOrder {
     /// As the report: by |self delta|, then |total delta|.
     #[default]
     Report,
-    /// Largest growth of self time first.
+    /// Largest growth of self time (`allocations`: self bytes) first.
     SelfDelta,
-    /// Largest growth of total time first.
+    /// Largest growth of total time (bytes) first.
     TotalDelta,
-    /// Largest self time in HEAD first.
+    /// Largest self time (bytes) in HEAD first.
     SelfHead,
-    /// Largest total time in HEAD first.
+    /// Largest total time (bytes) in HEAD first.
     TotalHead,
     /// By name.
     Name,
+    /// Run sets: the surest change of self time (bytes) first, smallest p-value; rows
+    /// without statistics last.
+    PValue,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -26,15 +26,18 @@ use super::params::{
 /// What the server tells a client it is for, when it connects.
 const INSTRUCTIONS: &str = "\
 arkdiff compares heap snapshots and CPU profiles (V8 and OpenHarmony ArkTS: .heapsnapshot, \
-.htrace, .rawheap, .cpuprofile, Chrome traces, JS Self-Profiling, run-set directories) and \
-gates them. Start with `open` on the captures: it answers the verdict, a summary, and a \
-`capture` handle that the other tools take; the comparison stays in memory, so follow-up \
-questions cost milliseconds. For a leak: `suspects` (what grows in every interval), `owners` \
-(the objects that keep gaining new objects, with their paths from the GC roots), `path` (how \
-an object or a class's instance is held), `object` (one object: sizes, references both ways, \
-dominators), `classes` (the per-class diff). For CPU: `functions`, `function` (callers and \
-callees), `runs` (run-set statistics). `gate` checks thresholds (the keys of arkdiff.toml). \
-Ids are those of HEAD, the last snapshot compared.";
+.htrace, .rawheap, .cpuprofile, .heapprofile sampling heap profiles, Chrome traces, JS \
+Self-Profiling, run-set directories) and gates them. Start with `open` on the captures: it \
+answers the verdict, a summary, and a `capture` handle that the other tools take; the \
+comparison stays in memory, so follow-up questions cost milliseconds. For a leak: \
+`suspects` (what grows in every interval), `owners` (the objects that keep gaining new \
+objects, with their paths from the GC roots), `path` (how an object or a class's instance \
+is held), `object` (one object: sizes, references both ways, dominators), `classes` (the \
+per-class diff), `sites` (where new objects were allocated, for snapshots taken with \
+allocation tracking). For sampling heap profiles: `allocations` (the bytes each function \
+allocated, with run-set statistics). For CPU: `functions`, `function` (callers and \
+callees), `runs` (run-set statistics). `gate` checks thresholds (the keys of \
+arkdiff.toml). Ids are those of HEAD, the last snapshot compared.";
 
 #[derive(Clone)]
 pub struct Server {
@@ -100,10 +103,11 @@ impl Server {
     /// owners counted, CPU totals), the top suspects and owners, the warnings, and which
     /// tools apply. With `source_map` (a source map, or a directory of them, as
     /// `--source-map`) every location the answers give is at its original position.
-    /// Opening the same files with the same options again reuses the
-    /// comparison. Sends progress notifications while a large capture loads. Reads only
-    /// the files named (no arkdiff.toml, no leak list beside HEAD; in a `source_map`
-    /// directory, the maps of the scripts named) and writes nothing.
+    /// Opening the same files with the same options again reuses the comparison. Sends
+    /// progress notifications while a large capture loads. Reads only the files named (no
+    /// arkdiff.toml, no leak list beside HEAD; in a `source_map` directory, the maps of
+    /// the scripts named); writes nothing but the unnamed temporary file a gzipped htrace
+    /// is inflated into, as the command line does.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn open(
         &self,
@@ -176,7 +180,12 @@ impl Server {
     }
 
     /// Let go of a comparison and the memory it holds.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
     async fn close(
         &self,
         Parameters(p): Parameters<CaptureParams>,
@@ -234,6 +243,23 @@ impl Server {
         self.answer(&p.capture.clone(), p, answers::sites).await
     }
 
+    /// The bytes each function allocated, from sampling heap profiles (`.heapprofile`:
+    /// DevTools' "Allocation sampling", `HeapProfiler.startSampling`, `node
+    /// --heap-prof`), BASE against HEAD: self and total bytes and samples on both sides,
+    /// the report's allocation table; for two run-set directories of them, medians with
+    /// each function's statistics and the totals' (`sort: p_value` puts the surest
+    /// changes first). Use it for "which function allocates more now"; for heap
+    /// snapshots use `sites` (where the surviving new objects were allocated) instead.
+    /// Filter by a glob on the name, sort, page; `total` says how many rows match.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn allocations(
+        &self,
+        Parameters(p): Parameters<FunctionsParams>,
+    ) -> Result<CallToolResult, String> {
+        self.answer(&p.capture.clone(), p, answers::allocations)
+            .await
+    }
+
     /// One object of HEAD by its id (an `@id` of a path, an owner's id): class, name,
     /// self and retained size (ArkTS: native sizes), whether it is new since BASE, its
     /// distance from the GC roots, its references to other objects and the references to
@@ -244,7 +270,11 @@ impl Server {
         &self,
         Parameters(p): Parameters<ObjectParams>,
     ) -> Result<CallToolResult, String> {
-        self.answer(&p.capture.clone(), p, answers::object).await
+        let capture = p.capture.clone();
+        let answered = self.answer(&capture, p, answers::object).await;
+        // The first call builds the references into HEAD's objects, which take memory.
+        self.cache().settle(&capture);
+        answered
     }
 
     /// The retainer path from the GC roots, as the reports show it: to an object by `id`

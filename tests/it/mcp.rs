@@ -133,6 +133,29 @@ fn leak_series() -> Vec<&'static str> {
     ]
 }
 
+/// Whether `open`'s answer lists `tool` among those that apply.
+fn offers(opened: &Value, tool: &str) -> bool {
+    opened["tools"].as_array().unwrap().contains(&json!(tool))
+}
+
+/// A tool that `open` does not list for a capture: a tool error that says why.
+fn refused(s: &mut Session, opened: &Value, tool: &str, why: &str) {
+    assert!(!offers(opened, tool), "{opened}");
+    let e = s.error(tool, &json!({"capture": opened["capture"]}));
+    assert!(e.contains(why), "{e}");
+}
+
+/// A tool's page of rows against the report's rows: the total, and these keys of each
+/// row on the page.
+fn same_rows(page: &Value, want: &[Value], keys: &[&str], what: &str) {
+    assert_eq!(page["total"], want.len(), "{what}: {page}");
+    for (got, want) in page["rows"].as_array().unwrap().iter().zip(want) {
+        for key in keys {
+            assert_eq!(got[*key], want[*key], "{what} {key}: {got}");
+        }
+    }
+}
+
 fn cli_report(args: &[&str]) -> Value {
     let mut all = vec!["--format", "json", "--quiet"];
     all.extend(args);
@@ -168,6 +191,7 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
         "runs",
         "gate",
         "sites",
+        "allocations",
     ] {
         assert!(names.contains(&tool), "{tool} is not among {names:?}");
     }
@@ -175,7 +199,17 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
         let description = t["description"].as_str().unwrap_or_default();
         assert!(description.len() > 40, "{}: {description}", t["name"]);
         assert_eq!(t["input_schema"]["type"], "object", "{t}");
+        // Only `close` changes the server's state (it lets go of a comparison).
+        let read_only = t["name"] != "close";
+        assert_eq!(t["annotations"]["read_only_hint"], read_only, "{t}");
     }
+    assert!(
+        listed["instructions"]
+            .as_str()
+            .unwrap()
+            .contains(".heapprofile"),
+        "{listed}"
+    );
     assert_eq!(listed["server"]["name"], "arkdiff");
 
     // "What leaks in this series?"
@@ -222,26 +256,19 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
 
     // Suspects and owners: the report's rows.
     let suspects = s.call("suspects", &json!({"capture": capture, "limit": 3}));
-    assert_eq!(
-        suspects["total"],
-        trend["suspects"].as_array().unwrap().len()
+    same_rows(
+        &suspects,
+        trend["suspects"].as_array().unwrap(),
+        &["name", "sizes", "counts", "growth", "owner", "instance_id"],
+        "suspect",
     );
     assert_eq!(suspects["rows"].as_array().unwrap().len(), 3);
-    for (got, want) in suspects["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(trend["suspects"].as_array().unwrap())
-    {
-        for key in ["name", "sizes", "counts", "growth", "owner", "instance_id"] {
-            assert_eq!(got[key], want[key], "suspect {key}: {got}");
-        }
-    }
     let owners = s.call("owners", &json!({"capture": capture}));
     let cli_owners = trend["owners"].as_array().unwrap();
-    assert_eq!(owners["total"], cli_owners.len());
-    for (got, want) in owners["rows"].as_array().unwrap().iter().zip(cli_owners) {
-        for key in [
+    same_rows(
+        &owners,
+        cli_owners,
+        &[
             "id",
             "node",
             "growth",
@@ -249,10 +276,9 @@ fn an_agent_hunts_a_leak_through_a_series_with_the_clis_numbers() {
             "retained",
             "gained",
             "retainer_steps",
-        ] {
-            assert_eq!(got[key], want[key], "owner {key}");
-        }
-    }
+        ],
+        "owner",
+    );
     let owner = &cli_owners[0];
     let owner_id = owner["id"].as_u64().unwrap();
 
@@ -560,20 +586,62 @@ fn an_agent_asks_about_cpu_profiles_run_sets_and_an_arkts_capture() {
         &json!({"capture": ark["capture"], "limit": 200}),
     );
     let cli_suspects = cli["heap"]["trend"]["suspects"].as_array().unwrap();
-    assert_eq!(suspects["total"], cli_suspects.len());
-    for (got, want) in suspects["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(cli_suspects)
-    {
-        assert_eq!(got["name"], want["name"]);
-        assert_eq!(got["growth"], want["growth"]);
-    }
+    same_rows(&suspects, cli_suspects, &["name", "growth"], "suspect");
     if let Some(id) = cli_suspects.first().and_then(|s| s["instance_id"].as_u64()) {
         let object = s.call("object", &json!({"capture": ark["capture"], "id": id}));
         assert_eq!(object["class"], cli_suspects[0]["name"]);
     }
+    // Its owners, and the path to the first, are the report's.
+    let cli_owners = cli["heap"]["trend"]["owners"].as_array().unwrap();
+    assert!(!cli_owners.is_empty(), "{}", cli["heap"]["trend"]);
+    let owners = s.call("owners", &json!({"capture": ark["capture"], "limit": 200}));
+    same_rows(
+        &owners,
+        cli_owners,
+        &["id", "node", "growth", "entries", "retained", "gained"],
+        "owner",
+    );
+    let owner = &cli_owners[0];
+    let path = s.call(
+        "path",
+        &json!({"capture": ark["capture"], "id": owner["id"]}),
+    );
+    assert_eq!(path["retainer_steps"], owner["retainer_steps"], "{path}");
+    assert_eq!(path["class"], owner["class"]);
+
+    // Two dumps of the static ArkTS VM (version-3 rawheaps) by the test support's
+    // writer: a static field's array that gains listeners.
+    let work = tempfile::tempdir().unwrap();
+    let (dumps, leak) = support::rawheap_v3_hybrid::static_leak_series(3, 40);
+    let [base, head] = [0, 2].map(|k| {
+        let path = work.path().join(format!("static-{k}.rawheap"));
+        std::fs::write(&path, dumps[k].bytes()).unwrap();
+        path
+    });
+    let (base, head) = (path_str(&base), path_str(&head));
+    let cli = cli_report(&[base, head, "--no-config"]);
+    let opened = s.call("open", &json!({"inputs": [base, head]}));
+    assert_eq!(opened["base"]["format"], cli["base"]["format"]);
+    assert_eq!(opened["heap"]["totals"], cli["heap"]["totals"]);
+    let classes = s.call(
+        "classes",
+        &json!({"capture": opened["capture"], "limit": 200}),
+    );
+    let cli_classes = cli["heap"]["classes"].as_array().unwrap();
+    assert_eq!(classes["total"], cli_classes.len());
+    assert_eq!(
+        classes["rows"].as_array().unwrap()[..],
+        cli_classes[..cli_classes.len().min(200)]
+    );
+    let listeners = s.call(
+        "classes",
+        &json!({"capture": opened["capture"], "class": leak.class}),
+    );
+    assert_eq!(listeners["total"], 1, "{listeners}");
+    assert_eq!(
+        listeners["rows"][0]["new_count"],
+        (leak.counts[2] - leak.counts[0]) as u64
+    );
     s.finish();
 }
 
@@ -758,6 +826,7 @@ fn an_agent_finds_where_the_new_objects_were_allocated() {
     let mut s = Session::start(&python, &data(""), &[]);
     let opened = s.call("open", &json!({"inputs": [base, head]}));
     let capture = &opened["capture"];
+    assert!(offers(&opened, "sites"), "{opened}");
     let sites = s.call("sites", &json!({"capture": capture, "limit": 2}));
     assert_eq!(sites["total"], rows.len());
     assert_eq!(sites["more"], rows.len() - 2);
@@ -783,7 +852,225 @@ fn an_agent_finds_where_the_new_objects_were_allocated() {
         "open",
         &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-1.heapsnapshot.gz"]}),
     );
-    let e = s.error("sites", &json!({"capture": plain["capture"]}));
-    assert!(e.contains("allocation tracking"), "{e}");
+    refused(&mut s, &plain, "sites", "allocation tracking");
+    s.finish();
+}
+
+#[test]
+fn an_agent_asks_which_functions_allocate_more_in_sampling_heap_profiles() {
+    let Some(python) =
+        client_python("an_agent_asks_which_functions_allocate_more_in_sampling_heap_profiles")
+    else {
+        return;
+    };
+    let mut s = Session::start(&python, &data(""), &[]);
+    // One recording per side (Node.js's HeapProfiler.startSampling), and two directories
+    // of ten `node --heap-prof` runs each.
+    for pair in [
+        [
+            "heapprof/cdp-base.heapprofile.gz",
+            "heapprof/cdp-head.heapprofile.gz",
+        ],
+        ["heapprof/base", "heapprof/head"],
+    ] {
+        let cli = cli_report(&pair);
+        let alloc = &cli["alloc"];
+        let want = alloc["functions"].as_array().unwrap();
+        assert!(want.len() > 3, "{pair:?}: {alloc}");
+        let opened = s.call("open", &json!({"inputs": pair}));
+        assert_eq!(opened["tools"], json!(["allocations", "gate"]), "{pair:?}");
+        for key in [
+            "bytes_base",
+            "bytes_head",
+            "bytes_delta",
+            "samples_base",
+            "samples_head",
+        ] {
+            assert_eq!(opened["alloc"][key], alloc[key], "{pair:?} {key}");
+        }
+        assert_eq!(opened["alloc"]["functions"], want.len());
+        assert_eq!(opened["alloc"]["runs"], alloc["runs"], "{pair:?}");
+        let capture = &opened["capture"];
+
+        // The whole table, in the report's order, and a page of it.
+        let all = s.call("allocations", &json!({"capture": capture, "limit": 200}));
+        assert_eq!(all["total"], want.len());
+        assert_eq!(all["rows"].as_array().unwrap()[..], want[..]);
+        assert_eq!(all["bytes_head"], alloc["bytes_head"]);
+        assert_eq!(all["runs"], alloc["runs"]);
+        let page = s.call(
+            "allocations",
+            &json!({"capture": capture, "offset": 1, "limit": 2}),
+        );
+        assert_eq!(page["rows"].as_array().unwrap()[..], want[1..3]);
+        assert_eq!(page["more"], want.len() - 3);
+
+        // Filtered by a glob on the name, and sorted by HEAD's self bytes.
+        let top = &want[0]["name"];
+        let glob = format!("{}*", &top.as_str().unwrap()[..3]);
+        let filtered = s.call(
+            "allocations",
+            &json!({"capture": capture, "function": glob, "sort": "self_head", "limit": 200}),
+        );
+        let mut matching: Vec<&Value> = want
+            .iter()
+            .filter(|f| f["name"].as_str().unwrap().starts_with(&glob[..3]))
+            .collect();
+        matching.sort_by_key(|f| std::cmp::Reverse(f["self_bytes_head"].as_u64().unwrap()));
+        let rows = filtered["rows"].as_array().unwrap();
+        assert_eq!(filtered["total"], matching.len());
+        assert!(rows.iter().any(|r| &r["name"] == top), "{filtered}");
+        let heads: Vec<&Value> = rows.iter().map(|r| &r["self_bytes_head"]).collect();
+        let want_heads: Vec<&Value> = matching.iter().map(|r| &r["self_bytes_head"]).collect();
+        assert_eq!(heads, want_heads);
+
+        // The heap and CPU tools point to it.
+        for tool in ["sites", "classes", "functions", "runs"] {
+            refused(&mut s, &opened, tool, "ask `allocations`");
+        }
+    }
+
+    // Run sets: the surest changes first, each with the report's statistics.
+    let cli = cli_report(&["heapprof/base", "heapprof/head"]);
+    let opened = s.call(
+        "open",
+        &json!({"inputs": ["heapprof/base", "heapprof/head"]}),
+    );
+    assert_eq!(opened["reused"], true);
+    let surest = s.call(
+        "allocations",
+        &json!({"capture": opened["capture"], "sort": "p_value", "limit": 200}),
+    );
+    let rows = surest["rows"].as_array().unwrap();
+    let p_values: Vec<f64> = rows
+        .iter()
+        .map(|f| f["self_stats"]["p_value"].as_f64().unwrap_or(f64::INFINITY))
+        .collect();
+    assert!(p_values.windows(2).all(|w| w[0] <= w[1]), "{p_values:?}");
+    assert!(p_values[0] < 0.01, "{p_values:?}");
+    for row in rows {
+        let want = cli["alloc"]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| {
+                f["name"] == row["name"] && f["url"] == row["url"] && f["line"] == row["line"]
+            })
+            .unwrap();
+        assert_eq!(row, want);
+    }
+
+    // Heap snapshots have no allocation table.
+    let heap = s.call(
+        "open",
+        &json!({"inputs": ["leak-0.heapsnapshot.gz", "leak-1.heapsnapshot.gz"]}),
+    );
+    refused(
+        &mut s,
+        &heap,
+        "allocations",
+        "compares no sampling heap profiles",
+    );
+    s.finish();
+}
+
+#[test]
+fn an_agent_goes_from_a_tracked_series_to_the_owners_allocation_site() {
+    let Some(python) =
+        client_python("an_agent_goes_from_a_tracked_series_to_the_owners_allocation_site")
+    else {
+        return;
+    };
+    // Three snapshots of one Node.js process taken with allocation tracking.
+    let series = [
+        "alloc-0.heapsnapshot.gz",
+        "alloc-1.heapsnapshot.gz",
+        "alloc-2.heapsnapshot.gz",
+    ];
+    let cli = cli_report(&series);
+    let trend = &cli["heap"]["trend"];
+    let cli_owners = trend["owners"].as_array().unwrap();
+    let cli_sites = cli["heap"]["sites"]["sites"].as_array().unwrap();
+    assert!(!cli_owners.is_empty() && !cli_sites.is_empty(), "{trend}");
+    let mut s = Session::start(&python, &data(""), &[]);
+
+    // "What leaks in this series?"
+    let opened = s.call("open", &json!({"inputs": series}));
+    let capture = &opened["capture"];
+    assert!(offers(&opened, "sites"), "{opened}");
+    assert_eq!(
+        opened["heap"]["trend"]["owners"],
+        cli_owners.len(),
+        "{opened}"
+    );
+
+    // Its owners, each with where what it gained was allocated.
+    let owners = s.call("owners", &json!({"capture": capture, "limit": 200}));
+    same_rows(
+        &owners,
+        cli_owners,
+        &[
+            "id",
+            "node",
+            "growth",
+            "gained",
+            "allocation",
+            "retainer_steps",
+        ],
+        "owner",
+    );
+    let owner = &cli_owners[0];
+    let allocation = &owner["allocation"];
+    let owner_sites = allocation["sites"].as_array().unwrap();
+    assert!(!owner_sites.is_empty(), "{owner}");
+
+    // The path to the owner is the report's.
+    let path = s.call("path", &json!({"capture": capture, "id": owner["id"]}));
+    assert_eq!(path["source"], "object");
+    assert_eq!(path["retainer_steps"], owner["retainer_steps"], "{path}");
+
+    // The sites table: the report's, and the owner's sites are its rows.
+    let sites = s.call("sites", &json!({"capture": capture, "limit": 200}));
+    assert_eq!(sites["total"], cli_sites.len());
+    assert_eq!(sites["rows"].as_array().unwrap()[..], cli_sites[..]);
+    for key in [
+        "objects",
+        "traced",
+        "traced_percent",
+        "unattributed",
+        "runtime",
+    ] {
+        assert_eq!(sites[key], cli["heap"]["sites"][key], "{key}");
+    }
+    for site in owner_sites {
+        let row = &sites["rows"][site["index"].as_u64().unwrap() as usize];
+        assert_eq!(row["site"], site["site"], "{site}");
+        assert!(
+            row["count"].as_u64().unwrap() >= site["count"].as_u64().unwrap(),
+            "the site's objects include those the owner gained: {site} {row}"
+        );
+    }
+    // The leak's own constructor is among the owner's sites, with its position.
+    let order = owner_sites
+        .iter()
+        .find(|x| x["site"].as_str().unwrap().starts_with("Order ("))
+        .expect("the leaked Orders' site");
+    let row = &sites["rows"][order["index"].as_u64().unwrap() as usize];
+    assert_eq!(row["function"], "Order");
+    assert!(row["line"].as_u64().unwrap() > 0, "{row}");
+    // The suspects the owner holds name the same sites.
+    for suspect in trend["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["owner"] == owner["id"])
+    {
+        let got = s.call(
+            "path",
+            &json!({"capture": capture, "class": suspect["name"]}),
+        );
+        assert_eq!(got["owner"], owner["id"]);
+        assert_eq!(got["instance_id"], suspect["instance_id"]);
+    }
     s.finish();
 }

@@ -7,7 +7,8 @@ session, and then serves the test one request per line on stdin, one answer per 
 stdout (JSON both ways), over that one session:
 
     {"list_tools": true}
-        -> {"tools": [{"name": ..., "description": ..., "input_schema": ...}, ...],
+        -> {"tools": [{"name": ..., "description": ..., "input_schema": ...,
+                       "annotations": {"read_only_hint": ..., ...}}, ...],
             "server": {"name": ..., "version": ...}, "instructions": ...}
     {"tool": NAME, "arguments": {...}, "progress": true}
         -> {"is_error": bool, "structured": ... or null, "text": [...],
@@ -51,6 +52,11 @@ async def main(argv):
                                         "name": t.name,
                                         "description": t.description,
                                         "input_schema": t.input_schema,
+                                        "annotations": (
+                                            t.annotations.model_dump(exclude_none=True)
+                                            if t.annotations
+                                            else None
+                                        ),
                                     }
                                     for t in listed.tools
                                 ],
