@@ -863,7 +863,12 @@ mod tests {
             boundary: Boundary::Ratio(0.1),
             floor: None,
         };
-        let (sb, sh, fb, fh): (&'static [u64], &'static [u64], &'static [u64], &'static [u64]) = (
+        let (sb, sh, fb, fh): (
+            &'static [u64],
+            &'static [u64],
+            &'static [u64],
+            &'static [u64],
+        ) = (
             slow_base.leak(),
             slow_head.leak(),
             fast_base.leak(),
@@ -875,7 +880,10 @@ mod tests {
         assert_eq!(both.outcomes[0].p_value, alone.p_value);
         assert_eq!(both.outcomes[1].p_value, 1.0);
         let only_fast = test(&[h(fb, fh), h(fb, fh)], 1_000.0, 0.05);
-        assert!(only_fast.outcomes.iter().all(|o| o.p_value == 1.0), "{only_fast:?}");
+        assert!(
+            only_fast.outcomes.iter().all(|o| o.p_value == 1.0),
+            "{only_fast:?}"
+        );
     }
 
     #[test]
