@@ -853,30 +853,28 @@ mod tests {
     /// (each keeps a p-value of 1).
     #[test]
     fn what_could_never_fail_costs_the_others_no_power() {
-        let slow_base: Vec<u64> = [100_000, 92_000, 108_000, 97_000, 103_000].to_vec();
-        let slow_head: Vec<u64> = [118_000, 108_000, 127_000, 112_000, 121_000].to_vec();
-        let fast_base: Vec<u64> = [40_000, 90_000, 55_000, 120_000, 70_000].to_vec();
-        let fast_head: Vec<u64> = [30_000, 62_000, 21_000, 45_000, 38_000].to_vec();
-        let h = |base: &'static [u64], head: &'static [u64]| Hypothesis {
-            base,
-            head,
-            boundary: Boundary::Ratio(0.1),
-            floor: None,
-        };
-        let (sb, sh, fb, fh): (
-            &'static [u64],
-            &'static [u64],
-            &'static [u64],
-            &'static [u64],
-        ) = (
-            slow_base.leak(),
-            slow_head.leak(),
-            fast_base.leak(),
-            fast_head.leak(),
+        fn h<'a>(base: &'a [u64], head: &'a [u64]) -> Hypothesis<'a> {
+            Hypothesis {
+                base,
+                head,
+                boundary: Boundary::Ratio(0.1),
+                floor: None,
+            }
+        }
+        let slow_base = [100_000, 92_000, 108_000, 97_000, 103_000];
+        let slow_head = [118_000, 108_000, 127_000, 112_000, 121_000];
+        let fast_base = [40_000, 90_000, 55_000, 120_000, 70_000];
+        let fast_head = [30_000, 62_000, 21_000, 45_000, 38_000];
+        let (sb, sh, fb, fh) = (
+            &slow_base[..],
+            &slow_head[..],
+            &fast_base[..],
+            &fast_head[..],
         );
         let alone = test(&[h(sb, sh)], 1_000.0, 0.05).outcomes[0];
         let both = test(&[h(sb, sh), h(fb, fh)], 1_000.0, 0.05);
         assert!(both.outcomes[1].statistic < -1.0, "{both:?}");
+        assert!(alone.p_value < 0.1, "{alone:?}");
         assert_eq!(both.outcomes[0].p_value, alone.p_value);
         assert_eq!(both.outcomes[1].p_value, 1.0);
         let only_fast = test(&[h(fb, fh), h(fb, fh)], 1_000.0, 0.05);
