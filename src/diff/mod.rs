@@ -117,6 +117,30 @@ pub struct DuplicateValue {
 }
 
 impl HeapResult {
+    /// Every path of the result, each as its steps, in the order of
+    /// [`HeapResult::paths_mut`] (the two lists are kept alike).
+    pub fn paths(&self) -> impl Iterator<Item = &[crate::analysis::paths::Step]> {
+        let (owners, suspects) = match &self.trend {
+            Some(t) => (t.owners.iter(), t.suspects.iter()),
+            None => (std::slice::Iter::default(), std::slice::Iter::default()),
+        };
+        let owners = owners.filter_map(|o| o.path.as_deref());
+        let details = suspects
+            .chain(&self.explained)
+            .filter_map(|d| d.path.as_ref().map(|p| p.steps.as_slice()));
+        let watched = self
+            .leaklist
+            .iter()
+            .flat_map(|l| &l.objects)
+            .filter_map(|w| w.found.as_ref().and_then(|f| f.steps.as_deref()));
+        let traces = self
+            .leaks
+            .iter()
+            .flat_map(|l| &l.clusters.clusters)
+            .map(|c| c.steps.as_slice());
+        owners.chain(details).chain(watched).chain(traces)
+    }
+
     /// Every path of the result: the leak owners' and suspects' retainer paths, the
     /// `--explain` classes', the leak watcher's objects' and the leak traces, each as
     /// its steps (to show closures at the positions a source map gives).

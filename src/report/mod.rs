@@ -1510,7 +1510,7 @@ impl HeapSection {
     pub fn from_result(r: &HeapResult) -> HeapSection {
         let d = &r.diff;
         let view = r.allocations.as_ref().map(|a| {
-            let paths = all_paths(r);
+            let paths: Vec<&[Step]> = r.paths().collect();
             alloc::AllocationView {
                 a,
                 scripts: alloc::Scripts::new(alloc::scripts_of(a, &paths)),
@@ -1642,34 +1642,6 @@ impl HeapSection {
             vms: r.vms.as_ref().map(VmsJson::new),
         }
     }
-}
-
-/// Every retainer path of a heap comparison's result, the leak traces included.
-fn all_paths(r: &HeapResult) -> Vec<&[Step]> {
-    let trend = r.trend.iter().flat_map(|t| {
-        t.suspects
-            .iter()
-            .filter_map(|d| d.path.as_ref().map(|p| p.steps.as_slice()))
-            .chain(t.owners.iter().filter_map(|o| o.path.as_deref()))
-    });
-    let explained = r
-        .explained
-        .iter()
-        .filter_map(|d| d.path.as_ref().map(|p| p.steps.as_slice()));
-    let watched = r.leaklist.iter().flat_map(|l| {
-        l.objects
-            .iter()
-            .filter_map(|w| w.found.as_ref().and_then(|f| f.steps.as_deref()))
-    });
-    let traces = r
-        .leaks
-        .iter()
-        .flat_map(|l| l.clusters.clusters.iter().map(|c| c.steps.as_slice()));
-    trend
-        .chain(explained)
-        .chain(watched)
-        .chain(traces)
-        .collect()
 }
 
 impl GateSection {
