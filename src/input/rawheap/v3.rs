@@ -547,7 +547,8 @@ pub(super) fn parse(
     single: bool,
 ) -> Result<Static, RawheapError> {
     let records = records(data)?;
-    Ok(Build::new(data, &records, options).run(single))
+    let class_of = records.classes.iter().map(|(&id, c)| (id, c)).collect();
+    Ok(Build::new(data, &records, &class_of, options).run(single))
 }
 
 /// One pending edge: source node, target node, kind, name (or index).
@@ -559,6 +560,58 @@ struct Edge {
     name: u32,
 }
 
+/// Nodes by object id: a table indexed by id / 2 where the ids are dense (the writer
+/// numbers objects 2, 4, 6, ... in marking order, §5), a hash map for the others (odd
+/// ids, ids past the table, or a file whose ids are too sparse for a table).
+struct Ids {
+    dense: Vec<u32>,
+    sparse: HashMap<u32, u32>,
+}
+
+impl Ids {
+    /// A table for ids up to `max`, where it holds at most four entries an object.
+    fn new(max: u32, objects: usize) -> Ids {
+        let slots = max as usize / 2 + 1;
+        if slots <= 4 * objects + 1024 {
+            Ids {
+                dense: vec![NO_NODE; slots],
+                sparse: HashMap::new(),
+            }
+        } else {
+            Ids {
+                dense: Vec::new(),
+                sparse: HashMap::with_capacity(objects),
+            }
+        }
+    }
+
+    /// The table's slot of an id, if it has one.
+    fn slot(&self, id: u32) -> Option<usize> {
+        let k = id as usize / 2;
+        (id % 2 == 0 && k < self.dense.len()).then_some(k)
+    }
+
+    fn get(&self, id: u32) -> Option<u32> {
+        match self.slot(id) {
+            Some(k) => Some(self.dense[k]).filter(|&n| n != NO_NODE),
+            None => self.sparse.get(&id).copied(),
+        }
+    }
+
+    fn insert(&mut self, id: u32, n: u32) {
+        match self.slot(id) {
+            Some(k) => self.dense[k] = n,
+            None => {
+                self.sparse.insert(id, n);
+            }
+        }
+    }
+}
+
+/// An empty slot of [`Ids`]' table (node numbers stay below it: they fit a u32 with the
+/// value nodes, and a file under 4 GiB has fewer items).
+const NO_NODE: u32 = u32::MAX;
+
 /// The second pass: nodes and edges in the translator's order.
 struct Build<'a> {
     data: &'a [u8],
@@ -567,8 +620,11 @@ struct Build<'a> {
     nodes: Nodes,
     /// Objects' nodes by id, and classes' (the same id may name both where a class has no
     /// mirror: §9.2 defect 5).
-    objects: HashMap<u32, u32>,
+    objects: Ids,
     class_nodes: HashMap<u32, u32>,
+    /// The class records by class id (the records' map is ordered, for the walks by
+    /// ascending id; this one is for the lookups of every object).
+    class_of: &'a HashMap<u32, &'a Class>,
     edges: Vec<Edge>,
     /// The next synthetic node's number k (id `0x40000000 + k`).
     synthetic: u64,
@@ -594,7 +650,12 @@ struct Names {
 }
 
 impl<'a> Build<'a> {
-    fn new(data: &'a [u8], r: &'a Records, options: ParseOptions) -> Build<'a> {
+    fn new(
+        data: &'a [u8],
+        r: &'a Records,
+        class_of: &'a HashMap<u32, &'a Class>,
+        options: ParseOptions,
+    ) -> Build<'a> {
         let mut nodes = Nodes::empty();
         let names = Names {
             empty: nodes.strings.id(""),
@@ -605,13 +666,22 @@ impl<'a> Build<'a> {
         };
         let objects = r.instances.len() + r.arrays.len() + r.texts.len();
         nodes.reserve(objects + r.classes.len() + 2);
+        let max = r
+            .instances
+            .iter()
+            .chain(&r.arrays)
+            .chain(&r.texts)
+            .map(|i| i.id)
+            .max()
+            .unwrap_or(0);
         Build {
             data,
             r,
             options,
             nodes,
-            objects: HashMap::with_capacity(objects),
+            objects: Ids::new(max, objects),
             class_nodes: HashMap::with_capacity(r.classes.len()),
+            class_of,
             edges: Vec::new(),
             synthetic: 0,
             class_names: HashMap::new(),
@@ -648,7 +718,7 @@ impl<'a> Build<'a> {
         if let Some(&n) = self.class_names.get(&id) {
             return n;
         }
-        let sid = self.r.classes.get(&id).map_or(0, |c| c.name.unwrap_or(0));
+        let sid = self.class_of.get(&id).map_or(0, |c| c.name.unwrap_or(0));
         let n = self.sid(sid);
         self.class_names.insert(id, n);
         n
@@ -657,7 +727,11 @@ impl<'a> Build<'a> {
     /// The node of an id a reference names: an object's, else a class's, else a new
     /// native node (an object that was not dumped).
     fn object(&mut self, id: u32) -> u32 {
-        if let Some(&n) = self.objects.get(&id).or_else(|| self.class_nodes.get(&id)) {
+        if let Some(n) = self
+            .objects
+            .get(id)
+            .or_else(|| self.class_nodes.get(&id).copied())
+        {
             return n;
         }
         let n = self
@@ -665,6 +739,11 @@ impl<'a> Build<'a> {
             .push(T_NATIVE, self.names.empty, u64::from(id), 0, 0);
         self.objects.insert(id, n);
         n
+    }
+
+    /// The node of a dumped object's id.
+    fn node_of(&self, id: u32) -> u32 {
+        self.objects.get(id).unwrap_or(NO_NODE)
     }
 
     /// The node of a class id: its class node, else as [`Build::object`].
@@ -739,6 +818,7 @@ impl<'a> Build<'a> {
 
     fn run(mut self, single: bool) -> Static {
         let r = self.r;
+        let class_of = self.class_of;
         // 1. The root framework (a single file's).
         if single {
             let name = self.nodes.strings.id("SyntheticRoot");
@@ -755,10 +835,10 @@ impl<'a> Build<'a> {
         let mirror_class = r
             .instances
             .iter()
-            .find(|i| i.class != i.id && r.classes.contains_key(&i.id))
+            .find(|i| i.class != i.id && class_of.contains_key(&i.id))
             .map(|i| i.class);
         let own = |i: &Item| {
-            r.classes.contains_key(&i.id)
+            class_of.contains_key(&i.id)
                 && i.class == i.id
                 && mirror_class.is_some_and(|m| m != i.id)
         };
@@ -766,7 +846,7 @@ impl<'a> Build<'a> {
             .arrays
             .iter()
             .chain(&r.texts)
-            .filter(|i| r.classes.contains_key(&i.id))
+            .filter(|i| class_of.contains_key(&i.id))
             .chain(r.instances.iter().filter(|i| own(i)))
             .map(|i| i.id)
             .collect();
@@ -779,12 +859,12 @@ impl<'a> Build<'a> {
         }
         // 3-5. Instances, arrays, strings, in record order.
         for i in &r.instances {
-            if r.classes.contains_key(&i.id) && !mirrorless.contains(&i.id) {
+            if class_of.contains_key(&i.id) && !mirrorless.contains(&i.id) {
                 let n = self.class_nodes[&i.id];
                 self.nodes.sizes[n as usize] = i.size;
                 continue;
             }
-            let known = r.classes.get(&i.class);
+            let known = class_of.get(&i.class);
             let (name, size) = match known {
                 Some(c) => (
                     self.class_name(i.class),
@@ -796,7 +876,7 @@ impl<'a> Build<'a> {
             self.objects.insert(i.id, n);
         }
         for a in &r.arrays {
-            let name = if r.classes.contains_key(&a.class) {
+            let name = if class_of.contains_key(&a.class) {
                 self.class_name(a.class)
             } else {
                 self.names.empty
@@ -842,7 +922,7 @@ impl<'a> Build<'a> {
             self.instance_edges();
             self.array_edges();
             for s in &r.texts {
-                let n = self.objects[&s.id];
+                let n = self.node_of(s.id);
                 self.hclass(n, s.id, s.class);
             }
         }
@@ -850,8 +930,8 @@ impl<'a> Build<'a> {
             .xrefs
             .iter()
             .map(|&(d, s, dir)| {
-                let node = self.objects.get(&s).or_else(|| self.class_nodes.get(&s));
-                (d, node.copied(), dir)
+                let node = self.objects.get(s).or_else(|| self.class_nodes.get(&s).copied());
+                (d, node, dir)
             })
             .collect();
         let snapshot = self.finish();
@@ -897,13 +977,12 @@ impl<'a> Build<'a> {
         for i in &r.instances {
             let n = self
                 .objects
-                .get(&i.id)
-                .copied()
+                .get(i.id)
                 .unwrap_or_else(|| self.class_nodes[&i.id]);
             let mirror = self.nodes.types[n as usize] == T_CLASS;
             self.hclass(n, i.id, i.class);
             let mut at = i.at;
-            match r.classes.get(&i.class) {
+            match self.class_of.get(&i.class).copied() {
                 Some(c) => {
                     for d in c.fields.iter().take(i.count as usize) {
                         let name = self.sid(d.name);
@@ -934,7 +1013,7 @@ impl<'a> Build<'a> {
             // would put a node with a positional id between an array and what it holds,
             // on every path and as the owner of what an array gains. Its synthetic id is
             // kept unused, so that the later synthetic nodes have the translator's ids.
-            let buffer = self.objects[&a.id];
+            let buffer = self.node_of(a.id);
             self.synthetic += 1;
             match a.elem {
                 ty::OBJECT | ty::ARRAY | ty::WEAK => {
