@@ -206,6 +206,23 @@ impl Body<'_> {
         self.take(n, item).map(|_| ())
     }
 
+    /// `n` typed values stepped over, where they all fit the body and have known types;
+    /// else the body is left as it was, for [`Body::value`] to say what is wrong.
+    fn values(&mut self, n: u16) -> bool {
+        let mut at = self.at;
+        for _ in 0..n {
+            let Some(width) = self.data[..self.end].get(at).and_then(|&c| payload(c)) else {
+                return false;
+            };
+            at += 1 + width;
+        }
+        if at > self.end {
+            return false;
+        }
+        self.at = at;
+        true
+    }
+
     /// `n` field descriptors (§4.7).
     fn descs(&mut self, n: u16, item: u32) -> Result<Vec<Desc>, RawheapError> {
         (0..n)
@@ -375,8 +392,10 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                 let size = b.u32(i)?;
                 let k = b.u16(i)?;
                 let at = b.at;
-                for _ in 0..k {
-                    b.value(i)?;
+                if !b.values(k) {
+                    for _ in 0..k {
+                        b.value(i)?;
+                    }
                 }
                 r.instances.push(Item {
                     id,
@@ -551,6 +570,30 @@ pub(super) fn parse(
     Ok(Build::new(data, &records, &class_of, options).run(single))
 }
 
+/// At most how many value nodes (and method closures) the edges make, and how many edges
+/// there are: room made for them at once, so that the columns are not copied as they grow
+/// (what is reserved and never written costs no memory).
+fn made_by_edges(r: &Records) -> (usize, usize) {
+    let (mut values, mut edges) = (0, r.roots.len() + 1 + r.texts.len());
+    for c in r.classes.values() {
+        values += c.statics.len() + c.methods.len();
+        edges += 1 + c.statics.len() + c.methods.len();
+    }
+    for i in &r.instances {
+        values += i.count as usize;
+        edges += 1 + i.count as usize;
+    }
+    for a in &r.arrays {
+        let n = a.count as usize;
+        match a.elem {
+            ty::OBJECT | ty::ARRAY | ty::WEAK | ty::UNKNOWN => edges += n,
+            ty::TAGGED => (values, edges) = (values + n, edges + n),
+            _ => (values, edges) = (values + 2 * n, edges + 2 * n),
+        }
+    }
+    (values, edges)
+}
+
 /// One pending edge: source node, target node, kind, name (or index).
 #[derive(Clone, Copy)]
 struct Edge {
@@ -665,7 +708,12 @@ impl<'a> Build<'a> {
             object: nodes.strings.id("Object"),
         };
         let objects = r.instances.len() + r.arrays.len() + r.texts.len();
-        nodes.reserve(objects + r.classes.len() + 2);
+        let (values, edges) = if options.graph {
+            made_by_edges(r)
+        } else {
+            (0, 0)
+        };
+        nodes.reserve(objects + r.classes.len() + 2 + values);
         let max = r
             .instances
             .iter()
@@ -682,7 +730,7 @@ impl<'a> Build<'a> {
             objects: Ids::new(max, objects),
             class_nodes: HashMap::with_capacity(r.classes.len()),
             class_of,
-            edges: Vec::new(),
+            edges: Vec::with_capacity(edges),
             synthetic: 0,
             class_names: HashMap::new(),
             sids: HashMap::new(),
