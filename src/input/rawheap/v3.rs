@@ -641,12 +641,11 @@ impl Ids {
         }
     }
 
-    fn insert(&mut self, id: u32, n: u32) {
+    /// Whether the id had a node already (which `n` replaces).
+    fn insert(&mut self, id: u32, n: u32) -> bool {
         match self.slot(id) {
-            Some(k) => self.dense[k] = n,
-            None => {
-                self.sparse.insert(id, n);
-            }
+            Some(k) => std::mem::replace(&mut self.dense[k], n) != NO_NODE,
+            None => self.sparse.insert(id, n).is_some(),
         }
     }
 }
@@ -665,6 +664,13 @@ struct Build<'a> {
     /// mirror: §9.2 defect 5).
     objects: Ids,
     class_nodes: HashMap<u32, u32>,
+    /// The node of each object item (instances, arrays, strings, in the records' order),
+    /// where the graph is built: an item's edges are then made without looking its id
+    /// up, which the records' order (a hash map's, §2.3) would send all over the table.
+    items: Vec<u32>,
+    /// Whether an item's id was an earlier item's too: then the ids are looked up, as
+    /// the last item of an id is the one its edges start from.
+    shadowed: bool,
     /// The class records by class id (the records' map is ordered, for the walks by
     /// ascending id; this one is for the lookups of every object).
     class_of: &'a HashMap<u32, &'a Class>,
@@ -728,6 +734,8 @@ impl<'a> Build<'a> {
             options,
             nodes,
             objects: Ids::new(max, objects),
+            items: Vec::with_capacity(if options.graph { objects } else { 0 }),
+            shadowed: false,
             class_nodes: HashMap::with_capacity(r.classes.len()),
             class_of,
             edges: Vec::with_capacity(edges),
@@ -789,9 +797,30 @@ impl<'a> Build<'a> {
         n
     }
 
-    /// The node of a dumped object's id.
-    fn node_of(&self, id: u32) -> u32 {
-        self.objects.get(id).unwrap_or(NO_NODE)
+    /// The node of object item `k` (numbered across instances, arrays and strings), of
+    /// id `id`: a mirror's is its class node.
+    fn item(&self, k: usize, id: u32) -> u32 {
+        match self.items.get(k) {
+            Some(&n) if !self.shadowed => n,
+            _ => self
+                .objects
+                .get(id)
+                .or_else(|| self.class_nodes.get(&id).copied())
+                .unwrap_or(NO_NODE),
+        }
+    }
+
+    /// Puts an object item's node in the table (and in the items', where the graph is
+    /// built).
+    fn add_item(&mut self, id: u32, n: u32) {
+        self.shadowed |= self.objects.insert(id, n);
+        self.keep_item(n);
+    }
+
+    fn keep_item(&mut self, n: u32) {
+        if self.options.graph {
+            self.items.push(n);
+        }
     }
 
     /// The node of a class id: its class node, else as [`Build::object`].
@@ -910,6 +939,7 @@ impl<'a> Build<'a> {
             if class_of.contains_key(&i.id) && !mirrorless.contains(&i.id) {
                 let n = self.class_nodes[&i.id];
                 self.nodes.sizes[n as usize] = i.size;
+                self.keep_item(n);
                 continue;
             }
             let known = class_of.get(&i.class);
@@ -921,7 +951,7 @@ impl<'a> Build<'a> {
                 None => (self.names.object, i.size),
             };
             let n = self.nodes.push(T_OBJECT, name, u64::from(i.id), size, 0);
-            self.objects.insert(i.id, n);
+            self.add_item(i.id, n);
         }
         for a in &r.arrays {
             let name = if class_of.contains_key(&a.class) {
@@ -930,7 +960,7 @@ impl<'a> Build<'a> {
                 self.names.empty
             };
             let n = self.nodes.push(T_ARRAY, name, u64::from(a.id), a.size, 0);
-            self.objects.insert(a.id, n);
+            self.add_item(a.id, n);
         }
         for s in &r.texts {
             let at = s.at;
@@ -939,7 +969,7 @@ impl<'a> Build<'a> {
                 .strings
                 .push_text(&self.data[at..at + s.count as usize]);
             let n = self.nodes.push(T_STRING, name, u64::from(s.id), s.size, 0);
-            self.objects.insert(s.id, n);
+            self.add_item(s.id, n);
         }
         // 6. Roots: one not dumped is a handle.
         let roots: Vec<u32> = r
@@ -969,8 +999,9 @@ impl<'a> Build<'a> {
             self.class_edges();
             self.instance_edges();
             self.array_edges();
-            for s in &r.texts {
-                let n = self.node_of(s.id);
+            let first = r.instances.len() + r.arrays.len();
+            for (k, s) in r.texts.iter().enumerate() {
+                let n = self.item(first + k, s.id);
                 self.hclass(n, s.id, s.class);
             }
         }
@@ -1022,11 +1053,8 @@ impl<'a> Build<'a> {
     /// Step b: each instance's hclass and values (a mirror's on its class node).
     fn instance_edges(&mut self) {
         let r = self.r;
-        for i in &r.instances {
-            let n = self
-                .objects
-                .get(i.id)
-                .unwrap_or_else(|| self.class_nodes[&i.id]);
+        for (k, i) in r.instances.iter().enumerate() {
+            let n = self.item(k, i.id);
             let mirror = self.nodes.types[n as usize] == T_CLASS;
             self.hclass(n, i.id, i.class);
             let mut at = i.at;
@@ -1056,12 +1084,13 @@ impl<'a> Build<'a> {
     /// Step c: each array's buffer node and its elements.
     fn array_edges(&mut self) {
         let r = self.r;
-        for a in &r.arrays {
+        let first = r.instances.len();
+        for (k, a) in r.arrays.iter().enumerate() {
             // The array holds its elements itself: the translator's buffer node (§7.2 c)
             // would put a node with a positional id between an array and what it holds,
             // on every path and as the owner of what an array gains. Its synthetic id is
             // kept unused, so that the later synthetic nodes have the translator's ids.
-            let buffer = self.node_of(a.id);
+            let buffer = self.item(first + k, a.id);
             self.synthetic += 1;
             match a.elem {
                 ty::OBJECT | ty::ARRAY | ty::WEAK => {
