@@ -283,6 +283,41 @@ fn records_in_the_writers_hashed_order_and_batches_read_the_same_graph() {
     assert_eq!(key(seen(&sorted)), key(seen(&hashed)));
 }
 
+/// Ids far past what a table of the objects would hold (a process whose ids have run on
+/// for long), and the same heap's ids as a fresh process numbers them, read the same
+/// graph: the reader finds objects by id in a table where the ids are dense and in a hash
+/// map where they are not.
+#[test]
+fn ids_too_sparse_for_a_table_read_the_same_graph_as_dense_ones() {
+    const FIRST: u32 = 3_000_000_000;
+    for heap in [expect::example_heap().0, expect::values_heap().0] {
+        let opts = Opts {
+            order: Order::Sorted,
+            ..Opts::default()
+        };
+        let dense = read(&Process::new().dump(&heap, &opts).bytes());
+        let sparse = read(&Process::with_next_id(FIRST).dump(&heap, &opts).bytes());
+        // The synthetic nodes' ids (0x40000000 + k) lie between the two ranges.
+        let renumbered = |mut v: Vec<Seen>| {
+            let back = |id: &mut u64| {
+                if *id >= u64::from(FIRST) {
+                    *id -= u64::from(FIRST) - 2;
+                }
+            };
+            for n in &mut v {
+                back(&mut n.id);
+                for e in &mut n.edges {
+                    back(&mut e.2);
+                }
+            }
+            v
+        };
+        let (want, got) = (seen(&dense), renumbered(seen(&sparse)));
+        assert!(got.iter().any(|n| n.id > 2 && n.id < 0x4000_0000));
+        same("sparse ids", &want, &got);
+    }
+}
+
 /// The JSON report of comparing files.
 fn report(dir: &Path, files: &[&Path], extra: &[&str]) -> Value {
     let mut args: Vec<&str> = files.iter().map(|p| path_str(p)).collect();

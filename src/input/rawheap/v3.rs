@@ -631,7 +631,7 @@ impl Ids {
     /// The table's slot of an id, if it has one.
     fn slot(&self, id: u32) -> Option<usize> {
         let k = id as usize / 2;
-        (id % 2 == 0 && k < self.dense.len()).then_some(k)
+        (id.is_multiple_of(2) && k < self.dense.len()).then_some(k)
     }
 
     fn get(&self, id: u32) -> Option<u32> {
@@ -1009,7 +1009,10 @@ impl<'a> Build<'a> {
             .xrefs
             .iter()
             .map(|&(d, s, dir)| {
-                let node = self.objects.get(s).or_else(|| self.class_nodes.get(&s).copied());
+                let node = self
+                    .objects
+                    .get(s)
+                    .or_else(|| self.class_nodes.get(&s).copied());
                 (d, node, dir)
             })
             .collect();
