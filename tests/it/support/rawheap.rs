@@ -460,6 +460,32 @@ impl Rawheap {
     /// The objects each object references, in slot order (its hclass first): the
     /// version-1 slots that hold an object's address (not a weak one), or the version-2
     /// address tokens.
+    /// How many objects the roots reach through the references the file carries (weak
+    /// ones not followed), the roots included.
+    pub fn reached(&self) -> usize {
+        let index: std::collections::HashMap<u64, usize> = self
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.addr, i))
+            .collect();
+        let mut seen = vec![false; self.objects.len()];
+        let mut stack: Vec<usize> = self
+            .roots
+            .iter()
+            .filter_map(|r| index.get(r).copied())
+            .collect();
+        let mut count = 0;
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            count += 1;
+            stack.extend(self.references(&self.objects[i], &index));
+        }
+        count
+    }
+
     fn references(&self, o: &Object, index: &std::collections::HashMap<u64, usize>) -> Vec<usize> {
         if self.version == 1 {
             o.body
@@ -875,6 +901,32 @@ impl V8 {
         })
     }
 
+    /// The nodes node 0 keeps, with every synthetic node among them (the snapshot's
+    /// `(GC roots)` and its root groups) replaced by the nodes it keeps, in order, each
+    /// once. A version-2 object holds only as many references as its size has slots, so
+    /// a synthetic node (size 0) could hold none: the device lists the objects the roots
+    /// hold, never a group.
+    pub fn roots_through_synthetic(&self) -> Vec<usize> {
+        let mut roots = Vec::new();
+        let mut seen = vec![false; self.len()];
+        let mut stack: Vec<usize> = self.kept(0).collect();
+        stack.reverse();
+        seen[0] = true;
+        while let Some(i) = stack.pop() {
+            if std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            if self.type_name(i) == "synthetic" {
+                let at = stack.len();
+                stack.extend(self.kept(i));
+                stack[at..].reverse();
+            } else {
+                roots.push(i);
+            }
+        }
+        roots
+    }
+
     /// Whether an edge keeps its target alive (as DevTools decides it).
     pub fn keeps(kind: &str, from: usize, to: usize) -> bool {
         match kind {
@@ -958,7 +1010,11 @@ pub fn from_v8_sorted(v8: &V8, version: u8, hash: &dyn Fn(usize) -> u32) -> Rawh
         next_scaffold += 1;
         addr(next_scaffold)
     };
-    heap.roots = v8.kept(0).map(addr).collect();
+    heap.roots = if version == 2 {
+        v8.roots_through_synthetic().into_iter().map(addr).collect()
+    } else {
+        v8.kept(0).map(addr).collect()
+    };
     // Names: one entry per distinct name.
     let mut by_name: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for i in 1..n {
