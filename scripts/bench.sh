@@ -204,14 +204,14 @@ head_htrace=$dir/$(basename "$head" .heapsnapshot).htrace
 [[ -s $base_htrace ]] || "$gen" htrace "$base_htrace" "$base"
 [[ -s $head_htrace ]] || "$gen" htrace "$head_htrace" "$head"
 # rawheap SNAPSHOT V: SNAPSHOT as a version-V .rawheap laid out as the VM's writer lays it
-# out, made once (one made by an older script, laid out sorted, is made again), with its
-# object count in .objects; prints its path.
+# out, made once (one made by an older script, laid out sorted or with version-2 roots
+# that reach nothing, is made again), with its object count in .objects; prints its path.
 rawheap() {
   local raw=${1%.heapsnapshot}-v$2.rawheap
-  if [[ ! -s $raw || ! -s $raw.objects || ! -e $raw.device ]]; then
+  if [[ ! -s $raw || ! -s $raw.objects || ! -e $raw.roots ]]; then
     "$gen" rawheap "$2" "$1" "$raw" 2> "$raw.log" || { cat "$raw.log" >&2; exit 1; }
     sed -n 's/.*, \([0-9]*\) objects$/\1/p' "$raw.log" > "$raw.objects"
-    : > "$raw.device"
+    : > "$raw.roots"
   fi
   echo "$raw"
 }
