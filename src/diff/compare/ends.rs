@@ -124,11 +124,14 @@ pub(super) fn load_ends(
             if needs.owners && is_base {
                 Analysed::measured(snap)
             } else {
-                // HEAD's dominator tree gives the listed objects' retained sizes.
+                // HEAD's dominator tree gives the listed objects' retained sizes, the leak
+                // traces' and the owners'. No stage asks for BASE's: its graph goes as its
+                // dominators need it, rather than being held (and copied) for nothing.
                 let a = Analysed::keeping(
                     snap,
                     keep,
-                    needs.owners || needs.leaks || (keep && needs.leaklist) || needs.keep,
+                    !is_base
+                        && (needs.owners || needs.leaks || (keep && needs.leaklist) || needs.keep),
                 );
                 // A snapshot compared with itself needs no objects in id order.
                 if needs.same_snapshot { a } else { a.sorted() }
