@@ -356,17 +356,46 @@ fn cut(text: &str, max: usize) -> String {
     out
 }
 
-fn rank(mut groups: Vec<Duplicate>, top: usize) -> Vec<Duplicate> {
-    groups.retain(|d| d.count > 1);
-    groups.sort_by(|a, b| {
-        (Reverse(a.size), Reverse(a.count), a.example).cmp(&(
-            Reverse(b.size),
-            Reverse(b.count),
-            b.example,
-        ))
-    });
+/// How many values share one, their self size and the first of them: a group of
+/// [`Duplicate`] before its value is written out (16 bytes where a `Duplicate` takes 48,
+/// and there is one group for every distinct value of the heap).
+#[derive(Clone, Copy)]
+struct Group {
+    size: u64,
+    count: u32,
+    example: u32,
+}
+
+impl Group {
+    fn first(example: u32) -> Group {
+        Group {
+            size: 0,
+            count: 0,
+            example,
+        }
+    }
+
+    fn add(&mut self, size: u64) {
+        self.count += 1;
+        self.size = self.size.saturating_add(size);
+    }
+}
+
+/// The `top` groups of more than one value, largest total size first (then count, then
+/// the first example), as [`Duplicate`]s still without their values.
+fn rank(groups: impl Iterator<Item = Group>, top: usize) -> Vec<Duplicate> {
+    let mut groups: Vec<Group> = groups.filter(|d| d.count > 1).collect();
+    groups.sort_by_key(|d| (Reverse(d.size), Reverse(d.count), d.example));
     groups.truncate(top);
     groups
+        .into_iter()
+        .map(|d| Duplicate {
+            value: String::new(),
+            count: u64::from(d.count),
+            size: d.size,
+            example: d.example,
+        })
+        .collect()
 }
 
 /// The string values held by more than one string object among the counted nodes `member`
@@ -378,22 +407,18 @@ pub fn duplicated_strings(
     top: usize,
 ) -> Vec<Duplicate> {
     let mut keys = StringKeys::new(snap, g);
-    let mut groups: HashMap<u64, Duplicate> = HashMap::new();
+    let mut groups: HashMap<u64, Group> = HashMap::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in (0..snap.node_count().min(g.node_count()) as u32)
         .filter(|&v| snap.is_counted(v as usize) && member(v))
     {
         let Some(key) = keys.key(v) else { continue };
-        let d = groups.entry(key).or_insert_with(|| Duplicate {
-            value: String::new(),
-            count: 0,
-            size: 0,
-            example: v,
-        });
-        d.count += 1;
-        d.size = d.size.saturating_add(snap.self_sizes.get(v as usize));
+        groups
+            .entry(key)
+            .or_insert_with(|| Group::first(v))
+            .add(snap.self_sizes.get(v as usize));
     }
-    let mut found = rank(groups.into_values().collect(), top);
+    let mut found = rank(groups.into_values(), top);
     for d in &mut found {
         d.value = format!("\"{}\"", keys.text(d.example, MAX_VALUE));
     }
@@ -409,6 +434,58 @@ fn is_plain_object(class: &str) -> bool {
         || class.starts_with("Detached ")
         || matches!(class, "Array" | "ArrayBuffer" | "Set" | "Map" | "Function")
         || crate::analysis::traces::is_dom_name(class))
+}
+
+/// The groups of [`duplicated_objects`], by class and properties: every distinct list
+/// of properties is kept once, in one array, rather than in a vector of its own.
+#[derive(Default)]
+struct ObjectGroups {
+    table: hashbrown::HashTable<ObjectGroup>,
+    /// The properties of every group, one group's after another's.
+    props: Vec<(u32, u64)>,
+    hasher: hashbrown::DefaultHashBuilder,
+}
+
+struct ObjectGroup {
+    class: u32,
+    /// Where its properties are in [`ObjectGroups::props`].
+    start: usize,
+    len: usize,
+    group: Group,
+}
+
+impl ObjectGroups {
+    /// The group of the objects of `class` with properties `props`, new (with `example`
+    /// as its first) if there is none yet.
+    fn of(&mut self, class: u32, props: &[(u32, u64)], example: u32) -> &mut Group {
+        use std::hash::BuildHasher;
+        let Self {
+            table,
+            props: all,
+            hasher,
+        } = self;
+        let hash = hasher.hash_one((class, props));
+        let entry = table.entry(
+            hash,
+            |o| o.class == class && all[o.start..o.start + o.len] == *props,
+            |o| hasher.hash_one((o.class, &all[o.start..o.start + o.len])),
+        );
+        let group = entry.or_insert_with(|| {
+            let start = all.len();
+            all.extend_from_slice(props);
+            ObjectGroup {
+                class,
+                start,
+                len: props.len(),
+                group: Group::first(example),
+            }
+        });
+        &mut group.into_mut().group
+    }
+
+    fn into_groups(self) -> impl Iterator<Item = Group> {
+        self.table.into_iter().map(|o| o.group)
+    }
 }
 
 /// Objects of one class with the same properties and values, among the counted nodes
@@ -446,7 +523,8 @@ pub fn duplicated_objects(
         .map(|c| is_plain_object(c))
         .collect();
     let number: Vec<bool> = snap.class_names.iter().map(|c| c == "(number)").collect();
-    let mut groups: HashMap<(u32, Vec<(u32, u64)>), Duplicate> = HashMap::new();
+    let mut groups = ObjectGroups::default();
+    let mut props: Vec<(u32, u64)> = Vec::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in (0..n as u32).filter(|&v| {
         snap.is_counted(v as usize)
@@ -454,7 +532,7 @@ pub fn duplicated_objects(
             && plain[snap.classes[v as usize] as usize]
             && member(v)
     }) {
-        let mut props: Vec<(u32, u64)> = Vec::new();
+        props.clear();
         for e in g.edges(v) {
             if labels.edge_kinds[e] != EdgeKind::Property || Some(labels.edge_names[e]) == proto {
                 continue;
@@ -473,18 +551,11 @@ pub fn duplicated_objects(
             props.push((labels.edge_names[e], value));
         }
         props.sort_unstable();
-        let d = groups
-            .entry((snap.classes[v as usize], props))
-            .or_insert_with(|| Duplicate {
-                value: String::new(),
-                count: 0,
-                size: 0,
-                example: v,
-            });
-        d.count += 1;
-        d.size = d.size.saturating_add(snap.self_sizes.get(v as usize));
+        groups
+            .of(snap.classes[v as usize], &props, v)
+            .add(snap.self_sizes.get(v as usize));
     }
-    let mut found = rank(groups.into_values().collect(), top);
+    let mut found = rank(groups.into_groups(), top);
     for d in &mut found {
         let v = d.example;
         let props: Vec<String> = g
