@@ -191,8 +191,10 @@ struct StringKeys<'a> {
     first: Option<u32>,
     second: Option<u32>,
     value: Option<u32>,
-    pairs: HashMap<(u64, u64), u64>,
-    memo: HashMap<u32, u64>,
+    /// The number of each pair of parts' keys: a concatenation's key is `PAIR` and it.
+    pairs: HashMap<(u64, u64), u32>,
+    /// The pair number of each concatenated string whose key was worked out.
+    memo: HashMap<u32, u32>,
     /// Of each class: a flat string's ([`FLAT_CLASS`]), a concatenation's
     /// ([`PAIR_CLASS`]) or another's (0).
     kinds: Vec<u8>,
@@ -288,7 +290,7 @@ impl<'a> StringKeys<'a> {
                 *k = match part {
                     Some(p) if self.kind(p) == PAIR_CLASS => {
                         if let Some(&m) = self.memo.get(&p) {
-                            m
+                            PAIR | u64::from(m)
                         } else {
                             if stack.len() < 10_000 {
                                 stack.push(p);
@@ -306,15 +308,14 @@ impl<'a> StringKeys<'a> {
             if pending {
                 continue;
             }
-            let next = PAIR | self.pairs.len() as u64;
-            let key = *self.pairs.entry((keys[0], keys[1])).or_insert(next);
-            self.memo.insert(v, key);
+            let next = u32::try_from(self.pairs.len()).unwrap_or(u32::MAX);
+            let pair = *self.pairs.entry((keys[0], keys[1])).or_insert(next);
+            self.memo.insert(v, pair);
             stack.pop();
         }
         self.memo
             .get(&root)
-            .copied()
-            .unwrap_or(NODE | u64::from(root))
+            .map_or(NODE | u64::from(root), |&pair| PAIR | u64::from(pair))
     }
 
     /// A string node's text, as far as the snapshot keeps it (`…` for the rest), cut to
