@@ -193,8 +193,9 @@ struct StringKeys<'a> {
     value: Option<u32>,
     /// The number of each pair of parts' keys: a concatenation's key is `PAIR` and it.
     pairs: HashMap<(u64, u64), u32>,
-    /// The pair number of each concatenated string whose key was worked out.
-    memo: HashMap<u32, u32>,
+    /// The pair number of each concatenated string whose key was worked out, by node
+    /// (`u32::MAX` where not yet); empty until the first concatenation.
+    memo: Vec<u32>,
     /// Of each class: a flat string's ([`FLAT_CLASS`]), a concatenation's
     /// ([`PAIR_CLASS`]) or another's (0).
     kinds: Vec<u8>,
@@ -226,7 +227,7 @@ impl<'a> StringKeys<'a> {
             second: find("second"),
             value: find("value"),
             pairs: HashMap::new(),
-            memo: HashMap::new(),
+            memo: Vec::new(),
             kinds: snap
                 .class_names
                 .iter()
@@ -277,9 +278,13 @@ impl<'a> StringKeys<'a> {
     /// A concatenated string's key, worked out without recursion (V8's trees of
     /// concatenations can be deep).
     fn pair_key(&mut self, root: u32) -> u64 {
+        if self.memo.is_empty() {
+            self.memo = vec![u32::MAX; self.snap.node_count().min(self.g.node_count())];
+        }
+        let memo = |memo: &[u32], v: u32| memo.get(v as usize).copied().filter(|&m| m != u32::MAX);
         let mut stack = vec![root];
         while let Some(&v) = stack.last() {
-            if self.memo.contains_key(&v) {
+            if memo(&self.memo, v).is_some() {
                 stack.pop();
                 continue;
             }
@@ -289,7 +294,7 @@ impl<'a> StringKeys<'a> {
             for (k, part) in keys.iter_mut().zip(parts) {
                 *k = match part {
                     Some(p) if self.kind(p) == PAIR_CLASS => {
-                        if let Some(&m) = self.memo.get(&p) {
+                        if let Some(m) = memo(&self.memo, p) {
                             PAIR | u64::from(m)
                         } else {
                             if stack.len() < 10_000 {
@@ -310,12 +315,12 @@ impl<'a> StringKeys<'a> {
             }
             let next = u32::try_from(self.pairs.len()).unwrap_or(u32::MAX);
             let pair = *self.pairs.entry((keys[0], keys[1])).or_insert(next);
-            self.memo.insert(v, pair);
+            if let Some(m) = self.memo.get_mut(v as usize) {
+                *m = pair;
+            }
             stack.pop();
         }
-        self.memo
-            .get(&root)
-            .map_or(NODE | u64::from(root), |&pair| PAIR | u64::from(pair))
+        memo(&self.memo, root).map_or(NODE | u64::from(root), |pair| PAIR | u64::from(pair))
     }
 
     /// A string node's text, as far as the snapshot keeps it (`…` for the rest), cut to
@@ -407,7 +412,28 @@ pub fn duplicated_strings(
     member: impl Fn(u32) -> bool,
     top: usize,
 ) -> Vec<Duplicate> {
+    strings_by(&mut StringKeys::new(snap, g), member, top)
+}
+
+/// [`duplicated_strings`] and [`duplicated_objects`] at once: the string values' keys,
+/// worked out for the strings, serve the objects' string properties again.
+pub fn duplicated_values(
+    snap: &HeapSnapshot,
+    g: &HeapGraph,
+    member: impl Fn(u32) -> bool,
+    top: usize,
+) -> (Vec<Duplicate>, Vec<Duplicate>) {
     let mut keys = StringKeys::new(snap, g);
+    let strings = strings_by(&mut keys, &member, top);
+    (strings, objects_by(&mut keys, member, top))
+}
+
+fn strings_by(
+    keys: &mut StringKeys<'_>,
+    member: impl Fn(u32) -> bool,
+    top: usize,
+) -> Vec<Duplicate> {
+    let (snap, g) = (keys.snap, keys.g);
     let mut groups: HashMap<u64, Group> = HashMap::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in (0..snap.node_count().min(g.node_count()) as u32)
@@ -499,10 +525,18 @@ pub fn duplicated_objects(
     member: impl Fn(u32) -> bool,
     top: usize,
 ) -> Vec<Duplicate> {
+    objects_by(&mut StringKeys::new(snap, g), member, top)
+}
+
+fn objects_by(
+    keys: &mut StringKeys<'_>,
+    member: impl Fn(u32) -> bool,
+    top: usize,
+) -> Vec<Duplicate> {
+    let (snap, g) = (keys.snap, keys.g);
     let Some(labels) = &g.labels else {
         return Vec::new();
     };
-    let mut keys = StringKeys::new(snap, g);
     let proto = labels
         .strings
         .iter()

@@ -98,7 +98,10 @@ fn floor_char_boundary(text: &str, max: usize) -> usize {
     if max >= text.len() {
         return text.len();
     }
-    (0..=max).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+    (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 impl<'a> FromIterator<(u32, &'a str)> for StringTable {

@@ -3,7 +3,7 @@
 use super::ends::Ends;
 use super::{Pick, Result};
 use crate::analysis::dominators::Dominators;
-use crate::analysis::shapes::{Duplicate, duplicated_objects, duplicated_strings};
+use crate::analysis::shapes::{Duplicate, duplicated_values};
 use crate::diff::explain::ClassDetail;
 use crate::diff::explain::Explainer;
 use crate::diff::heap::ById;
@@ -107,8 +107,8 @@ pub(super) fn duplicates(ends: &Ends) -> Option<Duplicates> {
             })
             .collect()
     };
-    let strings = worth(duplicated_strings(snap, g, |_| true, DUPLICATES_TOP));
-    let objects = worth(duplicated_objects(snap, g, |_| true, DUPLICATES_TOP));
+    let (strings, objects) = duplicated_values(snap, g, |_| true, DUPLICATES_TOP);
+    let (strings, objects) = (worth(strings), worth(objects));
     (!strings.is_empty() || !objects.is_empty()).then_some(Duplicates {
         floor: DUPLICATE_FLOOR,
         strings,
