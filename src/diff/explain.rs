@@ -126,27 +126,6 @@ impl Analysed {
         } else {
             snap.graph.take().map(|g| dominators_of_owned(&snap, g))
         };
-        Analysed::with_tree(snap, tree, keep_dominators)
-    }
-
-    /// [`Analysed::keeping`] with the graph and the dominator tree kept, running `beside`
-    /// on the snapshot on a thread of its own while the tree is computed.
-    pub fn keeping_beside<R: Send>(
-        snap: HeapSnapshot,
-        beside: impl FnOnce(&HeapSnapshot) -> R + Send,
-    ) -> (Analysed, R) {
-        let (tree, beside) = std::thread::scope(|s| {
-            let beside = s.spawn(|| beside(&snap));
-            let tree = snap.graph.as_ref().map(|g| dominators(&snap, g));
-            let beside = beside
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (tree, beside)
-        });
-        (Analysed::with_tree(snap, tree, true), beside)
-    }
-
-    fn with_tree(snap: HeapSnapshot, tree: Option<Dominators>, keep_dominators: bool) -> Analysed {
         let class_retained = tree.as_ref().map(|d| d.class_retained(&snap));
         let class_retained_native = tree.as_ref().and_then(|d| d.class_retained_native(&snap));
         Analysed {

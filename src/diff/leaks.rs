@@ -236,19 +236,7 @@ pub fn leak_clusters(
     leaked: &[bool],
     options: &LeakOptions,
 ) -> LeakClusters {
-    leak_clusters_walked(snap, g, dom, Traces::new(snap, g), leaked, options)
-}
-
-/// [`leak_clusters`] with the snapshot's leak traces walked already (`Traces::new(snap,
-/// g)`, which needs no dominator tree: it can be walked while the tree is computed).
-pub fn leak_clusters_walked(
-    snap: &HeapSnapshot,
-    g: &HeapGraph,
-    dom: &Dominators,
-    traces: Traces,
-    leaked: &[bool],
-    options: &LeakOptions,
-) -> LeakClusters {
+    let traces = Traces::new(snap, g);
     let ignored = if options.ignore_inspection {
         shapes::inspection_objects(snap, g, dom)
     } else {

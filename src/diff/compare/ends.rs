@@ -3,7 +3,6 @@
 
 use super::parallel::parallel;
 use super::{Error, HeapOptions, Pick, Result, Selection};
-use crate::analysis::traces::Traces;
 use crate::diff::explain::Analysed;
 use crate::diff::heap::{self, HeapDiff, IdMatching};
 use crate::input::options::ParseOptions;
@@ -55,9 +54,6 @@ impl Needs {
 pub(super) struct Ends {
     base: Option<Analysed>,
     pub(super) head: Analysed,
-    /// HEAD's leak traces, walked while its dominator tree was computed (for the leak
-    /// traces stage, which takes them).
-    pub(super) walked: Option<Traces>,
 }
 
 impl Ends {
@@ -136,39 +132,30 @@ pub(super) fn load_ends(
         })
         .map(|snap| {
             if needs.owners && is_base {
-                (Analysed::measured(snap), None)
-            } else if needs.leaks && !is_base {
-                // The leak traces' walk needs no dominator tree: it runs beside it.
-                let (a, walked) = Analysed::keeping_beside(snap, |snap| {
-                    snap.graph
-                        .as_ref()
-                        .filter(|g| g.node_count() == snap.node_count())
-                        .map(|g| Traces::new(snap, g))
-                });
-                (a.sorted(), walked)
+                Analysed::measured(snap)
             } else {
-                // HEAD's dominator tree gives the listed objects' retained sizes and the
-                // owners'. No stage asks for BASE's: its graph goes as its dominators
-                // need it, rather than being held (and copied) for nothing.
+                // HEAD's dominator tree gives the listed objects' retained sizes, the leak
+                // traces' and the owners'. No stage asks for BASE's: its graph goes as its
+                // dominators need it, rather than being held (and copied) for nothing.
                 let a = Analysed::keeping(
                     snap,
                     keep,
-                    !is_base && (needs.owners || (keep && needs.leaklist) || needs.keep),
+                    !is_base
+                        && (needs.owners || needs.leaks || (keep && needs.leaklist) || needs.keep),
                 );
                 // A snapshot compared with itself needs no objects in id order.
-                (if needs.same_snapshot { a } else { a.sorted() }, None)
+                if needs.same_snapshot { a } else { a.sorted() }
             }
         })
     })
     .into_iter()
-    .collect::<Result<Vec<(Analysed, Option<Traces>)>>>()?;
-    let (head, walked) = loaded
+    .collect::<Result<Vec<Analysed>>>()?;
+    let head = loaded
         .pop()
         .ok_or_else(|| Error::Internal("no snapshot loaded".into()))?;
     Ok(Ends {
-        base: loaded.pop().map(|(base, _)| base),
+        base: loaded.pop(),
         head,
-        walked,
     })
 }
 

@@ -44,11 +44,10 @@ pub(super) fn compare(
         if !ids_later {
             ends.forget_ids();
         }
-        let walked = ends.walked.take();
         let ends = &ends;
         std::thread::scope(|s| {
             let duplicates = s.spawn(|| traces::duplicates(ends));
-            let leaks = leaked.and_then(|leaked| traces::find(ends, &leaked, walked));
+            let leaks = leaked.and_then(|leaked| traces::find(ends, &leaked));
             let duplicates = duplicates
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));

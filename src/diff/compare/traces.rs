@@ -4,11 +4,10 @@ use super::ends::Ends;
 use super::{Pick, Result};
 use crate::analysis::dominators::Dominators;
 use crate::analysis::shapes::{Duplicate, duplicated_values};
-use crate::analysis::traces::Traces;
 use crate::diff::explain::ClassDetail;
 use crate::diff::explain::Explainer;
 use crate::diff::heap::ById;
-use crate::diff::leaks::{LeakOptions, leak_clusters_walked, leaked_after_action, new_objects};
+use crate::diff::leaks::{LeakOptions, leak_clusters, leaked_after_action, new_objects};
 use crate::diff::{DuplicateValue, Duplicates, LeakTraces};
 use crate::input::options::ParseOptions;
 use crate::model::graph::HeapGraph;
@@ -57,19 +56,15 @@ pub(super) struct Leaked {
     nodes: Vec<bool>,
 }
 
-/// The leaked objects of HEAD clustered by their leak traces; `walked`: HEAD's traces
-/// where they were walked already.
-pub(super) fn find(ends: &Ends, leaked: &Leaked, walked: Option<Traces>) -> Option<LeakTraces> {
+/// The leaked objects of HEAD clustered by their leak traces.
+pub(super) fn find(ends: &Ends, leaked: &Leaked) -> Option<LeakTraces> {
     let (g, dom) = traced(ends)?;
-    let snap = &ends.head.snap;
-    let traces = walked.unwrap_or_else(|| Traces::new(snap, g));
     Some(LeakTraces {
         basis: leaked.basis,
-        clusters: leak_clusters_walked(
-            snap,
+        clusters: leak_clusters(
+            &ends.head.snap,
             g,
             dom,
-            traces,
             &leaked.nodes,
             &LeakOptions::default(),
         ),
