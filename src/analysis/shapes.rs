@@ -898,11 +898,27 @@ mod tests {
         assert!(!is_container_name("Window / https://example.com"));
     }
 
+    /// The graph of `edges` (kind, name, target of each node's edges), with labels.
+    fn graph(
+        edges: &[Vec<(EdgeKind, u32, u32)>],
+        node_names: Vec<u32>,
+        strings: crate::model::strings::StringTable,
+    ) -> HeapGraph {
+        let mut b = crate::model::graph::GraphBuilder::new(
+            edges.iter().map(|e| e.len() as u32).collect(),
+            true,
+        )
+        .expect("a small graph");
+        for (kind, name, to) in edges.iter().flatten() {
+            b.push(*kind, *name, *to).expect("consistent edges");
+        }
+        b.finish(node_names, strings).expect("every edge")
+    }
+
     /// React's fibers: 0 root; 1 `FiberRootNode`; 2 the host root fiber (its `stateNode` is
     /// 1); 3 a mounted child (`return` 2); 4 an unmounted fiber whose `return` is 5, whose
     /// `return` is nothing; 6 an object.
     fn fibers() -> HeapSnapshot {
-        use crate::model::graph::GraphBuilder;
         use crate::model::strings::StringTable;
         let strings: StringTable = [(0, ""), (1, "stateNode"), (2, "return"), (3, "child")]
             .into_iter()
@@ -917,12 +933,7 @@ mod tests {
             vec![],
             vec![],
         ];
-        let mut b = GraphBuilder::new(edges.iter().map(|e| e.len() as u32).collect(), true)
-            .expect("a small graph");
-        for (kind, name, to) in edges.iter().flatten() {
-            b.push(*kind, *name, *to).expect("consistent edges");
-        }
-        let graph = b.finish(vec![0; 7], strings).expect("every edge");
+        let graph = graph(&edges, vec![0; 7], strings);
         HeapSnapshot {
             ids: (1..=7).collect::<Vec<u64>>().into(),
             self_sizes: vec![0, 8, 80, 80, 80, 80, 16].into(),
@@ -933,6 +944,75 @@ mod tests {
             graph: Some(graph),
             ..HeapSnapshot::default()
         }
+    }
+
+    /// 0 root; 1 and 2 concatenations of 3 `"a"` and 4 `"b"` (the same value, `"ab"`);
+    /// 5, 6 and 7 `Object`s whose property `s` is 1, 2 and 1 again.
+    fn concatenations() -> HeapSnapshot {
+        use crate::model::strings::StringTable;
+        let strings: StringTable = [
+            (0, ""),
+            (1, "first"),
+            (2, "second"),
+            (3, "s"),
+            (4, "a"),
+            (5, "b"),
+        ]
+        .into_iter()
+        .collect();
+        let (i, p, e) = (EdgeKind::Internal, EdgeKind::Property, EdgeKind::Element);
+        let edges: Vec<Vec<(EdgeKind, u32, u32)>> = vec![
+            (1..8).map(|to| (e, to, to)).collect(),
+            vec![(i, 1, 3), (i, 2, 4)],
+            vec![(i, 1, 3), (i, 2, 4)],
+            vec![],
+            vec![],
+            vec![(p, 3, 1)],
+            vec![(p, 3, 2)],
+            vec![(p, 3, 1)],
+        ];
+        let graph = graph(&edges, vec![0, 0, 0, 4, 5, 0, 0, 0], strings);
+        HeapSnapshot {
+            ids: (1..=8).collect::<Vec<u64>>().into(),
+            self_sizes: vec![0, 32, 32, 16, 16, 24, 24, 24].into(),
+            classes: vec![0, 1, 1, 2, 2, 3, 3, 3],
+            class_names: ["(synthetic)", "(concatenated string)", "(string)", "Object"]
+                .map(str::to_owned)
+                .to_vec(),
+            graph: Some(graph),
+            ..HeapSnapshot::default()
+        }
+    }
+
+    #[test]
+    fn duplicated_values_share_the_concatenations_keys_and_find_what_each_kind_finds() {
+        let snap = concatenations();
+        let g = snap.graph.as_ref().unwrap();
+        let strings = duplicated_strings(&snap, g, |_| true, 10);
+        let objects = duplicated_objects(&snap, g, |_| true, 10);
+        assert_eq!(
+            duplicated_values(&snap, g, |_| true, 10),
+            (strings.clone(), objects.clone())
+        );
+        // The two concatenations are one value; the objects one value through them.
+        assert_eq!(strings.len(), 1);
+        assert_eq!(strings[0].value, "\"ab\"");
+        assert_eq!(
+            (strings[0].count, strings[0].size, strings[0].example),
+            (2, 64, 1)
+        );
+        assert_eq!(objects.len(), 1);
+        assert_eq!(objects[0].value, "Object {s: \"ab\"}");
+        assert_eq!(
+            (objects[0].count, objects[0].size, objects[0].example),
+            (3, 72, 5)
+        );
+        // Only the objects of one member: nothing is duplicated.
+        assert!(
+            duplicated_values(&snap, g, |v| v != 6 && v != 7, 10)
+                .1
+                .is_empty()
+        );
     }
 
     #[test]
