@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use arkdiff::analysis::dominators::dominators;
-use arkdiff::analysis::shapes::{duplicated_objects, duplicated_strings};
+use arkdiff::analysis::shapes::duplicated_values;
 use arkdiff::diff::heap::ById;
 use arkdiff::diff::leaks::{LeakOptions, Shape, leak_clusters, leaked_after_action, new_objects};
 use arkdiff::input::Capture;
@@ -116,8 +116,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let analysis_time = analysis_started.elapsed();
     // The reports' duplicated values: the ten largest strings and objects of HEAD.
     let duplicates_started = Instant::now();
-    let strings = duplicated_strings(head, g, |_| true, 10);
-    let objects = duplicated_objects(head, g, |_| true, 10);
+    let (strings, objects) = duplicated_values(head, g, |_| true, 10);
     let duplicates_time = duplicates_started.elapsed();
     eprintln!(
         "read {:.3} s, dominators {:.3} s, leak traces {:.3} s, duplicates {:.3} s ({} strings, {} objects), total {:.3} s",

@@ -136,19 +136,20 @@ fn children(dom: &Dominators, n: usize) -> Children {
     };
     for v in 0..n {
         if let Some(d) = parent(v) {
-            first[d + 1] += 1;
+            first[d] += 1;
         }
     }
+    // Each row's end; filled from its end, last node first, each row's start is left in
+    // its place (no second array of positions), and its nodes in node order.
     for i in 0..n {
         first[i + 1] += first[i];
     }
-    let mut fill = first.clone();
     let mut nodes = vec![0u32; first[n] as usize];
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-    for v in 0..n {
+    for v in (0..n).rev() {
         if let Some(d) = parent(v) {
-            nodes[fill[d] as usize] = v as u32;
-            fill[d] += 1;
+            first[d] -= 1;
+            nodes[first[d] as usize] = v as u32;
         }
     }
     Children { first, nodes }

@@ -191,8 +191,11 @@ struct StringKeys<'a> {
     first: Option<u32>,
     second: Option<u32>,
     value: Option<u32>,
-    pairs: HashMap<(u64, u64), u64>,
-    memo: HashMap<u32, u64>,
+    /// The number of each pair of parts' keys: a concatenation's key is `PAIR` and it.
+    pairs: HashMap<(u64, u64), u32>,
+    /// The pair number of each concatenated string whose key was worked out, by node
+    /// (`u32::MAX` where not yet); empty until the first concatenation.
+    memo: Vec<u32>,
     /// Of each class: a flat string's ([`FLAT_CLASS`]), a concatenation's
     /// ([`PAIR_CLASS`]) or another's (0).
     kinds: Vec<u8>,
@@ -224,7 +227,7 @@ impl<'a> StringKeys<'a> {
             second: find("second"),
             value: find("value"),
             pairs: HashMap::new(),
-            memo: HashMap::new(),
+            memo: Vec::new(),
             kinds: snap
                 .class_names
                 .iter()
@@ -275,9 +278,13 @@ impl<'a> StringKeys<'a> {
     /// A concatenated string's key, worked out without recursion (V8's trees of
     /// concatenations can be deep).
     fn pair_key(&mut self, root: u32) -> u64 {
+        if self.memo.is_empty() {
+            self.memo = vec![u32::MAX; self.snap.node_count().min(self.g.node_count())];
+        }
+        let memo = |memo: &[u32], v: u32| memo.get(v as usize).copied().filter(|&m| m != u32::MAX);
         let mut stack = vec![root];
         while let Some(&v) = stack.last() {
-            if self.memo.contains_key(&v) {
+            if memo(&self.memo, v).is_some() {
                 stack.pop();
                 continue;
             }
@@ -287,8 +294,8 @@ impl<'a> StringKeys<'a> {
             for (k, part) in keys.iter_mut().zip(parts) {
                 *k = match part {
                     Some(p) if self.kind(p) == PAIR_CLASS => {
-                        if let Some(&m) = self.memo.get(&p) {
-                            m
+                        if let Some(m) = memo(&self.memo, p) {
+                            PAIR | u64::from(m)
                         } else {
                             if stack.len() < 10_000 {
                                 stack.push(p);
@@ -306,15 +313,14 @@ impl<'a> StringKeys<'a> {
             if pending {
                 continue;
             }
-            let next = PAIR | self.pairs.len() as u64;
-            let key = *self.pairs.entry((keys[0], keys[1])).or_insert(next);
-            self.memo.insert(v, key);
+            let next = u32::try_from(self.pairs.len()).unwrap_or(u32::MAX);
+            let pair = *self.pairs.entry((keys[0], keys[1])).or_insert(next);
+            if let Some(m) = self.memo.get_mut(v as usize) {
+                *m = pair;
+            }
             stack.pop();
         }
-        self.memo
-            .get(&root)
-            .copied()
-            .unwrap_or(NODE | u64::from(root))
+        memo(&self.memo, root).map_or(NODE | u64::from(root), |pair| PAIR | u64::from(pair))
     }
 
     /// A string node's text, as far as the snapshot keeps it (`…` for the rest), cut to
@@ -356,17 +362,46 @@ fn cut(text: &str, max: usize) -> String {
     out
 }
 
-fn rank(mut groups: Vec<Duplicate>, top: usize) -> Vec<Duplicate> {
-    groups.retain(|d| d.count > 1);
-    groups.sort_by(|a, b| {
-        (Reverse(a.size), Reverse(a.count), a.example).cmp(&(
-            Reverse(b.size),
-            Reverse(b.count),
-            b.example,
-        ))
-    });
+/// How many values share one, their self size and the first of them: a group of
+/// [`Duplicate`] before its value is written out (16 bytes where a `Duplicate` takes 48,
+/// and there is one group for every distinct value of the heap).
+#[derive(Clone, Copy)]
+struct Group {
+    size: u64,
+    count: u32,
+    example: u32,
+}
+
+impl Group {
+    fn first(example: u32) -> Group {
+        Group {
+            size: 0,
+            count: 0,
+            example,
+        }
+    }
+
+    fn add(&mut self, size: u64) {
+        self.count += 1;
+        self.size = self.size.saturating_add(size);
+    }
+}
+
+/// The `top` groups of more than one value, largest total size first (then count, then
+/// the first example), as [`Duplicate`]s still without their values.
+fn rank(groups: impl Iterator<Item = Group>, top: usize) -> Vec<Duplicate> {
+    let mut groups: Vec<Group> = groups.filter(|d| d.count > 1).collect();
+    groups.sort_by_key(|d| (Reverse(d.size), Reverse(d.count), d.example));
     groups.truncate(top);
     groups
+        .into_iter()
+        .map(|d| Duplicate {
+            value: String::new(),
+            count: u64::from(d.count),
+            size: d.size,
+            example: d.example,
+        })
+        .collect()
 }
 
 /// The string values held by more than one string object among the counted nodes `member`
@@ -377,23 +412,40 @@ pub fn duplicated_strings(
     member: impl Fn(u32) -> bool,
     top: usize,
 ) -> Vec<Duplicate> {
+    strings_by(&mut StringKeys::new(snap, g), member, top)
+}
+
+/// [`duplicated_strings`] and [`duplicated_objects`] at once: the string values' keys,
+/// worked out for the strings, serve the objects' string properties again.
+pub fn duplicated_values(
+    snap: &HeapSnapshot,
+    g: &HeapGraph,
+    member: impl Fn(u32) -> bool,
+    top: usize,
+) -> (Vec<Duplicate>, Vec<Duplicate>) {
     let mut keys = StringKeys::new(snap, g);
-    let mut groups: HashMap<u64, Duplicate> = HashMap::new();
+    let strings = strings_by(&mut keys, &member, top);
+    (strings, objects_by(&mut keys, member, top))
+}
+
+fn strings_by(
+    keys: &mut StringKeys<'_>,
+    member: impl Fn(u32) -> bool,
+    top: usize,
+) -> Vec<Duplicate> {
+    let (snap, g) = (keys.snap, keys.g);
+    let mut groups: HashMap<u64, Group> = HashMap::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in (0..snap.node_count().min(g.node_count()) as u32)
         .filter(|&v| snap.is_counted(v as usize) && member(v))
     {
         let Some(key) = keys.key(v) else { continue };
-        let d = groups.entry(key).or_insert_with(|| Duplicate {
-            value: String::new(),
-            count: 0,
-            size: 0,
-            example: v,
-        });
-        d.count += 1;
-        d.size = d.size.saturating_add(snap.self_sizes.get(v as usize));
+        groups
+            .entry(key)
+            .or_insert_with(|| Group::first(v))
+            .add(snap.self_sizes.get(v as usize));
     }
-    let mut found = rank(groups.into_values().collect(), top);
+    let mut found = rank(groups.into_values(), top);
     for d in &mut found {
         d.value = format!("\"{}\"", keys.text(d.example, MAX_VALUE));
     }
@@ -411,6 +463,58 @@ fn is_plain_object(class: &str) -> bool {
         || crate::analysis::traces::is_dom_name(class))
 }
 
+/// The groups of [`duplicated_objects`], by class and properties: every distinct list
+/// of properties is kept once, in one array, rather than in a vector of its own.
+#[derive(Default)]
+struct ObjectGroups {
+    table: hashbrown::HashTable<ObjectGroup>,
+    /// The properties of every group, one group's after another's.
+    props: Vec<(u32, u64)>,
+    hasher: hashbrown::DefaultHashBuilder,
+}
+
+struct ObjectGroup {
+    class: u32,
+    /// Where its properties are in [`ObjectGroups::props`].
+    start: usize,
+    len: usize,
+    group: Group,
+}
+
+impl ObjectGroups {
+    /// The group of the objects of `class` with properties `props`, new (with `example`
+    /// as its first) if there is none yet.
+    fn of(&mut self, class: u32, props: &[(u32, u64)], example: u32) -> &mut Group {
+        use std::hash::BuildHasher;
+        let Self {
+            table,
+            props: all,
+            hasher,
+        } = self;
+        let hash = hasher.hash_one((class, props));
+        let entry = table.entry(
+            hash,
+            |o| o.class == class && all[o.start..o.start + o.len] == *props,
+            |o| hasher.hash_one((o.class, &all[o.start..o.start + o.len])),
+        );
+        let group = entry.or_insert_with(|| {
+            let start = all.len();
+            all.extend_from_slice(props);
+            ObjectGroup {
+                class,
+                start,
+                len: props.len(),
+                group: Group::first(example),
+            }
+        });
+        &mut group.into_mut().group
+    }
+
+    fn into_groups(self) -> impl Iterator<Item = Group> {
+        self.table.into_iter().map(|o| o.group)
+    }
+}
+
 /// Objects of one class with the same properties and values, among the counted nodes
 /// `member` accepts, as memlab's "object-shallow" analysis compares them: every property
 /// but `__proto__`, strings and numbers by value, other objects by identity. Largest
@@ -421,10 +525,18 @@ pub fn duplicated_objects(
     member: impl Fn(u32) -> bool,
     top: usize,
 ) -> Vec<Duplicate> {
+    objects_by(&mut StringKeys::new(snap, g), member, top)
+}
+
+fn objects_by(
+    keys: &mut StringKeys<'_>,
+    member: impl Fn(u32) -> bool,
+    top: usize,
+) -> Vec<Duplicate> {
+    let (snap, g) = (keys.snap, keys.g);
     let Some(labels) = &g.labels else {
         return Vec::new();
     };
-    let mut keys = StringKeys::new(snap, g);
     let proto = labels
         .strings
         .iter()
@@ -446,7 +558,8 @@ pub fn duplicated_objects(
         .map(|c| is_plain_object(c))
         .collect();
     let number: Vec<bool> = snap.class_names.iter().map(|c| c == "(number)").collect();
-    let mut groups: HashMap<(u32, Vec<(u32, u64)>), Duplicate> = HashMap::new();
+    let mut groups = ObjectGroups::default();
+    let mut props: Vec<(u32, u64)> = Vec::new();
     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
     for v in (0..n as u32).filter(|&v| {
         snap.is_counted(v as usize)
@@ -454,7 +567,7 @@ pub fn duplicated_objects(
             && plain[snap.classes[v as usize] as usize]
             && member(v)
     }) {
-        let mut props: Vec<(u32, u64)> = Vec::new();
+        props.clear();
         for e in g.edges(v) {
             if labels.edge_kinds[e] != EdgeKind::Property || Some(labels.edge_names[e]) == proto {
                 continue;
@@ -473,18 +586,11 @@ pub fn duplicated_objects(
             props.push((labels.edge_names[e], value));
         }
         props.sort_unstable();
-        let d = groups
-            .entry((snap.classes[v as usize], props))
-            .or_insert_with(|| Duplicate {
-                value: String::new(),
-                count: 0,
-                size: 0,
-                example: v,
-            });
-        d.count += 1;
-        d.size = d.size.saturating_add(snap.self_sizes.get(v as usize));
+        groups
+            .of(snap.classes[v as usize], &props, v)
+            .add(snap.self_sizes.get(v as usize));
     }
-    let mut found = rank(groups.into_values().collect(), top);
+    let mut found = rank(groups.into_groups(), top);
     for d in &mut found {
         let v = d.example;
         let props: Vec<String> = g
@@ -792,11 +898,27 @@ mod tests {
         assert!(!is_container_name("Window / https://example.com"));
     }
 
+    /// The graph of `edges` (kind, name, target of each node's edges), with labels.
+    fn graph(
+        edges: &[Vec<(EdgeKind, u32, u32)>],
+        node_names: Vec<u32>,
+        strings: crate::model::strings::StringTable,
+    ) -> HeapGraph {
+        let mut b = crate::model::graph::GraphBuilder::new(
+            edges.iter().map(|e| e.len() as u32).collect(),
+            true,
+        )
+        .expect("a small graph");
+        for (kind, name, to) in edges.iter().flatten() {
+            b.push(*kind, *name, *to).expect("consistent edges");
+        }
+        b.finish(node_names, strings).expect("every edge")
+    }
+
     /// React's fibers: 0 root; 1 `FiberRootNode`; 2 the host root fiber (its `stateNode` is
     /// 1); 3 a mounted child (`return` 2); 4 an unmounted fiber whose `return` is 5, whose
     /// `return` is nothing; 6 an object.
     fn fibers() -> HeapSnapshot {
-        use crate::model::graph::GraphBuilder;
         use crate::model::strings::StringTable;
         let strings: StringTable = [(0, ""), (1, "stateNode"), (2, "return"), (3, "child")]
             .into_iter()
@@ -811,12 +933,7 @@ mod tests {
             vec![],
             vec![],
         ];
-        let mut b = GraphBuilder::new(edges.iter().map(|e| e.len() as u32).collect(), true)
-            .expect("a small graph");
-        for (kind, name, to) in edges.iter().flatten() {
-            b.push(*kind, *name, *to).expect("consistent edges");
-        }
-        let graph = b.finish(vec![0; 7], strings).expect("every edge");
+        let graph = graph(&edges, vec![0; 7], strings);
         HeapSnapshot {
             ids: (1..=7).collect::<Vec<u64>>().into(),
             self_sizes: vec![0, 8, 80, 80, 80, 80, 16].into(),
@@ -827,6 +944,75 @@ mod tests {
             graph: Some(graph),
             ..HeapSnapshot::default()
         }
+    }
+
+    /// 0 root; 1 and 2 concatenations of 3 `"a"` and 4 `"b"` (the same value, `"ab"`);
+    /// 5, 6 and 7 `Object`s whose property `s` is 1, 2 and 1 again.
+    fn concatenations() -> HeapSnapshot {
+        use crate::model::strings::StringTable;
+        let strings: StringTable = [
+            (0, ""),
+            (1, "first"),
+            (2, "second"),
+            (3, "s"),
+            (4, "a"),
+            (5, "b"),
+        ]
+        .into_iter()
+        .collect();
+        let (i, p, e) = (EdgeKind::Internal, EdgeKind::Property, EdgeKind::Element);
+        let edges: Vec<Vec<(EdgeKind, u32, u32)>> = vec![
+            (1..8).map(|to| (e, to, to)).collect(),
+            vec![(i, 1, 3), (i, 2, 4)],
+            vec![(i, 1, 3), (i, 2, 4)],
+            vec![],
+            vec![],
+            vec![(p, 3, 1)],
+            vec![(p, 3, 2)],
+            vec![(p, 3, 1)],
+        ];
+        let graph = graph(&edges, vec![0, 0, 0, 4, 5, 0, 0, 0], strings);
+        HeapSnapshot {
+            ids: (1..=8).collect::<Vec<u64>>().into(),
+            self_sizes: vec![0, 32, 32, 16, 16, 24, 24, 24].into(),
+            classes: vec![0, 1, 1, 2, 2, 3, 3, 3],
+            class_names: ["(synthetic)", "(concatenated string)", "(string)", "Object"]
+                .map(str::to_owned)
+                .to_vec(),
+            graph: Some(graph),
+            ..HeapSnapshot::default()
+        }
+    }
+
+    #[test]
+    fn duplicated_values_share_the_concatenations_keys_and_find_what_each_kind_finds() {
+        let snap = concatenations();
+        let g = snap.graph.as_ref().unwrap();
+        let strings = duplicated_strings(&snap, g, |_| true, 10);
+        let objects = duplicated_objects(&snap, g, |_| true, 10);
+        assert_eq!(
+            duplicated_values(&snap, g, |_| true, 10),
+            (strings.clone(), objects.clone())
+        );
+        // The two concatenations are one value; the objects one value through them.
+        assert_eq!(strings.len(), 1);
+        assert_eq!(strings[0].value, "\"ab\"");
+        assert_eq!(
+            (strings[0].count, strings[0].size, strings[0].example),
+            (2, 64, 1)
+        );
+        assert_eq!(objects.len(), 1);
+        assert_eq!(objects[0].value, "Object {s: \"ab\"}");
+        assert_eq!(
+            (objects[0].count, objects[0].size, objects[0].example),
+            (3, 72, 5)
+        );
+        // Only the objects of one member: nothing is duplicated.
+        assert!(
+            duplicated_values(&snap, g, |v| v != 6 && v != 7, 10)
+                .1
+                .is_empty()
+        );
     }
 
     #[test]

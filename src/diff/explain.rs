@@ -76,6 +76,11 @@ impl Analysed {
         self.by_id.get_or_init(|| ById::new(&self.snap))
     }
 
+    /// Lets go of the objects in id order; they are sorted again if asked for.
+    pub fn forget_by_id(&mut self) {
+        self.by_id = OnceLock::new();
+    }
+
     /// Sorts the objects by id now (on the thread that read the snapshot, so that both
     /// sides of a pair sort at once), rather than when first asked for: a snapshot
     /// compared with itself never is.

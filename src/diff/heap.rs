@@ -176,6 +176,8 @@ impl ById {
             let mut keys: Vec<u64> = counted(true)
                 .map(|n| snap.ids.get(n) << 32 | n as u64)
                 .collect();
+            // Collected by doubling: up to twice the room, held as long as the snapshot.
+            keys.shrink_to_fit();
             if !keys.is_sorted() {
                 keys.sort_unstable();
             }
@@ -185,6 +187,7 @@ impl ById {
             let mut pairs: Vec<(u64, u32)> = counted(true)
                 .map(|n| (snap.ids.get(n) & 0xFFFF_FFFF, n as u32))
                 .collect();
+            pairs.shrink_to_fit();
             if !pairs.is_sorted() {
                 pairs.sort_unstable();
             }

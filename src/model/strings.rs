@@ -4,11 +4,38 @@ use hashbrown::HashMap;
 
 /// Strings by their index in the snapshot's `strings` array. Only some indexes are kept
 /// (those that name a class, an edge or a node), so the table maps an index to its place
-/// in one text buffer: no allocation per string.
+/// in one text buffer: no allocation per string, and 16 bytes per string in the map.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct StringTable {
     text: String,
-    spans: HashMap<u32, (usize, usize)>,
+    spans: HashMap<u32, Span>,
+}
+
+/// Where a string is in the text buffer: its start in two halves (so that the map's
+/// entries take 16 bytes, not 24), and its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start_low: u32,
+    start_high: u32,
+    len: u32,
+}
+
+impl Span {
+    #[allow(clippy::cast_possible_truncation)] // the halves of a 64-bit start
+    fn new(start: usize, end: usize) -> Span {
+        let start = start as u64;
+        Span {
+            start_low: start as u32,
+            start_high: (start >> 32) as u32,
+            len: u32::try_from(end as u64 - start).unwrap_or(u32::MAX),
+        }
+    }
+
+    #[allow(clippy::cast_possible_truncation)] // the start was a usize
+    fn range(self) -> std::ops::Range<usize> {
+        let start = (u64::from(self.start_high) << 32 | u64::from(self.start_low)) as usize;
+        start..start + self.len as usize
+    }
 }
 
 impl StringTable {
@@ -27,9 +54,12 @@ impl StringTable {
 
     /// Keeps `text` as string `index`, in place of any string kept there before.
     pub fn insert(&mut self, index: u32, text: &str) {
+        // A string is never longer than a 32-bit length says (the readers cut texts far
+        // shorter).
+        let text = &text[..floor_char_boundary(text, u32::MAX as usize)];
         let start = self.text.len();
         self.text.push_str(text);
-        self.spans.insert(index, (start, self.text.len()));
+        self.spans.insert(index, Span::new(start, self.text.len()));
     }
 
     /// Keeps `bytes` as string `index`; bytes that are not UTF-8 become U+FFFD.
@@ -42,9 +72,7 @@ impl StringTable {
 
     /// String `index`, if it was kept.
     pub fn get(&self, index: u32) -> Option<&str> {
-        self.spans
-            .get(&index)
-            .map(|&(start, end)| &self.text[start..end])
+        self.spans.get(&index).map(|&span| &self.text[span.range()])
     }
 
     /// How many strings are kept.
@@ -61,8 +89,19 @@ impl StringTable {
     pub fn iter(&self) -> impl Iterator<Item = (u32, &str)> + '_ {
         self.spans
             .iter()
-            .map(|(&index, &(start, end))| (index, &self.text[start..end]))
+            .map(|(&index, &span)| (index, &self.text[span.range()]))
     }
+}
+
+/// The largest character boundary of `text` at or below `max`.
+fn floor_char_boundary(text: &str, max: usize) -> usize {
+    if max >= text.len() {
+        return text.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 impl<'a> FromIterator<(u32, &'a str)> for StringTable {

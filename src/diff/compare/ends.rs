@@ -85,6 +85,16 @@ impl Ends {
         }
     }
 
+    /// Lets go of both ends' objects in id order (8 bytes an object each), where the
+    /// stages after the leak traces' start ask for them no more (they would be sorted
+    /// again if one did).
+    pub(super) fn forget_ids(&mut self) {
+        self.head.forget_by_id();
+        if let Some(b) = self.base.as_mut() {
+            b.forget_by_id();
+        }
+    }
+
     /// Both ends' warnings, once for a snapshot compared with itself.
     pub(super) fn warnings(&self) -> Vec<Warning> {
         let mut warnings = self.base().snap.warnings.clone();
@@ -124,11 +134,14 @@ pub(super) fn load_ends(
             if needs.owners && is_base {
                 Analysed::measured(snap)
             } else {
-                // HEAD's dominator tree gives the listed objects' retained sizes.
+                // HEAD's dominator tree gives the listed objects' retained sizes, the leak
+                // traces' and the owners'. No stage asks for BASE's: its graph goes as its
+                // dominators need it, rather than being held (and copied) for nothing.
                 let a = Analysed::keeping(
                     snap,
                     keep,
-                    needs.owners || needs.leaks || (keep && needs.leaklist) || needs.keep,
+                    !is_base
+                        && (needs.owners || needs.leaks || (keep && needs.leaklist) || needs.keep),
                 );
                 // A snapshot compared with itself needs no objects in id order.
                 if needs.same_snapshot { a } else { a.sorted() }

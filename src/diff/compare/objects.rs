@@ -29,18 +29,30 @@ pub(super) fn compare(
     // two threads.
     let (mut leaks, duplicates) = if needs.leaks {
         progress("clustering leak traces and finding duplicated values".into());
+        let leaked = if diff.id_matching == IdMatching::SameProcess {
+            traces::leaked(&ends, selection.target)?
+        } else {
+            None
+        };
+        // Past this point only these stages sort the objects by id; the leak traces and
+        // the duplicated values are the pair's peak, so the sorted ids go before them.
+        let ids_later = selection.trend
+            || !options.explain.is_empty()
+            || selection.leaklist.is_some()
+            || needs.keep
+            || ends.head.snap.allocations.is_some();
+        if !ids_later {
+            ends.forget_ids();
+        }
         let ends = &ends;
-        let (leaks, duplicates) = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let duplicates = s.spawn(|| traces::duplicates(ends));
-            let leaks = if diff.id_matching == IdMatching::SameProcess {
-                traces::find(ends, selection.target)
-            } else {
-                Ok(None)
-            };
-            (leaks, duplicates.join())
-        });
-        let duplicates = duplicates.unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (leaks?, duplicates)
+            let leaks = leaked.and_then(|leaked| traces::find(ends, &leaked));
+            let duplicates = duplicates
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (leaks, duplicates)
+        })
     } else {
         (None, None)
     };

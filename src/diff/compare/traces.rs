@@ -2,43 +2,73 @@
 
 use super::ends::Ends;
 use super::{Pick, Result};
-use crate::analysis::shapes::{Duplicate, duplicated_objects, duplicated_strings};
+use crate::analysis::dominators::Dominators;
+use crate::analysis::shapes::{Duplicate, duplicated_values};
 use crate::diff::explain::ClassDetail;
 use crate::diff::explain::Explainer;
 use crate::diff::heap::ById;
 use crate::diff::leaks::{LeakOptions, leak_clusters, leaked_after_action, new_objects};
 use crate::diff::{DuplicateValue, Duplicates, LeakTraces};
 use crate::input::options::ParseOptions;
+use crate::model::graph::HeapGraph;
 
-/// The leaked objects of HEAD clustered by their leak traces: those new since BASE, or
-/// with memlab's one-action protocol those `target` has and BASE (the baseline) does not.
-pub(super) fn find(ends: &Ends, target: Option<Pick<'_>>) -> Result<Option<LeakTraces>> {
-    let (base, head) = (ends.base(), &ends.head);
+/// HEAD's graph and dominator tree where the leak traces can be found in them.
+fn traced(ends: &Ends) -> Option<(&HeapGraph, &Dominators)> {
+    let head = &ends.head;
     let (Some(g), Some(dom)) = (head.snap.graph.as_ref(), head.dominators.as_ref()) else {
-        return Ok(None);
+        return None;
     };
     // A graph read only in part (a damaged capture) has no traces to speak of.
     let nodes = head.snap.node_count();
-    if nodes == 0 || g.node_count() != nodes || dom.idom.len() != nodes {
+    (nodes != 0 && g.node_count() == nodes && dom.idom.len() == nodes).then_some((g, dom))
+}
+
+/// Which of HEAD's objects leaked: those new since BASE, or with memlab's one-action
+/// protocol those `target` has and BASE (the baseline) does not; with the basis's name.
+/// None where HEAD has no traces to find (see [`find`]).
+pub(super) fn leaked(ends: &Ends, target: Option<Pick<'_>>) -> Result<Option<Leaked>> {
+    if traced(ends).is_none() {
         return Ok(None);
     }
+    let (base, head) = (ends.base(), &ends.head);
     let base_side = (&base.snap, base.by_id());
     let head_side = (&head.snap, head.by_id());
-    let (basis, leaked) = match target {
+    Ok(Some(match target {
         Some(t) => {
             let t = t.load(ParseOptions::default())?;
             let ids = ById::new(&t);
-            (
-                "one-action",
-                leaked_after_action(base_side, (&t, &ids), head_side),
-            )
+            Leaked {
+                basis: "one-action",
+                nodes: leaked_after_action(base_side, (&t, &ids), head_side),
+            }
         }
-        None => ("pair", new_objects(base_side, head_side)),
-    };
-    Ok(Some(LeakTraces {
-        basis,
-        clusters: leak_clusters(&head.snap, g, dom, &leaked, &LeakOptions::default()),
+        None => Leaked {
+            basis: "pair",
+            nodes: new_objects(base_side, head_side),
+        },
     }))
+}
+
+/// HEAD's leaked objects (see [`leaked`]).
+pub(super) struct Leaked {
+    basis: &'static str,
+    /// Whether each of HEAD's nodes leaked.
+    nodes: Vec<bool>,
+}
+
+/// The leaked objects of HEAD clustered by their leak traces.
+pub(super) fn find(ends: &Ends, leaked: &Leaked) -> Option<LeakTraces> {
+    let (g, dom) = traced(ends)?;
+    Some(LeakTraces {
+        basis: leaked.basis,
+        clusters: leak_clusters(
+            &ends.head.snap,
+            g,
+            dom,
+            &leaked.nodes,
+            &LeakOptions::default(),
+        ),
+    })
 }
 
 /// A class's detail, showing the representative of its largest leak cluster (the object
@@ -77,8 +107,8 @@ pub(super) fn duplicates(ends: &Ends) -> Option<Duplicates> {
             })
             .collect()
     };
-    let strings = worth(duplicated_strings(snap, g, |_| true, DUPLICATES_TOP));
-    let objects = worth(duplicated_objects(snap, g, |_| true, DUPLICATES_TOP));
+    let (strings, objects) = duplicated_values(snap, g, |_| true, DUPLICATES_TOP);
+    let (strings, objects) = (worth(strings), worth(objects));
     (!strings.is_empty() || !objects.is_empty()).then_some(Duplicates {
         floor: DUPLICATE_FLOOR,
         strings,
