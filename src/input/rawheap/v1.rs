@@ -43,7 +43,7 @@ use super::sections::{
 use super::strings::Strings;
 use super::{ParseOptions, RawheapError};
 use crate::model::column::Column;
-use crate::model::heap::{ClassId, HeapSnapshot};
+use crate::model::heap::HeapSnapshot;
 
 /// Field offsets past this make the read take the memory blocks into memory.
 const WINDOW: usize = 1 << 16;
@@ -194,8 +194,8 @@ pub(super) fn parse<R: Twin>(
     let n = objs.len();
     let (listed, name_room) = match listed {
         Some((listed, matched)) if matched.made.len() == n => (Some(listed), matched),
-        Some((listed, _)) => (Some(listed), NameRoom::new(0)),
-        None => (None, NameRoom::new(0)),
+        Some((listed, _)) => (Some(listed), NameRoom::new(n)),
+        None => (None, NameRoom::new(n)),
     };
     let (mut nodes, fields) = Nodes::new(meta);
     // The objects the roots name come first, then the named ones at their first mention
@@ -366,17 +366,20 @@ pub(super) fn parse<R: Twin>(
         std::mem::take(&mut objs.sizes),
         std::mem::take(&mut objs.natives),
     );
-    make_nodes(
-        &mut nodes,
-        own,
-        &labels,
-        &plan,
-        class_room,
-        options.threads > 0,
-    );
-    // What only the nodes needed goes before the edges are made, on a thread of its own
-    // where one is free: unmapping it takes a while.
+    make_nodes(&mut nodes, own, &labels, &plan, options.threads > 0);
+    // What only the nodes needed goes before the classes and edges are made, on a thread
+    // of its own where one is free: unmapping it takes a while. Without a graph, so do
+    // the plan and the objects' types.
     give_back((obj_names, made), options);
+    if !options.graph {
+        give_back(
+            (std::mem::take(&mut plan), std::mem::take(&mut objs.types)),
+            options,
+        );
+    }
+    let mut classes = Classes::new(class_room);
+    classes.extend(&nodes.types, &nodes.names, &nodes.strings);
+    nodes.classes = classes;
     let graph = if let (Some((node_of, highs, bare_nodes)), Words::Loaded(memory)) = (graph, words)
     {
         let objects = V1Objects {
@@ -637,14 +640,12 @@ impl Labels<'_> {
 /// leaves (`BARE` and a number). The number columns are gathered one at a time, each into
 /// the memory of the object column gathered before it (the ids into new memory), then the
 /// names into the memory the last one leaves (on two threads where `threads`, each half
-/// of the plan), and every node's class into `class_room`: only the ids and the node
-/// types are mapped anew.
+/// of the plan): only the ids and the node types are mapped anew.
 fn make_nodes(
     nodes: &mut Nodes,
     (own_ids, own_sizes, own_natives): (Column, Vec<u32>, Vec<u32>),
     labels: &Labels<'_>,
     plan: &[u32],
-    class_room: Vec<ClassId>,
     threads: bool,
 ) {
     let base = nodes.types.len();
@@ -704,9 +705,6 @@ fn make_nodes(
         label(types_a, names_a, &plan[..half]);
         label(types_b, names_b, &plan[half..]);
     }
-    let mut classes = Classes::new(class_room);
-    classes.extend(&types, &names, &nodes.strings);
-    nodes.classes = classes;
     nodes.types = types;
     nodes.names = names;
     nodes.ids = ids;
@@ -820,13 +818,20 @@ impl Listed {
         let mut addrs = Column::default();
         addrs.reserve(section.1 / width);
         let mut base = None;
-        let mut counts = Vec::new();
-        read_names(file, &mut strings, section, width, |named, _| {
+        let mut counts: Vec<u32> = Vec::new();
+        // A long list comes in parts, each with its name.
+        let mut last = None;
+        read_names(file, &mut strings, section, width, |named, name| {
             for a in named.chunks_exact(width).map(addr_of) {
                 let base = *base.get_or_insert(a & !0xFFFF_FFFF);
                 addrs.push(a.wrapping_sub(base));
             }
-            counts.push(u32::try_from(named.len() / width).unwrap_or(u32::MAX));
+            let count = u32::try_from(named.len() / width).unwrap_or(u32::MAX);
+            match counts.last_mut() {
+                Some(c) if last == Some(name) => *c = c.saturating_add(count),
+                _ => counts.push(count),
+            }
+            last = Some(name);
         })?;
         Ok(Listed {
             strings,
