@@ -369,17 +369,21 @@ pub(super) fn parse<R: Twin>(
     make_nodes(&mut nodes, own, &labels, &plan, options.threads > 0);
     // What only the nodes needed goes before the classes and edges are made, on a thread
     // of its own where one is free: unmapping it takes a while. Without a graph, so do
-    // the plan and the objects' types.
+    // the plan and the objects' types, and the classes are made in the hclasses' memory;
+    // with one, that memory goes too, and the classes are made once the edges are, when
+    // the memory blocks have gone.
     give_back((obj_names, made), options);
-    if !options.graph {
+    if options.graph {
+        give_back(class_room, options);
+    } else {
         give_back(
             (std::mem::take(&mut plan), std::mem::take(&mut objs.types)),
             options,
         );
+        let mut classes = Classes::new(class_room);
+        classes.extend(&nodes.types, &nodes.names, &nodes.strings);
+        nodes.classes = classes;
     }
-    let mut classes = Classes::new(class_room);
-    classes.extend(&nodes.types, &nodes.names, &nodes.strings);
-    nodes.classes = classes;
     let graph = if let (Some((node_of, highs, bare_nodes)), Words::Loaded(memory)) = (graph, words)
     {
         let objects = V1Objects {
