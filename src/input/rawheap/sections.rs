@@ -337,24 +337,25 @@ pub(super) fn read_names<R: Read + Seek>(
         let addrs = n as usize * width;
         // A long list is not taken into the buffer whole: its name is read aside, then
         // the addresses handed on a buffer at a time (each part with the same name).
-        if addrs + len + 1 > LONG_LIST && at + addrs + len < end {
-            if let Some(text) = b.aside(at + addrs, len + 1)? {
-                let name = strings.push_text(&text[..len]);
-                let mut left = addrs;
-                while left > 0 {
-                    let (s, _) = b.have(width)?;
-                    let part = s.len().min(left) / width * width;
-                    if part == 0 {
-                        break;
-                    }
-                    each(&s[..part], name);
-                    b.skip(part);
-                    left -= part;
+        if addrs + len + 1 > LONG_LIST
+            && at + addrs + len < end
+            && let Some(text) = b.aside(at + addrs, len + 1)?
+        {
+            let name = strings.push_text(&text[..len]);
+            let mut left = addrs;
+            while left > 0 {
+                let (s, _) = b.have(width)?;
+                let part = s.len().min(left) / width * width;
+                if part == 0 {
+                    break;
                 }
-                b.have(len + 1)?;
-                b.skip(len + 1);
-                continue;
+                each(&s[..part], name);
+                b.skip(part);
+                left -= part;
             }
+            b.have(len + 1)?;
+            b.skip(len + 1);
+            continue;
         }
         let (s, _) = b.have(addrs + len + 1)?;
         if s.len() < addrs + len {

@@ -1037,7 +1037,9 @@ fn a_long_name_list_is_handed_on_in_parts_each_with_its_name() {
     for (name, addrs) in &lists {
         section.extend((name.len() as u32).to_le_bytes());
         section.extend((addrs.len() as u32).to_le_bytes());
-        addrs.iter().for_each(|a| section.extend(a.to_le_bytes()));
+        for a in addrs {
+            section.extend(a.to_le_bytes());
+        }
         section.extend(name.as_bytes());
         section.push(0);
     }

@@ -301,7 +301,7 @@ pub(super) fn parse<R: Twin>(
     let by_addr = if options.graph {
         by_addr
     } else {
-        give_back(by_addr, options);
+        drop(by_addr);
         AddrIndex::Empty
     };
 
@@ -367,19 +367,16 @@ pub(super) fn parse<R: Twin>(
         std::mem::take(&mut objs.natives),
     );
     make_nodes(&mut nodes, own, &labels, &plan, options.threads > 0);
-    // What only the nodes needed goes before the classes and edges are made, on a thread
-    // of its own where one is free: unmapping it takes a while. Without a graph, so do
-    // the plan and the objects' types, and the classes are made in the hclasses' memory;
-    // with one, that memory goes too, and the classes are made once the edges are, when
-    // the memory blocks have gone.
-    give_back((obj_names, made), options);
+    // What only the nodes needed goes before the classes and edges are made (here, not
+    // on a thread of its own: a busy machine would keep it mapped past the peak). Without
+    // a graph, so do the plan and the objects' types, and the classes are made in the
+    // hclasses' memory; with one, that memory goes too, and the classes are made once
+    // the edges are, when the memory blocks have gone.
+    drop((obj_names, made));
     if options.graph {
-        give_back(class_room, options);
+        drop(class_room);
     } else {
-        give_back(
-            (std::mem::take(&mut plan), std::mem::take(&mut objs.types)),
-            options,
-        );
+        drop((std::mem::take(&mut plan), std::mem::take(&mut objs.types)));
         let mut classes = Classes::new(class_room);
         classes.extend(&nodes.types, &nodes.names, &nodes.strings);
         nodes.classes = classes;
