@@ -86,6 +86,22 @@ impl<'f, R: Read + Seek> Bytes<'f, R> {
             .map_err(|e| io_error(to, &e))
     }
 
+    /// The `n` bytes at file offset `at`, read aside (the position is kept); None where
+    /// the file has fewer.
+    pub(super) fn aside(&mut self, at: usize, n: usize) -> Result<Option<Vec<u8>>, RawheapError> {
+        let back = self.base + self.buf.len();
+        let mut bytes = Vec::with_capacity(n);
+        let read = self
+            .file
+            .seek(SeekFrom::Start(at as u64))
+            .and_then(|_| (&mut *self.file).take(n as u64).read_to_end(&mut bytes));
+        self.file
+            .seek(SeekFrom::Start(back as u64))
+            .map_err(|e| io_error(back, &e))?;
+        read.map_err(|e| io_error(at, &e))?;
+        Ok((bytes.len() == n).then_some(bytes))
+    }
+
     pub(super) fn skip(&mut self, n: usize) {
         self.pos += n;
     }

@@ -289,6 +289,9 @@ fn read_roots(
 
 /// Reads the string section through a buffer: interns each name and hands `each` the
 /// addresses it names (`width` bytes each) with it, in the section's order.
+/// A name's addresses and text past this many bytes are handed on in parts.
+const LONG_LIST: usize = 1 << 20;
+
 pub(super) fn read_names<R: Read + Seek>(
     file: &mut R,
     strings: &mut Strings,
@@ -332,6 +335,28 @@ pub(super) fn read_names<R: Read + Seek>(
             );
         }
         let addrs = n as usize * width;
+        // A long list is not taken into the buffer whole: its name is read aside, then
+        // the addresses handed on a buffer at a time (each part with the same name).
+        if addrs + len + 1 > LONG_LIST
+            && at + addrs + len < end
+            && let Some(text) = b.aside(at + addrs, len + 1)?
+        {
+            let name = strings.push_text(&text[..len]);
+            let mut left = addrs;
+            while left > 0 {
+                let (s, _) = b.have(width)?;
+                let part = s.len().min(left) / width * width;
+                if part == 0 {
+                    break;
+                }
+                each(&s[..part], name);
+                b.skip(part);
+                left -= part;
+            }
+            b.have(len + 1)?;
+            b.skip(len + 1);
+            continue;
+        }
         let (s, _) = b.have(addrs + len + 1)?;
         if s.len() < addrs + len {
             return short(at + addrs, "a name", len);

@@ -1020,3 +1020,87 @@ fn a_damaged_version_1_heap_gives_the_same_error_streamed_threaded_or_in_memory(
         assert_eq!((one, file), (reference.clone(), reference), "{keep}");
     }
 }
+
+#[test]
+fn a_long_name_list_is_handed_on_in_parts_each_with_its_name() {
+    // One name of 300,000 addresses (2.4 MB of them, more than the read's buffer) between
+    // two short ones, in a string section that starts 16 bytes into the file.
+    let long: Vec<u64> = (0..300_000u64).map(|i| 0x10_0000 + 8 * i).collect();
+    let lists = [
+        ("first", vec![0x20u64]),
+        ("long", long),
+        ("last", vec![0x30, 0x40]),
+    ];
+    let mut section = Vec::new();
+    section.extend(3u32.to_le_bytes());
+    section.extend(0u32.to_le_bytes());
+    for (name, addrs) in &lists {
+        section.extend((name.len() as u32).to_le_bytes());
+        section.extend((addrs.len() as u32).to_le_bytes());
+        for a in addrs {
+            section.extend(a.to_le_bytes());
+        }
+        section.extend(name.as_bytes());
+        section.push(0);
+    }
+    let mut file = vec![0xEEu8; 16];
+    file.extend(&section);
+    file.extend([0xEEu8; 16]);
+    let read = |size: usize| {
+        let mut strings = strings::Strings::default();
+        let mut parts: Vec<(u32, Vec<u64>)> = Vec::new();
+        let cursor = &mut std::io::Cursor::new(&file[..]);
+        sections::read_names(cursor, &mut strings, (16, size), 8, |addrs, name| {
+            let addrs = addrs.chunks_exact(8).map(sections::addr_of).collect();
+            parts.push((name, addrs));
+        })
+        .map(|()| {
+            parts
+                .into_iter()
+                .map(|(name, addrs)| (strings.get(name).to_owned(), addrs))
+                .collect::<Vec<_>>()
+        })
+    };
+    let parts = read(section.len()).unwrap_or_else(|e| panic!("{e}"));
+    // The long list came in parts, every one with its name; joined, the lists as written.
+    assert!(parts.iter().filter(|(name, _)| name == "long").count() > 1);
+    let mut joined: Vec<(String, Vec<u64>)> = Vec::new();
+    for (name, addrs) in parts {
+        match joined.last_mut() {
+            Some((last, all)) if *last == name => all.extend(addrs),
+            _ => joined.push((name, addrs)),
+        }
+    }
+    let written: Vec<(String, Vec<u64>)> = lists
+        .iter()
+        .map(|(name, addrs)| ((*name).to_owned(), addrs.clone()))
+        .collect();
+    assert_eq!(joined, written);
+    // A section that ends before the long name's NUL: the error the whole list gives.
+    let nul = 16 + 8 + (8 + 8 + 6) + 8 + 8 * 300_000 + 4;
+    assert_eq!(file[nul], 0);
+    let e = read(nul - 16).unwrap_err().to_string();
+    assert!(
+        e.contains("the NUL after a name needs 1 bytes") && e.contains(&nul.to_string()),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_version_1_name_of_a_long_list_reads_the_same_every_way() {
+    // A name listing one object 140,000 times (more than the read's buffer holds, so it
+    // comes in parts), then a name of another: each object gets its own, every way.
+    let n = 300;
+    let addr = |i: u64| 0x10_0000 + 32 * ((i * 7919) % n);
+    let mut h = big_v1_heap(n, false);
+    h.names.push(("many".into(), vec![addr(12); 140_000]));
+    h.names.push(("after".into(), vec![addr(18)]));
+    let [reference, one, threaded, file] = every_way(&h.build());
+    let (_, _, _, classes, _, _) = reference.clone().unwrap();
+    for wanted in ["many", "after"] {
+        assert!(classes.iter().any(|c| c == wanted), "{wanted}");
+    }
+    assert_eq!(one, reference);
+    assert_eq!(threaded, reference);
+    assert_eq!(file, reference);
+}

@@ -13,11 +13,15 @@
 //! through the metadata's layouts) the memory blocks are read into memory, without the
 //! tables: the file's size less its tables and names.
 //!
-//! Where two cores are free, a second thread maps the memory the read fills ahead of it
-//! (a page is slow to map the first time it is written), reads the string section with a
-//! reader of its own, looks up half the named addresses, and makes the node labels and
-//! classes while this one gathers the number columns; every result is the one-thread
-//! read's.
+//! Each object column's memory is used again once the column is spent: the addresses'
+//! for each object's name (once the index has them), and each number column's for the
+//! node column gathered after it, so that the read maps little beyond the objects'
+//! columns; without a graph, the index goes before the nodes are made.
+//!
+//! Where two cores are free, a second thread maps the memory the names are matched in
+//! ahead of the read (a page is slow to map the first time it is written), reads the
+//! string section with a reader of its own, looks up half the named addresses, and
+//! labels half the nodes; every result is the one-thread read's.
 
 use std::io::{Read, Seek};
 use std::ops::Range;
@@ -39,7 +43,7 @@ use super::sections::{
 use super::strings::Strings;
 use super::{ParseOptions, RawheapError};
 use crate::model::column::Column;
-use crate::model::heap::{ClassId, HeapSnapshot};
+use crate::model::heap::HeapSnapshot;
 
 /// Field offsets past this make the read take the memory blocks into memory.
 const WINDOW: usize = 1 << 16;
@@ -162,11 +166,7 @@ pub(super) fn parse<R: Twin>(
         let second = (options.threads > 0).then(|| {
             s.spawn(move || {
                 let listed = Listed::read(&mut twin, string_section, 8, meta);
-                let matched = NameRoom::new(total);
-                // The node columns' memory is mapped while the index is made and the
-                // names are matched.
-                let columns = Joined(Some(std::thread::spawn(move || ColumnRoom::new(total))));
-                (listed, matched, columns)
+                (listed, NameRoom::new(total))
             })
         });
         let in_step = in_step && !options.graph && reach.window <= WINDOW;
@@ -192,18 +192,23 @@ pub(super) fn parse<R: Twin>(
     });
     let (mut objs, hclasses, words, by_addr) = objects?;
     let n = objs.len();
-    let (listed, name_room, columns) = match listed {
-        Some((listed, matched, columns)) if matched.names.len() == n => {
-            (Some(listed), matched, Some(columns))
-        }
-        Some((listed, _, _)) => (Some(listed), NameRoom::new(0), None),
-        None => (None, NameRoom::new(0), None),
+    let (listed, name_room) = match listed {
+        Some((listed, matched)) if matched.made.len() == n => (Some(listed), matched),
+        Some((listed, _)) => (Some(listed), NameRoom::new(n)),
+        None => (None, NameRoom::new(n)),
     };
     let (mut nodes, fields) = Nodes::new(meta);
     // The objects the roots name come first, then the named ones at their first mention
     // (`plan`), then the rest; an object's name is the last one the string table gives it.
-    let mut obj_names = name_room.names;
-    obj_names.resize(n, NO_NAME);
+    // Each object's name is kept in its address's memory: the index has the addresses.
+    let mut obj_names = match std::mem::take(&mut objs.addrs) {
+        Column::Narrow(mut addrs) => {
+            addrs.clear();
+            addrs.resize(n, NO_NAME);
+            addrs
+        }
+        Column::Wide(_) => vec![NO_NAME; n],
+    };
     let mut made = name_room.made;
     made.resize(n, false);
     // Addresses outside the table that have a node (a root's or a name's), by their
@@ -290,20 +295,17 @@ pub(super) fn parse<R: Twin>(
         (tables, &words),
         (meta, &named),
     )?;
-    // The class column is made in the hclasses' memory, and the ids gathered in the
-    // addresses' where they are narrow.
+    // The class column is made in the hclasses' memory. Without a graph, the index has
+    // done its work: its memory goes before the nodes are made.
     let class_room = std::mem::take(&mut objs.hclass);
+    let by_addr = if options.graph {
+        by_addr
+    } else {
+        drop(by_addr);
+        AddrIndex::Empty
+    };
 
     // The nodes, in the translator's order.
-    let columns = columns
-        .and_then(Joined::join)
-        .unwrap_or_else(|| ColumnRoom::new(0));
-    nodes.names = columns.labels;
-    nodes.types = columns.types;
-    let scratch = match std::mem::take(&mut objs.addrs) {
-        Column::Narrow(addrs) => addrs,
-        Column::Wide(_) => Vec::new(),
-    };
     nodes.fixed(meta, &head, false);
     let empty = nodes.strings.id("");
     let labels = Labels {
@@ -364,17 +366,21 @@ pub(super) fn parse<R: Twin>(
         std::mem::take(&mut objs.sizes),
         std::mem::take(&mut objs.natives),
     );
-    let spare = make_nodes(
-        &mut nodes,
-        own,
-        &labels,
-        &plan,
-        (scratch, class_room),
-        options.threads > 0,
-    );
-    // What only the nodes needed goes before the edges are made, on a thread of its own
-    // where one is free: unmapping it takes a while.
-    give_back((obj_names, made, spare), options);
+    make_nodes(&mut nodes, own, &labels, &plan, options.threads > 0);
+    // What only the nodes needed goes before the classes and edges are made (here, not
+    // on a thread of its own: a busy machine would keep it mapped past the peak). Without
+    // a graph, so do the plan and the objects' types, and the classes are made in the
+    // hclasses' memory; with one, that memory goes too, and the classes are made once
+    // the edges are, when the memory blocks have gone.
+    drop((obj_names, made));
+    if options.graph {
+        drop(class_room);
+    } else {
+        drop((std::mem::take(&mut plan), std::mem::take(&mut objs.types)));
+        let mut classes = Classes::new(class_room);
+        classes.extend(&nodes.types, &nodes.names, &nodes.strings);
+        nodes.classes = classes;
+    }
     let graph = if let (Some((node_of, highs, bare_nodes)), Words::Loaded(memory)) = (graph, words)
     {
         let objects = V1Objects {
@@ -412,24 +418,6 @@ pub(super) fn parse<R: Twin>(
     Ok(snap)
 }
 
-/// A thread's result. Dropped unused (the read failed, or did not need it), the thread is
-/// joined all the same, so that none outlives the read.
-struct Joined<T>(Option<std::thread::JoinHandle<T>>);
-
-impl<T> Joined<T> {
-    fn join(mut self) -> Option<T> {
-        self.0.take()?.join().ok()
-    }
-}
-
-impl<T> Drop for Joined<T> {
-    fn drop(&mut self) {
-        if let Some(handle) = self.0.take() {
-            drop(handle.join());
-        }
-    }
-}
-
 /// Frees what a read no longer needs: on a thread of its own where one is free, as
 /// unmapping it takes a while.
 fn give_back<T: Send + 'static>(spent: T, options: ParseOptions) {
@@ -460,7 +448,8 @@ fn types_through_hclasses<R: Read + Seek>(
         };
         if t == NO_TYPE || usize::from(t) >= types {
             let at = bytes_of(file, tables, words, h)? + named.hclass_bitfield as usize;
-            let addr = objs.addr(i);
+            // The addresses' memory holds the names by now: the table has the address.
+            let addr = read_item(file, tables, i, 0, 8)?.map_or(0, |b| addr64(&b));
             if t == NO_TYPE {
                 return no_bitfield(i, addr, at);
             }
@@ -649,34 +638,19 @@ impl Labels<'_> {
 }
 
 /// Makes the nodes of `plan` after those made so far: objects by number, and bare string
-/// leaves (`BARE` and a number). The type and name columns, then every node's class (in
-/// `class_room`), are made on a second thread where `threads`; the number columns are
-/// gathered one at a time, each into the memory of the object column gathered before it
-/// (the first into `scratch`), so that no more is mapped for them. Returns the memory the
-/// last leaves free.
+/// leaves (`BARE` and a number). The number columns are gathered one at a time, each into
+/// the memory of the object column gathered before it (the ids into new memory), then the
+/// names into the memory the last one leaves (on two threads where `threads`, each half
+/// of the plan): only the ids and the node types are mapped anew.
 fn make_nodes(
     nodes: &mut Nodes,
     (own_ids, own_sizes, own_natives): (Column, Vec<u32>, Vec<u32>),
     labels: &Labels<'_>,
     plan: &[u32],
-    (scratch, class_room): (Vec<u32>, Vec<ClassId>),
     threads: bool,
-) -> Vec<u32> {
+) {
     let base = nodes.types.len();
     let total = base + plan.len();
-    let mut types = std::mem::take(&mut nodes.types);
-    let mut names = std::mem::take(&mut nodes.names);
-    types.resize(total, 0);
-    names.resize(total, 0);
-    let object_types = labels.types;
-    let label = |mut types: Vec<u8>, mut names: Vec<u32>, nodes: &Nodes| {
-        for ((ty, name), &target) in types[base..].iter_mut().zip(&mut names[base..]).zip(plan) {
-            (*ty, *name) = labels.of(nodes, target);
-        }
-        let mut classes = Classes::new(class_room);
-        classes.extend(&types, &names, &nodes.strings);
-        (types, names, classes)
-    };
     // Each number column: its first `base` values, then the plan's (0 for a leaf).
     let gather = |mut into: Vec<u32>, head: &[u32], of: &[u32]| {
         into.clear();
@@ -688,48 +662,55 @@ fn make_nodes(
         );
         into
     };
-    let (head_ids, head_sizes, head_natives) = (&nodes.ids, &nodes.sizes, &nodes.natives);
-    let numbers = || {
-        let (ids, spare) = match (own_ids, head_ids) {
-            (Column::Narrow(own), Column::Narrow(head)) => {
-                (Column::Narrow(gather(scratch, head, &own)), own)
+    let (ids, spare) = match (own_ids, &nodes.ids) {
+        (Column::Narrow(own), Column::Narrow(head)) => {
+            (Column::Narrow(gather(Vec::new(), head, &own)), own)
+        }
+        (own, head) => {
+            let mut ids = head.clone();
+            for &t in plan {
+                ids.push(if t & BARE == 0 {
+                    let i = t as usize;
+                    object_id(own.get(i), labels.types[i] != NO_TYPE)
+                } else {
+                    0
+                });
             }
-            (own, _) => {
-                let mut ids = head_ids.clone();
-                for &t in plan {
-                    ids.push(if t & BARE == 0 {
-                        let i = t as usize;
-                        object_id(own.get(i), object_types[i] != NO_TYPE)
-                    } else {
-                        0
-                    });
-                }
-                (ids, scratch)
-            }
-        };
-        let sizes = gather(spare, head_sizes, &own_sizes);
-        let natives = gather(own_sizes, head_natives, &own_natives);
-        (ids, sizes, natives, own_natives)
+            (ids, Vec::new())
+        }
     };
-    let ((types, names, classes), (ids, sizes, natives, spare)) = if threads {
+    let sizes = gather(spare, &nodes.sizes, &own_sizes);
+    let natives = gather(own_sizes, &nodes.natives, &own_natives);
+    let mut names = own_natives;
+    names.clear();
+    names.reserve(total);
+    names.extend_from_slice(&nodes.names);
+    names.resize(total, 0);
+    let mut types = Vec::with_capacity(total);
+    types.extend_from_slice(&nodes.types);
+    types.resize(total, 0);
+    let label = |types: &mut [u8], names: &mut [u32], plan: &[u32]| {
+        for ((ty, name), &target) in types.iter_mut().zip(names).zip(plan) {
+            (*ty, *name) = labels.of(nodes, target);
+        }
+    };
+    let half = plan.len() / 2;
+    let (types_a, types_b) = types[base..].split_at_mut(half);
+    let (names_a, names_b) = names[base..].split_at_mut(half);
+    if threads {
         std::thread::scope(|s| {
-            let labelling = s.spawn(|| label(types, names, nodes));
-            let numbers = numbers();
-            let labels = labelling
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (labels, numbers)
-        })
+            s.spawn(|| label(types_b, names_b, &plan[half..]));
+            label(types_a, names_a, &plan[..half]);
+        });
     } else {
-        (label(types, names, nodes), numbers())
-    };
-    nodes.classes = classes;
+        label(types_a, names_a, &plan[..half]);
+        label(types_b, names_b, &plan[half..]);
+    }
     nodes.types = types;
     nodes.names = names;
     nodes.ids = ids;
     nodes.sizes = sizes;
     nodes.natives = natives;
-    spare
 }
 
 /// Where object `i`'s bytes start in the file: from the memory read, or read again from
@@ -743,16 +724,41 @@ fn bytes_of<R: Read + Seek>(
     if let Words::Loaded(memory) = words {
         return Ok(memory.file_offset(i));
     }
+    let Some((at, table)) = table_item((sections, heads), i as usize)? else {
+        return Ok(0);
+    };
+    let b = read_at(file, at + 20, 4)?;
+    Ok(table + u32_at(&b, 0).unwrap_or(0) as usize)
+}
+
+/// Where object `i`'s table item is in the file, and its table.
+fn table_item(
+    (sections, heads): Tables<'_>,
+    i: usize,
+) -> Result<Option<(usize, usize)>, RawheapError> {
     let mut first = 0;
     for (&(start, size), head) in sections.iter().zip(heads) {
         let (count, item, table) = object_table(head, start, size)?;
-        if (i as usize) < first + count {
-            let b = read_at(file, table + (i as usize - first) * item + 20, 4)?;
-            return Ok(table + u32_at(&b, 0).unwrap_or(0) as usize);
+        if i < first + count {
+            return Ok(Some((table + (i - first) * item, table)));
         }
         first += count;
     }
-    Ok(0)
+    Ok(None)
+}
+
+/// `len` bytes at `offset` of object `i`'s table item.
+fn read_item<R: Read + Seek>(
+    file: &mut R,
+    tables: Tables<'_>,
+    i: usize,
+    offset: usize,
+    len: usize,
+) -> Result<Option<Vec<u8>>, RawheapError> {
+    match table_item(tables, i)? {
+        Some((at, _)) => read_at(file, at + offset, len).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Room for `n` values of `T`, each page written once so that the system maps it.
@@ -763,10 +769,9 @@ fn room<T: Copy>(n: usize, value: T) -> Vec<T> {
     v
 }
 
-/// What the names of `n` objects are matched in: each object's name (none) and whether
-/// it has its node, and room for the named objects in order.
+/// What the names of `n` objects are matched in: whether each has its node, and room for
+/// the named objects in order.
 struct NameRoom {
-    names: Vec<u32>,
     made: Vec<bool>,
     order: Vec<u32>,
 }
@@ -776,24 +781,8 @@ impl NameRoom {
         let mut made = room(n, false);
         made.resize(n, false);
         NameRoom {
-            names: vec![NO_NAME; n],
             made,
             order: room(n, 0),
-        }
-    }
-}
-
-/// Room for the node type and name columns of `n` objects.
-struct ColumnRoom {
-    types: Vec<u8>,
-    labels: Vec<u32>,
-}
-
-impl ColumnRoom {
-    fn new(n: usize) -> ColumnRoom {
-        ColumnRoom {
-            types: room(n + 64, 0),
-            labels: room(n + 64, 0),
         }
     }
 }
@@ -830,13 +819,20 @@ impl Listed {
         let mut addrs = Column::default();
         addrs.reserve(section.1 / width);
         let mut base = None;
-        let mut counts = Vec::new();
-        read_names(file, &mut strings, section, width, |named, _| {
+        let mut counts: Vec<u32> = Vec::new();
+        // A long list comes in parts, each with its name.
+        let mut last = None;
+        read_names(file, &mut strings, section, width, |named, name| {
             for a in named.chunks_exact(width).map(addr_of) {
                 let base = *base.get_or_insert(a & !0xFFFF_FFFF);
                 addrs.push(a.wrapping_sub(base));
             }
-            counts.push(u32::try_from(named.len() / width).unwrap_or(u32::MAX));
+            let count = u32::try_from(named.len() / width).unwrap_or(u32::MAX);
+            match counts.last_mut() {
+                Some(c) if last == Some(name) => *c = c.saturating_add(count),
+                _ => counts.push(count),
+            }
+            last = Some(name);
         })?;
         Ok(Listed {
             strings,
