@@ -44,6 +44,13 @@ fn find(s: &HeapSnapshot, wanted: &str) -> u32 {
         .unwrap_or_else(|| panic!("no node {wanted}"))
 }
 
+/// The node of an id.
+fn by_id(s: &HeapSnapshot, id: u64) -> u32 {
+    (0..s.node_count() as u32)
+        .find(|&n| s.ids.get(n as usize) == id)
+        .unwrap_or_else(|| panic!("no node of id {id}"))
+}
+
 /// A node's kept edges as `label -> target name`.
 fn edges(s: &HeapSnapshot, n: u32) -> Vec<String> {
     let g = s.graph.as_ref().unwrap();
@@ -291,14 +298,8 @@ fn version_1_values_dictionaries_arrays_and_the_hash() {
             ".leak -> Leaked"
         ]
     );
-    let arr = find(&s, "ArkInternalArray");
-    let arr = if s.ids.get(arr as usize) == 11 {
-        arr
-    } else {
-        (0..s.node_count() as u32)
-            .find(|&n| s.ids.get(n as usize) == 11)
-            .unwrap()
-    };
+    let arr = by_id(&s, 11);
+    assert_eq!(name(&s, arr), "ArkInternalArray");
     assert_eq!(
         edges(&s, arr),
         [
@@ -442,9 +443,7 @@ fn version_2_tokens_arrays_and_native_sizes() {
     // Without header strings: the translator's unused node at index 5.
     assert_eq!(name(&s, 5), "invalid");
     assert_eq!((s.self_sizes.get(5), edges(&s, 5).len()), (0, 0));
-    let obj = (0..s.node_count() as u32)
-        .find(|&n| s.ids.get(n as usize) == 3)
-        .unwrap();
+    let obj = by_id(&s, 3);
     assert_eq!(obj, 6 + 5);
     assert_eq!(
         edges(&s, obj),
@@ -467,9 +466,7 @@ fn version_2_tokens_arrays_and_native_sizes() {
         edges(&s, np),
         [".hclass -> HiddenClass", ".ExternalPointer -> Leaked"]
     );
-    let arr = (0..s.node_count() as u32)
-        .find(|&n| s.ids.get(n as usize) == 9)
-        .unwrap();
+    let arr = by_id(&s, 9);
     assert_eq!(
         edges(&s, arr),
         [
@@ -480,9 +477,7 @@ fn version_2_tokens_arrays_and_native_sizes() {
     );
     // A root that is not in the table gets no edge.
     assert_eq!(edges(&s, 0).len(), 4 + 2);
-    let string = (0..s.node_count() as u32)
-        .find(|&n| s.ids.get(n as usize) == 11)
-        .unwrap();
+    let string = by_id(&s, 11);
     assert_eq!(
         (class(&s, string), s.self_sizes.get(string as usize)),
         ("(string)", 5)
