@@ -287,12 +287,99 @@ fn header(data: &[u8]) -> Result<(), RawheapError> {
 }
 
 /// The first pass: every record checked (§2.2) and its items listed.
-#[allow(clippy::too_many_lines)]
 fn records(data: &[u8]) -> Result<Records, RawheapError> {
     header(data)?;
     let mut r = Records::default();
-    let mut at = HEADER;
-    let mut number = 0;
+    records_in(data, (HEADER, data.len()), 0, &mut r)?;
+    Ok(r)
+}
+
+/// [`records`] on two threads: the records split where the one that starts nearest the
+/// middle of the file does, each half listed on its own, then the second half's items
+/// after the first's. Any problem (or a file of one record) and it is [`records`] on
+/// this thread, whose error names the first bad record as it always does.
+fn records_split(data: &[u8]) -> Result<Records, RawheapError> {
+    let Some((split, before)) = middle_record(data) else {
+        return records(data);
+    };
+    let halves = std::thread::scope(|s| {
+        let second = s.spawn(|| {
+            let mut r = Records::default();
+            records_in(data, (split, data.len()), before, &mut r).map(|()| r)
+        });
+        let first = header(data).and_then(|()| {
+            let mut r = Records::default();
+            records_in(data, (HEADER, split), 0, &mut r).map(|()| r)
+        });
+        (first, second.join())
+    });
+    match halves {
+        (Ok(mut first), Ok(Ok(second))) => {
+            first.append(second);
+            Ok(first)
+        }
+        _ => records(data),
+    }
+}
+
+/// Where the first record at or past the middle of the file starts, and how many come
+/// before it; None where the records' headers do not lead there (the first pass then
+/// reports why) or no record starts past the middle.
+fn middle_record(data: &[u8]) -> Option<(usize, usize)> {
+    let middle = data.len() / 2;
+    let (mut at, mut before) = (HEADER, 0);
+    while at < middle {
+        let len = u32_at(data, at + 9)? as usize;
+        if data.len() - at < RECORD_HEADER || len > MAX_BODY {
+            return None;
+        }
+        at = at.checked_add(RECORD_HEADER + len)?;
+        before += 1;
+    }
+    (at < data.len()).then_some((at, before))
+}
+
+impl Records {
+    /// Adds the items of the records after this one's, as the first pass would have
+    /// listed them had it gone on (a later string or class name wins, a later class dump
+    /// adds to the lists).
+    fn append(&mut self, later: Records) {
+        self.strings.extend(later.strings);
+        self.roots.extend(later.roots);
+        self.instances.extend(later.instances);
+        self.arrays.extend(later.arrays);
+        self.texts.extend(later.texts);
+        self.xrefs.extend(later.xrefs);
+        for (id, c) in later.classes {
+            let mine = self.classes.entry(id).or_default();
+            if c.name.is_some() {
+                mine.name = c.name;
+            }
+            if c.dumped {
+                mine.dumped = true;
+                mine.superclass = c.superclass;
+                mine.instance_size = c.instance_size;
+            }
+            mine.statics.extend(c.statics);
+            mine.fields.extend(c.fields);
+            mine.static_values.extend(c.static_values);
+            mine.methods.extend(c.methods);
+        }
+    }
+}
+
+/// Checks the records in the bytes `from..to` of `data` (the first numbered `before + 1`)
+/// and lists their items in `r`.
+#[allow(clippy::too_many_lines)]
+fn records_in(
+    data: &[u8],
+    (from, to): (usize, usize),
+    before: usize,
+    r: &mut Records,
+) -> Result<(), RawheapError> {
+    let data = &data[..to];
+    let mut at = from;
+    let mut number = before;
     while at < data.len() {
         number += 1;
         let start = at;
@@ -347,7 +434,7 @@ fn records(data: &[u8]) -> Result<Records, RawheapError> {
             end: body_at + len,
             record: (number, tag, start),
         };
-        let exact = read_items(&mut r, &mut b, tag, count)?;
+        let exact = read_items(r, &mut b, tag, count)?;
         if exact && b.at != b.end {
             let (end, left) = (b.end, b.end - b.at);
             return b.fail(
@@ -360,7 +447,7 @@ fn records(data: &[u8]) -> Result<Records, RawheapError> {
         }
         at = body_at + len;
     }
-    Ok(r)
+    Ok(())
 }
 
 /// Lists the `count` items of one record; whether its body must end with them (arrays,
@@ -565,7 +652,11 @@ pub(super) fn parse(
     options: ParseOptions,
     single: bool,
 ) -> Result<Static, RawheapError> {
-    let records = records(data)?;
+    let records = if options.threads > 0 {
+        records_split(data)?
+    } else {
+        records(data)?
+    };
     let class_of = records.classes.iter().map(|(&id, c)| (id, c)).collect();
     Ok(Build::new(data, &records, &class_of, options).run(single))
 }
