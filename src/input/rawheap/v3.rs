@@ -685,13 +685,13 @@ fn made_by_edges(r: &Records) -> (usize, usize) {
     (values, edges)
 }
 
-/// One pending edge: source node, target node, kind, name (or index).
+/// One pending edge: source node, target node. Its kind and name (or index) are kept
+/// apart, and only where the options ask for labels: without them, the list takes half
+/// the memory.
 #[derive(Clone, Copy)]
 struct Edge {
     from: u32,
     to: u32,
-    kind: EdgeKind,
-    name: u32,
 }
 
 /// Nodes by object id: a table indexed by id / 2 where the ids are dense (the writer
@@ -766,6 +766,8 @@ struct Build<'a> {
     /// ascending id; this one is for the lookups of every object).
     class_of: &'a HashMap<u32, &'a Class>,
     edges: Vec<Edge>,
+    /// Each edge's kind and name, where the options ask for labels.
+    labels: Vec<(EdgeKind, u32)>,
     /// The next synthetic node's number k (id `0x40000000 + k`).
     synthetic: u64,
     /// Names of classes by id, interned.
@@ -830,6 +832,7 @@ impl<'a> Build<'a> {
             class_nodes: HashMap::with_capacity(r.classes.len()),
             class_of,
             edges: Vec::with_capacity(edges),
+            labels: Vec::with_capacity(if options.labels { edges } else { 0 }),
             synthetic: 0,
             class_names: HashMap::new(),
             sids: HashMap::new(),
@@ -931,12 +934,10 @@ impl<'a> Build<'a> {
 
     fn edge(&mut self, from: u32, kind: EdgeKind, name: u32, to: u32) {
         if kind.keeps(from, to) {
-            self.edges.push(Edge {
-                from,
-                to,
-                kind,
-                name,
-            });
+            self.edges.push(Edge { from, to });
+            if self.options.labels {
+                self.labels.push((kind, name));
+            }
         }
     }
 
@@ -1238,6 +1239,7 @@ impl<'a> Build<'a> {
         let Build {
             nodes,
             edges,
+            labels,
             options,
             unknown_sids,
             weak_arrays,
@@ -1259,13 +1261,13 @@ impl<'a> Build<'a> {
             } else {
                 (Vec::new(), Vec::new())
             };
-            for e in &edges {
+            for (k, e) in edges.iter().enumerate() {
                 let at = fill[e.from as usize] as usize;
                 fill[e.from as usize] += 1;
                 targets[at] = e.to;
-                if options.labels {
-                    kinds[at] = e.kind;
-                    names[at] = e.name;
+                if let Some(&(kind, name)) = labels.get(k) {
+                    kinds[at] = kind;
+                    names[at] = name;
                 }
             }
             Graph {
@@ -1275,6 +1277,7 @@ impl<'a> Build<'a> {
                 names,
             }
         });
+        drop((edges, labels));
         let mut snap = nodes.finish(graph, options);
         if unknown_sids > 0 {
             snap.warnings.push(Warning::new(
