@@ -556,10 +556,10 @@ fn compute(
 /// Compressed rows of `rows` rows from (row, value) pairs that `each_pair` hands out, the
 /// same ones on each of its two calls: row `r`'s values are
 /// `values[start[r]..start[r + 1]]`, in the order they were handed out.
-fn compressed_rows(
+fn compressed_rows<T: Copy + Default>(
     rows: usize,
-    each_pair: impl Fn(&mut dyn FnMut(u32, u32)),
-) -> (Vec<u32>, Vec<u32>) {
+    each_pair: impl Fn(&mut dyn FnMut(u32, T)),
+) -> (Vec<u32>, Vec<T>) {
     // Counts, then each row's start, then (as the fill cursor moves) each row's end.
     let mut start = vec![0u32; rows + 1];
     each_pair(&mut |row, _| start[row as usize] += 1);
@@ -569,7 +569,7 @@ fn compressed_rows(
         *slot = sum;
         sum += count;
     }
-    let mut values = vec![0; sum as usize];
+    let mut values = vec![T::default(); sum as usize];
     each_pair(&mut |row, value| {
         let slot = &mut start[row as usize];
         values[*slot as usize] = value;
@@ -581,15 +581,28 @@ fn compressed_rows(
     (start, values)
 }
 
+/// A child in the dominator tree, as the sums per class read it: the node, and its class
+/// with [`CLOSE`] set where the node is counted. Read in node order as the rows are made,
+/// so that the walk down the tree finds them beside their siblings rather than all over
+/// the snapshot's columns.
+#[derive(Clone, Copy, Default)]
+struct Child {
+    node: u32,
+    class: u32,
+}
+
 impl Dominators {
     /// The dominator tree's children of every node whose subtree sums to more than 0 in
     /// `per_node` (the others add nothing to any sum), as compressed rows.
-    fn children(&self, per_node: &[u64]) -> (Vec<u32>, Vec<u32>) {
+    fn children(&self, snap: &HeapSnapshot, per_node: &[u64]) -> (Vec<u32>, Vec<Child>) {
         compressed_rows(self.idom.len(), |f| {
             for (v, &d) in self.idom.iter().enumerate() {
                 if v != ROOT as usize && per_node[v] != 0 {
                     #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-                    f(d, v as u32);
+                    let node = v as u32;
+                    let counted = if snap.is_counted(v) { CLOSE } else { 0 };
+                    let class = snap.classes[v] | counted;
+                    f(d, Child { node, class });
                 }
             }
         })
@@ -613,27 +626,42 @@ impl Dominators {
     /// class dominates.
     fn class_sum(&self, snap: &HeapSnapshot, per_node: &[u64], meter: &mut Meter) -> Vec<u64> {
         let mut per_class = vec![0u64; snap.class_names.len()];
-        if self.idom.is_empty() || self.idom.len() >= CLOSE as usize {
+        // Class ids and node numbers stay below the top bit, which marks counted nodes
+        // and closing entries.
+        if self.idom.is_empty()
+            || self.idom.len() >= CLOSE as usize
+            || per_class.len() >= CLOSE as usize
+        {
             return per_class;
         }
-        let (start, children) = self.children(per_node);
+        let (start, children) = self.children(snap, per_node);
         let mut open = vec![false; snap.class_names.len()];
-        let mut stack = vec![ROOT];
-        let mut stack_bytes = 0;
+        // The root, then a stack of places in `children`: a place closes its node's
+        // class where the top bit is set.
+        let root = ROOT as usize;
+        if snap.is_counted(root) {
+            let class = snap.classes[root] as usize;
+            per_class[class] = per_node[root];
+            open[class] = true;
+        }
+        let mut stack: Vec<u32> = (start[root]..start[root + 1]).collect();
+        let mut stack_bytes = bytes(&stack);
         while let Some(top) = stack.pop() {
             if top & CLOSE != 0 {
-                let v = (top & !CLOSE) as usize;
-                open[snap.classes[v] as usize] = false;
+                let class = children[(top & !CLOSE) as usize].class & !CLOSE;
+                open[class as usize] = false;
                 continue;
             }
-            let v = top as usize;
-            let class = snap.classes[v] as usize;
-            if snap.is_counted(v) && !open[class] {
+            let Child { node, class } = children[top as usize];
+            let v = node as usize;
+            let counted = class & CLOSE != 0;
+            let class = (class & !CLOSE) as usize;
+            if counted && !open[class] {
                 per_class[class] = per_class[class].saturating_add(per_node[v]);
                 open[class] = true;
                 stack.push(top | CLOSE);
             }
-            stack.extend_from_slice(&children[start[v] as usize..start[v + 1] as usize]);
+            stack.extend(start[v]..start[v + 1]);
             stack_bytes = stack_bytes.max(bytes(&stack));
         }
         let tree = bytes(&self.idom) + bytes(&self.retained) + bytes(&self.retained_native);

@@ -994,3 +994,45 @@ fn leak_owners_are_found_in_the_static_vm_and_across_the_two() {
         payloads.1
     );
 }
+
+/// With a core free, the first pass lists the two halves of the records on two threads:
+/// the same graph as on one (class records in both halves: names given twice, a class
+/// dumped twice, whose lists the second dump adds to), and the same error for damage in
+/// either half.
+#[test]
+fn the_records_listed_on_two_threads_read_as_on_one() {
+    let threaded = ParseOptions { threads: 1, ..FULL };
+    let (heap, _) = expect::values_heap();
+    let mut process = Process::new();
+    process.flush_at = 16;
+    let mut d = process.dump(
+        &heap,
+        &Opts {
+            order: Order::Hashed(3),
+            ..Opts::default()
+        },
+    );
+    let classes: Vec<_> = d
+        .of(tag::LOAD_CLASS)
+        .into_iter()
+        .chain(d.of(tag::CLASS_DUMP).into_iter().take(1))
+        .map(|i| d.records[i].clone())
+        .collect();
+    d.records.splice(0..0, classes);
+    assert!(d.records.len() > 12, "small batches");
+    let bytes = d.bytes();
+    let one = rawheap::parse(&bytes, FULL).unwrap();
+    let two = rawheap::parse(&bytes, threaded).unwrap();
+    assert!(one.node_count() > 20);
+    same("two threads", &seen(&one), &seen(&two));
+    assert_eq!(one.class_names, two.class_names);
+
+    let last = d.records.len() - 1;
+    let mut first_bad = bytes.clone();
+    first_bad[v3::HEADER_SIZE + 13..v3::HEADER_SIZE + 17].fill(0xff);
+    for bad in [damage::cut_in_body(&d, last).bytes, first_bad] {
+        let one = rawheap::parse(&bad, FULL).err().unwrap().to_string();
+        let two = rawheap::parse(&bad, threaded).err().unwrap().to_string();
+        assert_eq!(one, two);
+    }
+}

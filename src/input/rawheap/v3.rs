@@ -287,12 +287,99 @@ fn header(data: &[u8]) -> Result<(), RawheapError> {
 }
 
 /// The first pass: every record checked (§2.2) and its items listed.
-#[allow(clippy::too_many_lines)]
 fn records(data: &[u8]) -> Result<Records, RawheapError> {
     header(data)?;
     let mut r = Records::default();
-    let mut at = HEADER;
-    let mut number = 0;
+    records_in(data, (HEADER, data.len()), 0, &mut r)?;
+    Ok(r)
+}
+
+/// [`records`] on two threads: the records split where the one that starts nearest the
+/// middle of the file does, each half listed on its own, then the second half's items
+/// after the first's. Any problem (or a file of one record) and it is [`records`] on
+/// this thread, whose error names the first bad record as it always does.
+fn records_split(data: &[u8]) -> Result<Records, RawheapError> {
+    let Some((split, before)) = middle_record(data) else {
+        return records(data);
+    };
+    let halves = std::thread::scope(|s| {
+        let second = s.spawn(|| {
+            let mut r = Records::default();
+            records_in(data, (split, data.len()), before, &mut r).map(|()| r)
+        });
+        let first = header(data).and_then(|()| {
+            let mut r = Records::default();
+            records_in(data, (HEADER, split), 0, &mut r).map(|()| r)
+        });
+        (first, second.join())
+    });
+    match halves {
+        (Ok(mut first), Ok(Ok(second))) => {
+            first.append(second);
+            Ok(first)
+        }
+        _ => records(data),
+    }
+}
+
+/// Where the first record at or past the middle of the file starts, and how many come
+/// before it; None where the records' headers do not lead there (the first pass then
+/// reports why) or no record starts past the middle.
+fn middle_record(data: &[u8]) -> Option<(usize, usize)> {
+    let middle = data.len() / 2;
+    let (mut at, mut before) = (HEADER, 0);
+    while at < middle {
+        let len = u32_at(data, at + 9)? as usize;
+        if data.len() - at < RECORD_HEADER || len > MAX_BODY {
+            return None;
+        }
+        at = at.checked_add(RECORD_HEADER + len)?;
+        before += 1;
+    }
+    (at < data.len()).then_some((at, before))
+}
+
+impl Records {
+    /// Adds the items of the records after this one's, as the first pass would have
+    /// listed them had it gone on (a later string or class name wins, a later class dump
+    /// adds to the lists).
+    fn append(&mut self, later: Records) {
+        self.strings.extend(later.strings);
+        self.roots.extend(later.roots);
+        self.instances.extend(later.instances);
+        self.arrays.extend(later.arrays);
+        self.texts.extend(later.texts);
+        self.xrefs.extend(later.xrefs);
+        for (id, c) in later.classes {
+            let mine = self.classes.entry(id).or_default();
+            if c.name.is_some() {
+                mine.name = c.name;
+            }
+            if c.dumped {
+                mine.dumped = true;
+                mine.superclass = c.superclass;
+                mine.instance_size = c.instance_size;
+            }
+            mine.statics.extend(c.statics);
+            mine.fields.extend(c.fields);
+            mine.static_values.extend(c.static_values);
+            mine.methods.extend(c.methods);
+        }
+    }
+}
+
+/// Checks the records in the bytes `from..to` of `data` (the first numbered `before + 1`)
+/// and lists their items in `r`.
+#[allow(clippy::too_many_lines)]
+fn records_in(
+    data: &[u8],
+    (from, to): (usize, usize),
+    before: usize,
+    r: &mut Records,
+) -> Result<(), RawheapError> {
+    let data = &data[..to];
+    let mut at = from;
+    let mut number = before;
     while at < data.len() {
         number += 1;
         let start = at;
@@ -347,7 +434,7 @@ fn records(data: &[u8]) -> Result<Records, RawheapError> {
             end: body_at + len,
             record: (number, tag, start),
         };
-        let exact = read_items(&mut r, &mut b, tag, count)?;
+        let exact = read_items(r, &mut b, tag, count)?;
         if exact && b.at != b.end {
             let (end, left) = (b.end, b.end - b.at);
             return b.fail(
@@ -360,7 +447,7 @@ fn records(data: &[u8]) -> Result<Records, RawheapError> {
         }
         at = body_at + len;
     }
-    Ok(r)
+    Ok(())
 }
 
 /// Lists the `count` items of one record; whether its body must end with them (arrays,
@@ -565,7 +652,11 @@ pub(super) fn parse(
     options: ParseOptions,
     single: bool,
 ) -> Result<Static, RawheapError> {
-    let records = records(data)?;
+    let records = if options.threads > 0 {
+        records_split(data)?
+    } else {
+        records(data)?
+    };
     let class_of = records.classes.iter().map(|(&id, c)| (id, c)).collect();
     Ok(Build::new(data, &records, &class_of, options).run(single))
 }
@@ -594,13 +685,13 @@ fn made_by_edges(r: &Records) -> (usize, usize) {
     (values, edges)
 }
 
-/// One pending edge: source node, target node, kind, name (or index).
+/// One pending edge: source node, target node. Its kind and name (or index) are kept
+/// apart, and only where the options ask for labels: without them, the list takes half
+/// the memory.
 #[derive(Clone, Copy)]
 struct Edge {
     from: u32,
     to: u32,
-    kind: EdgeKind,
-    name: u32,
 }
 
 /// Nodes by object id: a table indexed by id / 2 where the ids are dense (the writer
@@ -675,6 +766,8 @@ struct Build<'a> {
     /// ascending id; this one is for the lookups of every object).
     class_of: &'a HashMap<u32, &'a Class>,
     edges: Vec<Edge>,
+    /// Each edge's kind and name, where the options ask for labels.
+    labels: Vec<(EdgeKind, u32)>,
     /// The next synthetic node's number k (id `0x40000000 + k`).
     synthetic: u64,
     /// Names of classes by id, interned.
@@ -739,6 +832,7 @@ impl<'a> Build<'a> {
             class_nodes: HashMap::with_capacity(r.classes.len()),
             class_of,
             edges: Vec::with_capacity(edges),
+            labels: Vec::with_capacity(if options.labels { edges } else { 0 }),
             synthetic: 0,
             class_names: HashMap::new(),
             sids: HashMap::new(),
@@ -840,12 +934,10 @@ impl<'a> Build<'a> {
 
     fn edge(&mut self, from: u32, kind: EdgeKind, name: u32, to: u32) {
         if kind.keeps(from, to) {
-            self.edges.push(Edge {
-                from,
-                to,
-                kind,
-                name,
-            });
+            self.edges.push(Edge { from, to });
+            if self.options.labels {
+                self.labels.push((kind, name));
+            }
         }
     }
 
@@ -1147,6 +1239,7 @@ impl<'a> Build<'a> {
         let Build {
             nodes,
             edges,
+            labels,
             options,
             unknown_sids,
             weak_arrays,
@@ -1168,13 +1261,13 @@ impl<'a> Build<'a> {
             } else {
                 (Vec::new(), Vec::new())
             };
-            for e in &edges {
+            for (k, e) in edges.iter().enumerate() {
                 let at = fill[e.from as usize] as usize;
                 fill[e.from as usize] += 1;
                 targets[at] = e.to;
-                if options.labels {
-                    kinds[at] = e.kind;
-                    names[at] = e.name;
+                if let Some(&(kind, name)) = labels.get(k) {
+                    kinds[at] = kind;
+                    names[at] = name;
                 }
             }
             Graph {
@@ -1184,6 +1277,7 @@ impl<'a> Build<'a> {
                 names,
             }
         });
+        drop((edges, labels));
         let mut snap = nodes.finish(graph, options);
         if unknown_sids > 0 {
             snap.warnings.push(Warning::new(
