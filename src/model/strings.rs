@@ -54,8 +54,9 @@ impl StringTable {
 
     /// Keeps `text` as string `index`, in place of any string kept there before.
     pub fn insert(&mut self, index: u32, text: &str) {
-        // A string is never longer than a 32-bit length says (the readers cut texts far
-        // shorter).
+        // A kept string is cut at 4 GiB, what its 32-bit length holds: only a crafted file
+        // gets there (V8 and ArkTS strings stay under 1 GiB; version-3 records under 256
+        // MiB), and the texts a report shows are cut far shorter.
         let text = &text[..floor_char_boundary(text, u32::MAX as usize)];
         let start = self.text.len();
         self.text.push_str(text);

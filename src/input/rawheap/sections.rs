@@ -287,11 +287,13 @@ fn read_roots(
     Ok(roots)
 }
 
-/// Reads the string section through a buffer: interns each name and hands `each` the
-/// addresses it names (`width` bytes each) with it, in the section's order.
 /// A name's addresses and text past this many bytes are handed on in parts.
 const LONG_LIST: usize = 1 << 20;
 
+/// Reads the string section through a buffer: interns each name and hands `each` the
+/// addresses it names (`width` bytes each) with it, in the section's order; every name
+/// at least once, with no addresses where it names no object (readers number the names
+/// by their turn).
 pub(super) fn read_names<R: Read + Seek>(
     file: &mut R,
     strings: &mut Strings,
@@ -342,6 +344,9 @@ pub(super) fn read_names<R: Read + Seek>(
             && let Some(text) = b.aside(at + addrs, len + 1)?
         {
             let name = strings.push_text(&text[..len]);
+            if addrs == 0 {
+                each(&[], name);
+            }
             let mut left = addrs;
             while left > 0 {
                 let (s, _) = b.have(width)?;

@@ -1084,3 +1084,21 @@ fn a_version_1_name_of_a_long_list_reads_the_same_every_way() {
     assert_eq!(threaded, reference);
     assert_eq!(file, reference);
 }
+
+#[test]
+fn a_long_name_of_no_object_leaves_the_next_names_in_their_places() {
+    // A name of over a MiB that lists no object (the read takes such a name aside), then
+    // a name of one object: the names are numbered by their turn in the section, so the
+    // long one must count too, every way.
+    let n = 300;
+    let addr = |i: u64| 0x10_0000 + 32 * ((i * 7919) % n);
+    let mut h = big_v1_heap(n, false);
+    h.names.push(("x".repeat((1 << 20) + 10), Vec::new()));
+    h.names.push(("after".into(), vec![addr(18)]));
+    let [reference, one, threaded, file] = every_way(&h.build());
+    let (_, _, _, classes, _, _) = reference.clone().unwrap();
+    assert!(classes.iter().any(|c| c == "after"));
+    assert_eq!(one, reference);
+    assert_eq!(threaded, reference);
+    assert_eq!(file, reference);
+}

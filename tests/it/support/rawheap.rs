@@ -457,9 +457,6 @@ fn token_list(body: &[u8]) -> Vec<(usize, usize, Option<u64>)> {
 }
 
 impl Rawheap {
-    /// The objects each object references, in slot order (its hclass first): the
-    /// version-1 slots that hold an object's address (not a weak one), or the version-2
-    /// address tokens.
     /// How many objects the roots reach through the references the file carries (weak
     /// ones not followed), the roots included.
     pub fn reached(&self) -> usize {
@@ -486,6 +483,9 @@ impl Rawheap {
         count
     }
 
+    /// The objects each object references, in slot order (its hclass first): the
+    /// version-1 slots that hold an object's address (not a weak one), or the version-2
+    /// address tokens.
     fn references(&self, o: &Object, index: &std::collections::HashMap<u64, usize>) -> Vec<usize> {
         if self.version == 1 {
             o.body
