@@ -924,13 +924,8 @@ fn read_strings<R: Read>(
         if needed.is_none_or(|n| n.contains(index)) {
             text.clear();
             json.string(&mut text)?;
-            if let Some(max) = max_len.filter(|&m| text.len() > m) {
-                // Back to the start of a UTF-8 character.
-                let cut = (0..=max)
-                    .rev()
-                    .find(|&i| text[i] & 0xC0 != 0x80)
-                    .unwrap_or(0);
-                text.truncate(cut);
+            if let Some(max) = max_len {
+                text.truncate(crate::model::strings::floor_char_boundary(&text, max));
             }
             if let Ok(i) = u32::try_from(index) {
                 strings.insert_lossy(i, &text);

@@ -57,7 +57,7 @@ impl StringTable {
         // A kept string is cut at 4 GiB, what its 32-bit length holds: only a crafted file
         // gets there (V8 and ArkTS strings stay under 1 GiB; version-3 records under 256
         // MiB), and the texts a report shows are cut far shorter.
-        let text = &text[..floor_char_boundary(text, u32::MAX as usize)];
+        let text = &text[..floor_char_boundary(text.as_bytes(), u32::MAX as usize)];
         let start = self.text.len();
         self.text.push_str(text);
         self.spans.insert(index, Span::new(start, self.text.len()));
@@ -94,14 +94,15 @@ impl StringTable {
     }
 }
 
-/// The largest character boundary of `text` at or below `max`.
-fn floor_char_boundary(text: &str, max: usize) -> usize {
+/// The largest UTF-8 character start in `text` at or below `max` (`text.len()` where
+/// that is not past `max`): where a text cut at `max` bytes may end.
+pub fn floor_char_boundary(text: &[u8], max: usize) -> usize {
     if max >= text.len() {
         return text.len();
     }
     (0..=max)
         .rev()
-        .find(|&i| text.is_char_boundary(i))
+        .find(|&i| text[i] & 0xC0 != 0x80)
         .unwrap_or(0)
 }
 
@@ -118,6 +119,13 @@ impl<'a> FromIterator<(u32, &'a str)> for StringTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_ends_at_the_start_of_a_character() {
+        let text = "aé€".as_bytes(); // 1, 2 and 3 bytes
+        let cuts: Vec<usize> = (0..8).map(|max| floor_char_boundary(text, max)).collect();
+        assert_eq!(cuts, [0, 1, 1, 3, 3, 3, 6, 6]);
+    }
 
     #[test]
     fn strings_are_found_by_index_and_replaced() {
