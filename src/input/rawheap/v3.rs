@@ -1243,6 +1243,7 @@ impl<'a> Build<'a> {
             options,
             unknown_sids,
             weak_arrays,
+            objects,
             ..
         } = self;
         let n = nodes.len() as usize;
@@ -1279,6 +1280,15 @@ impl<'a> Build<'a> {
         });
         drop((edges, labels));
         let mut snap = nodes.finish(graph, options);
+        if let Some(g) = &mut snap.graph {
+            // Objects by id: the order the writer marked them in, depth first from the
+            // roots (§6.1), where the records' order is a hash map's (§2.3).
+            g.walk_order = objects
+                .dense
+                .into_iter()
+                .filter(|&n| n != NO_NODE)
+                .collect();
+        }
         if unknown_sids > 0 {
             snap.warnings.push(Warning::new(
                 WarningCode::RawheapMissingObject,
