@@ -1036,3 +1036,83 @@ fn the_records_listed_on_two_threads_read_as_on_one() {
         assert_eq!(one, two);
     }
 }
+
+/// Each node as (id, class, size), the retained size of each by id, and the retained
+/// size of each class by name (those above 0).
+type Sums = (
+    Vec<(u64, String, u64)>,
+    std::collections::BTreeMap<u64, u64>,
+    std::collections::BTreeMap<String, u64>,
+);
+
+fn sums(s: &HeapSnapshot) -> Sums {
+    let d = arkdiff::analysis::dominators::dominators(s, s.graph.as_ref().unwrap());
+    let nodes = (0..s.node_count())
+        .map(|n| {
+            (
+                s.ids.get(n),
+                s.class_name(s.classes[n]).to_owned(),
+                s.self_sizes.get(n),
+            )
+        })
+        .collect();
+    let by_id = (0..s.node_count())
+        .map(|n| (s.ids.get(n), d.retained[n]))
+        .collect();
+    let by_class = d
+        .class_retained(s)
+        .iter()
+        .enumerate()
+        .filter(|&(_, &r)| r > 0)
+        .map(|(c, &r)| (s.class_name(c as u32).to_owned(), r))
+        .collect();
+    (nodes, by_id, by_class)
+}
+
+#[test]
+fn a_graph_for_retained_sizes_alone_leaves_out_what_holds_nothing_and_retains_the_same() {
+    let (heap, _) = expect::values_heap();
+    let bytes = Process::new()
+        .dump(
+            &heap,
+            &Opts {
+                order: Order::Hashed(5),
+                ..Opts::default()
+            },
+        )
+        .bytes();
+    let full = read(&bytes);
+    let bare = rawheap::parse(
+        &bytes,
+        ParseOptions {
+            labels: false,
+            ..FULL
+        },
+    )
+    .unwrap();
+    let (full_nodes, full_by_id, full_by_class) = sums(&full);
+    let (bare_nodes, bare_by_id, bare_by_class) = sums(&bare);
+    // The value nodes, the methods' closures and the arrays' wrappers (synthetic ids,
+    // size 0) are left out; every other node is there, in the same order.
+    let synthetic = |&&(id, _, _): &&(u64, String, u64)| id >= 0x4000_0000;
+    let left_out: Vec<_> = full_nodes.iter().filter(synthetic).collect();
+    assert!(left_out.len() > 10, "{left_out:?}");
+    assert!(left_out.iter().all(|n| n.2 == 0), "{left_out:?}");
+    let rest: Vec<_> = full_nodes
+        .iter()
+        .filter(|n| !synthetic(n))
+        .cloned()
+        .collect();
+    assert_eq!(bare_nodes, rest);
+    assert!(bare_by_id.iter().all(|(id, r)| full_by_id[id] == *r));
+    assert_eq!(bare_by_class, full_by_class);
+    assert!(bare_by_class.len() > 3, "{bare_by_class:?}");
+    // The walk order is the objects by id: the writer's marking order.
+    let g = bare.graph.as_ref().unwrap();
+    let ids: Vec<u64> = g
+        .walk_order
+        .iter()
+        .map(|&n| bare.ids.get(n as usize))
+        .collect();
+    assert!(ids.len() >= 5 && ids.is_sorted(), "{ids:?}");
+}

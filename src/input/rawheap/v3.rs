@@ -961,11 +961,25 @@ impl<'a> Build<'a> {
                 }
             }
             _ => {
+                if self.bare() {
+                    self.synthetic += 1;
+                    return;
+                }
                 let (node_ty, text) = self.value_name(code, word);
                 let to = self.synthetic(node_ty, text);
                 self.edge(from, kind, name, to);
             }
         }
+    }
+
+    /// Whether the graph is read for retained sizes alone (no labels): then the nodes of
+    /// size 0 that hold nothing and that one node holds, the value nodes, the methods'
+    /// closures and the primitive arrays' wrappers, are left out with their edges (§10:
+    /// they retain nothing, count nowhere and dominate nothing), and only their synthetic
+    /// ids are counted, so that the other synthetic nodes keep the translator's. Their
+    /// names and edges are what the labels show (an object's fields, its duplicates).
+    fn bare(&self) -> bool {
+        !self.options.labels
     }
 
     /// A value node's type and interned name, of a value's type and bits: each distinct
@@ -1130,6 +1144,10 @@ impl<'a> Build<'a> {
                 self.value(n, EdgeKind::Property, name, at);
             }
             for &m in &c.methods {
+                if self.bare() {
+                    self.synthetic += 1;
+                    continue;
+                }
                 let name = self.sid(m);
                 let to = self.synthetic(T_CLOSURE, name);
                 self.edge(n, EdgeKind::Property, name, to);
@@ -1210,6 +1228,8 @@ impl<'a> Build<'a> {
                     }
                 }
                 ty::UNKNOWN => {}
+                // A wrapper and its value node an element (§7.2).
+                _ if self.bare() => self.synthetic += 2 * u64::from(a.count),
                 elem => {
                     let wrapper = self.nodes.strings.id(wrapper_name(elem));
                     let width = payload(elem).unwrap_or(0);
