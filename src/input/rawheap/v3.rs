@@ -754,6 +754,10 @@ struct Build<'a> {
     /// Objects' nodes by id, and classes' (the same id may name both where a class has no
     /// mirror: §9.2 defect 5).
     objects: Ids,
+    /// Without the graph, the only ids looked up: the roots' and the cross-VM
+    /// references'; [`Build::objects`] then holds those alone (a table of every id,
+    /// filled in the records' hashed order, costs a cache miss an object).
+    wanted: Option<hashbrown::HashSet<u32>>,
     class_nodes: HashMap<u32, u32>,
     /// The node of each object item (instances, arrays, strings, in the records' order),
     /// where the graph is built: an item's edges are then made without looking its id
@@ -821,12 +825,19 @@ impl<'a> Build<'a> {
             .map(|i| i.id)
             .max()
             .unwrap_or(0);
+        let wanted: Option<hashbrown::HashSet<u32>> = (!options.graph)
+            .then(|| r.roots.iter().copied().chain(r.xrefs.iter().map(|x| x.1)).collect());
+        let table = match &wanted {
+            Some(w) => Ids::new(u32::MAX, w.len()),
+            None => Ids::new(max, objects),
+        };
         Build {
             data,
             r,
             options,
             nodes,
-            objects: Ids::new(max, objects),
+            objects: table,
+            wanted,
             items: Vec::with_capacity(if options.graph { objects } else { 0 }),
             shadowed: false,
             class_nodes: HashMap::with_capacity(r.classes.len()),
@@ -907,6 +918,11 @@ impl<'a> Build<'a> {
     /// Puts an object item's node in the table (and in the items', where the graph is
     /// built).
     fn add_item(&mut self, id: u32, n: u32) {
+        if let Some(wanted) = &self.wanted
+            && !wanted.contains(&id)
+        {
+            return;
+        }
         self.shadowed |= self.objects.insert(id, n);
         self.keep_item(n);
     }
