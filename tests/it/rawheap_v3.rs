@@ -1116,3 +1116,68 @@ fn a_graph_for_retained_sizes_alone_leaves_out_what_holds_nothing_and_retains_th
         .collect();
     assert!(ids.len() >= 5 && ids.is_sorted(), "{ids:?}");
 }
+
+#[test]
+fn without_a_graph_a_dump_and_a_pair_read_the_nodes_the_bare_graph_has() {
+    let dir = tempfile::tempdir().unwrap();
+    // Cross-VM references to objects, not only to class mirrors.
+    let (pairs, _, _) = hybrid::hybrid_leak_series(3, 30, 2);
+    let (dynamic, _) = pairs[2].write(dir.path());
+    let heaps = growing_heap(2, 40);
+    let single = write(
+        dir.path(),
+        "static.rawheap",
+        &expect::dump(&heaps[1]).bytes(),
+    );
+    let bare = ParseOptions {
+        labels: false,
+        ..FULL
+    };
+    let columns = ParseOptions {
+        graph: false,
+        ..bare
+    };
+    for p in [&dynamic, &single] {
+        let c =
+            arkdiff::input::Capture::open(p, &arkdiff::input::trace_event::ProfilePick::default())
+                .unwrap();
+        let with = c.load(0, bare).unwrap();
+        let without = c.load(0, columns).unwrap();
+        assert!(without.graph.is_none());
+        let nodes = |s: &HeapSnapshot| {
+            (0..s.node_count())
+                .map(|n| {
+                    (
+                        s.ids.get(n),
+                        s.class_name(s.classes[n]).to_owned(),
+                        s.self_sizes.get(n),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert!(with.node_count() > 40);
+        // A pair's static half (the dynamic one has the values its edges make only
+        // with a graph, as version 2 does alone).
+        let half = |s: &HeapSnapshot| s.hybrid.as_ref().map_or(0, |h| h.static_from as usize);
+        assert_eq!(
+            nodes(&without)[half(&without)..],
+            nodes(&with)[half(&with)..],
+            "{}",
+            p.display()
+        );
+        // The roots are found by id (a root not dumped would be a handle), and so are
+        // the pair's cross-VM references.
+        let xrefs = |s: &HeapSnapshot| s.hybrid.as_ref().map(|h| (h.xrefs, h.unresolved));
+        assert_eq!(xrefs(&without), xrefs(&with));
+        assert_eq!(xrefs(&with).is_some(), p == &dynamic);
+        assert!(
+            xrefs(&with).is_none_or(|(x, _)| x > 30),
+            "{:?}",
+            xrefs(&with)
+        );
+        assert_eq!(
+            format!("{:?}", without.warnings),
+            format!("{:?}", with.warnings)
+        );
+    }
+}

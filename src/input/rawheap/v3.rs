@@ -825,8 +825,13 @@ impl<'a> Build<'a> {
             .map(|i| i.id)
             .max()
             .unwrap_or(0);
-        let wanted: Option<hashbrown::HashSet<u32>> = (!options.graph)
-            .then(|| r.roots.iter().copied().chain(r.xrefs.iter().map(|x| x.1)).collect());
+        let wanted: Option<hashbrown::HashSet<u32>> = (!options.graph).then(|| {
+            r.roots
+                .iter()
+                .copied()
+                .chain(r.xrefs.iter().map(|x| x.1))
+                .collect()
+        });
         let table = match &wanted {
             Some(w) => Ids::new(u32::MAX, w.len()),
             None => Ids::new(max, objects),
