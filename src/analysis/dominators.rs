@@ -68,6 +68,15 @@ fn bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * std::mem::size_of::<T>()
 }
 
+/// Bytes an array holds where it is the walk's own, not the caller's graph's.
+#[allow(clippy::ptr_arg)] // whether it is owned is what is asked
+fn own<T: Clone>(v: &Cow<'_, [T]>) -> usize {
+    match v {
+        Cow::Owned(v) => bytes(v),
+        Cow::Borrowed(_) => 0,
+    }
+}
+
 /// Depth-first walk from the root through the rows `first_edge` of `targets`: each
 /// node's preorder number (NONE where unreached) and the preorder number of the walk
 /// parent of each preorder number (NONE for the root). The walk needs no stack: while it
@@ -458,7 +467,7 @@ pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
     compute(
         snap,
         Cow::Borrowed(&g.first_edge),
-        g.edge_targets.clone(),
+        Cow::Borrowed(&g.edge_targets),
         &g.walk_order,
         held,
         &mut Meter::default(),
@@ -482,7 +491,7 @@ fn owned(snap: &HeapSnapshot, g: HeapGraph, meter: &mut Meter) -> Dominators {
     compute(
         snap,
         Cow::Owned(first_edge),
-        edge_targets,
+        Cow::Owned(edge_targets),
         &walk_order,
         0,
         meter,
@@ -501,14 +510,14 @@ pub fn measure_retained_path(snap: &HeapSnapshot, g: HeapGraph) -> (Dominators, 
     (d, per_class, meter.peak)
 }
 
-/// The dominator tree of the graph with rows `first_edge` and edge targets `targets`
-/// (the walk's own, turned into predecessors), computed in `order` where it is not
-/// empty (see [`HeapGraph::walk_order`]); `held` is what the caller's graph holds
-/// meanwhile.
+/// The dominator tree of the graph with rows `first_edge` and edge targets `targets`,
+/// computed in `order` where it is not empty (see [`HeapGraph::walk_order`]); `held` is
+/// what the caller's graph holds meanwhile. The walk turns its own copy of the targets
+/// (the caller's, where they are owned) into the predecessors.
 fn compute(
     snap: &HeapSnapshot,
     first_edge: Cow<'_, [u32]>,
-    targets: Vec<u32>,
+    targets: Cow<'_, [u32]>,
     order: &[u32],
     held: usize,
     meter: &mut Meter,
@@ -526,12 +535,12 @@ fn compute(
     // In a walk order, the walk runs on a copy of the graph in that order, without the
     // leaves: `in_order` keeps each new number's node, and the leaves' holders by node.
     let (first_edge, mut targets, holders, in_order) = if order.is_empty() {
-        (first_edge, targets, holders, None)
+        (first_edge, targets.into_owned(), holders, None)
     } else {
         let (rows, new_targets, nodes) = renumbered(&first_edge, &targets, order, &holders);
         meter.at(&[
             held,
-            bytes(&targets),
+            own(&first_edge) + own(&targets),
             bytes(&holders),
             bytes(&rows),
             bytes(&new_targets),
@@ -544,11 +553,7 @@ fn compute(
         (Cow::Owned(rows), new_targets, fresh, Some((nodes, holders)))
     };
     let kept = in_order.as_ref().map_or(0, |(a, b)| bytes(a) + bytes(b));
-    // The rows, where they are the walk's own (not the caller's graph).
-    let rows = match &first_edge {
-        Cow::Owned(v) => bytes(v),
-        Cow::Borrowed(_) => 0,
-    };
+    let rows = own(&first_edge);
     let held = held + kept;
     let row_of = RowOf::new(&first_edge, targets.len());
     let walk_held = held + rows + bytes(&targets) + bytes(&row_of.blocks);
