@@ -1119,45 +1119,38 @@ mod tests {
     /// an edge's source (a sixteenth of a byte an edge) and a byte a node for the stack of
     /// the walk that sums retained sizes per class.
     #[test]
-    #[allow(clippy::cast_precision_loss)] // bytes a node, for the message
     fn the_retained_size_path_stays_within_its_memory_budget() {
-        let n = 400_000;
-        let snap = v8_like_heap(n);
+        let snap = v8_like_heap(400_000);
         let g = snap.graph.clone().unwrap();
         let (nodes, edges) = (g.node_count(), g.edge_count());
         assert!(edges > 3 * nodes - nodes / 10, "{edges} edges");
-        let (d, per_class, peak) = measure_retained_path(&snap, g);
-        let budget = 16 * nodes + 4 * edges + edges / 16 + nodes;
-        eprintln!(
-            "{nodes} nodes, {edges} edges: at most {peak} bytes at once, {:.2} a node (budget {:.2})",
-            peak as f64 / nodes as f64,
-            budget as f64 / nodes as f64
-        );
-        assert!(
-            peak <= budget,
-            "{peak} bytes at once ({:.2} a node), over the budget of {budget} ({:.2} a node)",
-            peak as f64 / nodes as f64,
-            budget as f64 / nodes as f64,
-        );
-        // What was measured is the real computation: the tree the borrowed graph gives.
-        let borrowed = dominators(&snap, snap.graph.as_ref().unwrap());
-        assert_eq!(d.idom, borrowed.idom);
-        assert_eq!(per_class, borrowed.class_retained(&snap));
+        let d = within_budget(&snap, g, |n, e| 16 * n + 4 * e + e / 16 + n);
         assert!(d.reachable > nodes * 9 / 10);
     }
 
     /// In a walk order the walk runs on a copy of the graph, made while the graph is
     /// held: 8 bytes a node and 4 an edge more than the budget above, at most.
     #[test]
-    #[allow(clippy::cast_precision_loss)] // bytes a node, for the message
     fn a_walk_order_costs_a_copy_of_the_graph_at_most() {
         let n = 400_000;
         let snap = v8_like_heap(n);
         let mut g = snap.graph.clone().unwrap();
         g.walk_order = shuffled(n as usize, 7);
+        within_budget(&snap, g, |n, e| 24 * n + 8 * e + e / 16 + n);
+    }
+
+    /// The retained-size path on `g` (the snapshot's graph, maybe with a walk order), its
+    /// peak held to `budget(nodes, edges)`; what was measured is the real computation:
+    /// the tree and sums the snapshot's own graph gives.
+    #[allow(clippy::cast_precision_loss)] // bytes a node, for the message
+    fn within_budget(
+        snap: &HeapSnapshot,
+        g: HeapGraph,
+        budget: fn(usize, usize) -> usize,
+    ) -> Dominators {
         let (nodes, edges) = (g.node_count(), g.edge_count());
-        let (d, per_class, peak) = measure_retained_path(&snap, g);
-        let budget = 24 * nodes + 8 * edges + edges / 16 + nodes;
+        let (d, per_class, peak) = measure_retained_path(snap, g);
+        let budget = budget(nodes, edges);
         eprintln!(
             "{nodes} nodes, {edges} edges: at most {peak} bytes at once, {:.2} a node (budget {:.2})",
             peak as f64 / nodes as f64,
@@ -1169,9 +1162,10 @@ mod tests {
             peak as f64 / nodes as f64,
             budget as f64 / nodes as f64,
         );
-        let plain = dominators(&snap, snap.graph.as_ref().unwrap());
+        let plain = dominators(snap, snap.graph.as_ref().unwrap());
         assert_eq!(d.idom, plain.idom);
-        assert_eq!(per_class, plain.class_retained(&snap));
+        assert_eq!(per_class, plain.class_retained(snap));
+        d
     }
 
     #[test]
