@@ -1129,6 +1129,9 @@ fn without_a_graph_a_dump_and_a_pair_read_the_nodes_the_bare_graph_has() {
         "static.rawheap",
         &expect::dump(&heaps[1]).bytes(),
     );
+    // Ids too sparse for a bit an id.
+    let sparse = Process::with_next_id(3_000_000_000).dump(&heaps[1], &Opts::default());
+    let sparse = write(dir.path(), "sparse.rawheap", &sparse.bytes());
     let bare = ParseOptions {
         labels: false,
         ..FULL
@@ -1137,7 +1140,7 @@ fn without_a_graph_a_dump_and_a_pair_read_the_nodes_the_bare_graph_has() {
         graph: false,
         ..bare
     };
-    for p in [&dynamic, &single] {
+    for p in [&dynamic, &single, &sparse] {
         let c =
             arkdiff::input::Capture::open(p, &arkdiff::input::trace_event::ProfilePick::default())
                 .unwrap();
