@@ -1045,9 +1045,9 @@ type Sums = (
     std::collections::BTreeMap<String, u64>,
 );
 
-fn sums(s: &HeapSnapshot) -> Sums {
-    let d = arkdiff::analysis::dominators::dominators(s, s.graph.as_ref().unwrap());
-    let nodes = (0..s.node_count())
+/// Each node as (id, class, size), in node order.
+fn nodes(s: &HeapSnapshot) -> Vec<(u64, String, u64)> {
+    (0..s.node_count())
         .map(|n| {
             (
                 s.ids.get(n),
@@ -1055,7 +1055,12 @@ fn sums(s: &HeapSnapshot) -> Sums {
                 s.self_sizes.get(n),
             )
         })
-        .collect();
+        .collect()
+}
+
+fn sums(s: &HeapSnapshot) -> Sums {
+    let d = arkdiff::analysis::dominators::dominators(s, s.graph.as_ref().unwrap());
+    let nodes = nodes(s);
     let by_id = (0..s.node_count())
         .map(|n| (s.ids.get(n), d.retained[n]))
         .collect();
@@ -1147,17 +1152,6 @@ fn without_a_graph_a_dump_and_a_pair_read_the_nodes_the_bare_graph_has() {
         let with = c.load(0, bare).unwrap();
         let without = c.load(0, columns).unwrap();
         assert!(without.graph.is_none());
-        let nodes = |s: &HeapSnapshot| {
-            (0..s.node_count())
-                .map(|n| {
-                    (
-                        s.ids.get(n),
-                        s.class_name(s.classes[n]).to_owned(),
-                        s.self_sizes.get(n),
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
         assert!(with.node_count() > 40);
         // A pair's static half (the dynamic one has the values its edges make only
         // with a graph, as version 2 does alone).
