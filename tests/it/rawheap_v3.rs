@@ -63,9 +63,18 @@ fn kept(from: usize, kind: &str) -> bool {
     }
 }
 
-/// An expected graph as [`Seen`] nodes, in its order.
+/// An expected graph as [`Seen`] nodes, in arkdiff's order: the translator's, but with the
+/// objects (steps 3-5 of §7.1: the nodes of type object, array or string and an id the
+/// file gives, after the class nodes) by id rather than by kind in record order.
 fn expected(e: &Expect) -> Vec<Seen> {
-    e.nodes
+    let object =
+        |n: &expect::Node| matches!(n.ty, "object" | "array" | "string") && n.id < 0x4000_0000;
+    let from = e.nodes.iter().position(object).unwrap_or(0);
+    let to = from + e.nodes[from..].iter().take_while(|n| object(n)).count();
+    let mut order: Vec<usize> = (0..e.nodes.len()).collect();
+    order[from..to].sort_by_key(|&i| e.nodes[i].id);
+    let seen: Vec<Seen> = e
+        .nodes
         .iter()
         .enumerate()
         .map(|(i, n)| Seen {
@@ -87,7 +96,8 @@ fn expected(e: &Expect) -> Vec<Seen> {
                 })
                 .collect(),
         })
-        .collect()
+        .collect();
+    order.into_iter().map(|i| seen[i].clone()).collect()
 }
 
 /// What arkdiff read, as [`Seen`] nodes in its order.
@@ -1112,14 +1122,68 @@ fn a_graph_for_retained_sizes_alone_leaves_out_what_holds_nothing_and_retains_th
     assert!(bare_by_id.iter().all(|(id, r)| full_by_id[id] == *r));
     assert_eq!(bare_by_class, full_by_class);
     assert!(bare_by_class.len() > 3, "{bare_by_class:?}");
-    // The walk order is the objects by id: the writer's marking order.
-    let g = bare.graph.as_ref().unwrap();
-    let ids: Vec<u64> = g
-        .walk_order
-        .iter()
-        .map(|&n| bare.ids.get(n as usize))
+    // The objects' nodes are in id order, the writer's marking order, where the records
+    // are in a hash map's.
+    let class = |n: usize| bare.class_name(bare.classes[n]);
+    let classes = (0..bare.node_count()).filter(|&n| class(n) == "(class)");
+    let objects: Vec<u64> = (classes.max().unwrap() + 1..bare.node_count())
+        .take_while(|&n| !matches!(class(n), "(native)" | "(handle)"))
+        .map(|n| bare.ids.get(n))
         .collect();
-    assert!(ids.len() >= 5 && ids.is_sorted(), "{ids:?}");
+    assert!(objects.len() >= 4 && objects.is_sorted(), "{objects:?}");
+}
+
+/// The ids of a dump's strings in record order (STATIC_STRING_DUMP items: id, class,
+/// size, length, then the bytes).
+fn string_ids(d: &Dump) -> Vec<u32> {
+    let mut ids = Vec::new();
+    for r in d.records.iter().filter(|r| r.tag == tag::STRING_DUMP) {
+        let mut at = 0;
+        for _ in 0..r.count {
+            let word = |at: usize| u32::from_le_bytes(r.body[at..at + 4].try_into().unwrap());
+            ids.push(word(at));
+            at += 16 + word(at + 12) as usize;
+        }
+    }
+    ids
+}
+
+#[test]
+fn objects_are_numbered_in_id_order_whatever_the_record_order() {
+    let (dumps, _) = hybrid::static_leak_series(2, 40);
+    let d = &dumps[1];
+    // The writer's records follow a hash map's order, not the ids'.
+    let in_records = string_ids(d);
+    assert!(in_records.len() > 40 && !in_records.is_sorted());
+    let bytes = d.bytes();
+    for labels in [true, false] {
+        for graph in [true, false] {
+            let s = rawheap::parse(
+                &bytes,
+                ParseOptions {
+                    graph,
+                    labels: labels && graph,
+                    ..FULL
+                },
+            )
+            .unwrap();
+            let class = |n: usize| s.class_name(s.classes[n]);
+            let last_class = (0..s.node_count()).rfind(|&n| class(n) == "(class)");
+            let objects: Vec<u64> = (last_class.unwrap() + 1..s.node_count())
+                .take_while(|&n| !matches!(class(n), "(native)" | "(handle)"))
+                .map(|n| s.ids.get(n))
+                .collect();
+            // Every dumped object but the class mirrors (on their class nodes).
+            let strings = (0..s.node_count())
+                .filter(|&n| class(n) == "(string)" && s.ids.get(n) < 0x4000_0000)
+                .count();
+            assert_eq!(strings, in_records.len(), "labels {labels}, graph {graph}");
+            assert!(
+                objects.len() > 200 && objects.is_sorted(),
+                "labels {labels}, graph {graph}: {objects:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -741,6 +741,29 @@ impl Ids {
     }
 }
 
+/// Which list an object item is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ItemKind {
+    Instance,
+    Array,
+    Text,
+}
+
+/// Marks of [`Build::place`] in [`Ids`]' table, before it holds node numbers: an object
+/// to be numbered, a class's mirror (whose node is its class's), and a class's id.
+const TO_NUMBER: u32 = u32::MAX - 1;
+const MIRROR: u32 = u32::MAX - 2;
+const CLASS_ID: u32 = u32::MAX - 3;
+
+/// What the build uses of a class.
+#[derive(Clone, Copy)]
+struct Known {
+    name: u32,
+    instance_size: u32,
+    /// Where its field names are in [`Build::field_names`], and how many.
+    fields: (u32, u32),
+}
+
 /// An empty slot of [`Ids`]' table (node numbers stay below it: they fit a u32 with the
 /// value nodes, and a file under 4 GiB has fewer items).
 const NO_NODE: u32 = u32::MAX;
@@ -754,18 +777,14 @@ struct Build<'a> {
     /// Objects' nodes by id, and classes' (the same id may name both where a class has no
     /// mirror: §9.2 defect 5).
     objects: Ids,
-    /// Without the graph, the only ids looked up: the roots' and the cross-VM
-    /// references'; [`Build::objects`] then holds those alone (a table of every id,
-    /// filled in the records' hashed order, costs a cache miss an object).
-    wanted: Option<hashbrown::HashSet<u32>>,
     class_nodes: HashMap<u32, u32>,
-    /// The node of each object item (instances, arrays, strings, in the records' order),
-    /// where the graph is built: an item's edges are then made without looking its id
-    /// up, which the records' order (a hash map's, §2.3) would send all over the table.
-    items: Vec<u32>,
-    /// Whether an item's id was an earlier item's too: then the ids are looked up, as
-    /// the last item of an id is the one its edges start from.
-    shadowed: bool,
+    /// The node of each object item (numbered across instances, arrays and strings, in
+    /// that order; a mirror's is its class node), where the graph is built: an item's
+    /// edges are then made without looking its id up.
+    placed: Vec<u32>,
+    /// Whether two items share an id: then the ids are looked up, as the last item of an
+    /// id in record order is the one its edges start from (the translator's map keeps it).
+    duplicates: bool,
     /// The class records by class id (the records' map is ordered, for the walks by
     /// ascending id; this one is for the lookups of every object).
     class_of: &'a HashMap<u32, &'a Class>,
@@ -776,6 +795,12 @@ struct Build<'a> {
     synthetic: u64,
     /// Names of classes by id, interned.
     class_names: HashMap<u32, u32>,
+    /// What the build uses of each class (None: no class record names it), by id.
+    known: HashMap<u32, Option<Known>>,
+    /// The known classes' field names, interned.
+    field_names: Vec<u32>,
+    /// The first object's node (the class nodes come before).
+    first_object: u32,
     /// Pool strings by string id, interned.
     sids: HashMap<u32, u32>,
     /// Value nodes' types and names by value type and bits.
@@ -825,32 +850,23 @@ impl<'a> Build<'a> {
             .map(|i| i.id)
             .max()
             .unwrap_or(0);
-        let wanted: Option<hashbrown::HashSet<u32>> = (!options.graph).then(|| {
-            r.roots
-                .iter()
-                .copied()
-                .chain(r.xrefs.iter().map(|x| x.1))
-                .collect()
-        });
-        let table = match &wanted {
-            Some(w) => Ids::new(u32::MAX, w.len()),
-            None => Ids::new(max, objects),
-        };
         Build {
             data,
             r,
             options,
             nodes,
-            objects: table,
-            wanted,
-            items: Vec::with_capacity(if options.graph { objects } else { 0 }),
-            shadowed: false,
+            objects: Ids::new(max, objects),
+            placed: Vec::with_capacity(if options.graph { objects } else { 0 }),
+            duplicates: false,
             class_nodes: HashMap::with_capacity(r.classes.len()),
             class_of,
             edges: Vec::with_capacity(edges),
             labels: Vec::with_capacity(if options.labels { edges } else { 0 }),
             synthetic: 0,
             class_names: HashMap::new(),
+            known: HashMap::new(),
+            field_names: Vec::new(),
+            first_object: 0,
             sids: HashMap::new(),
             value_names: HashMap::new(),
             unknown_sids: 0,
@@ -907,34 +923,18 @@ impl<'a> Build<'a> {
         n
     }
 
-    /// The node of object item `k` (numbered across instances, arrays and strings), of
-    /// id `id`: a mirror's is its class node.
-    fn item(&self, k: usize, id: u32) -> u32 {
-        match self.items.get(k) {
-            Some(&n) if !self.shadowed => n,
-            _ => self
-                .objects
-                .get(id)
-                .or_else(|| self.class_nodes.get(&id).copied())
-                .unwrap_or(NO_NODE),
-        }
-    }
-
-    /// Puts an object item's node in the table (and in the items', where the graph is
-    /// built).
-    fn add_item(&mut self, id: u32, n: u32) {
-        if let Some(wanted) = &self.wanted
-            && !wanted.contains(&id)
-        {
-            return;
-        }
-        self.shadowed |= self.objects.insert(id, n);
-        self.keep_item(n);
-    }
-
-    fn keep_item(&mut self, n: u32) {
-        if self.options.graph {
-            self.items.push(n);
+    /// Object item `g` (numbered across instances, arrays and strings, in that order) and
+    /// which of the three it is.
+    fn item(&self, g: u32) -> (ItemKind, &'a Item) {
+        let r = self.r;
+        let g = g as usize;
+        let (i, a) = (r.instances.len(), r.arrays.len());
+        if g < i {
+            (ItemKind::Instance, &r.instances[g])
+        } else if g < i + a {
+            (ItemKind::Array, &r.arrays[g - i])
+        } else {
+            (ItemKind::Text, &r.texts[g - i - a])
         }
     }
 
@@ -983,7 +983,6 @@ impl<'a> Build<'a> {
             }
             _ => {
                 if self.bare() {
-                    self.synthetic += 1;
                     return;
                 }
                 let (node_ty, text) = self.value_name(code, word);
@@ -996,9 +995,8 @@ impl<'a> Build<'a> {
     /// Whether the graph is read for retained sizes alone (no labels): then the nodes of
     /// size 0 that hold nothing and that one node holds, the value nodes, the methods'
     /// closures and the primitive arrays' wrappers, are left out with their edges (§10:
-    /// they retain nothing, count nowhere and dominate nothing), and only their synthetic
-    /// ids are counted, so that the other synthetic nodes keep the translator's. Their
-    /// names and edges are what the labels show (an object's fields, its duplicates).
+    /// they retain nothing, count nowhere and dominate nothing). Their names and edges
+    /// are what the labels show (an object's fields, its duplicates).
     fn bare(&self) -> bool {
         !self.options.labels
     }
@@ -1022,7 +1020,6 @@ impl<'a> Build<'a> {
 
     fn run(mut self, single: bool) -> Static {
         let r = self.r;
-        let class_of = self.class_of;
         // 1. The root framework (a single file's).
         if single {
             let name = self.nodes.strings.id("SyntheticRoot");
@@ -1033,70 +1030,50 @@ impl<'a> Build<'a> {
                 .id(&format!("StaticRoot[{}]", r.roots.len()));
             self.nodes.push(T_HANDLE, name, 0, 1, 0);
         }
-        // Which class ids are objects of their own too (no mirror: §6.3): an array's or
-        // a string's id, or an instance's whose class is itself but that is not the
-        // mirror of `std.core.Class` (the class the other mirrors are instances of).
-        let mirror_class = r
-            .instances
-            .iter()
-            .find(|i| i.class != i.id && class_of.contains_key(&i.id))
-            .map(|i| i.class);
-        let own = |i: &Item| {
-            class_of.contains_key(&i.id)
-                && i.class == i.id
-                && mirror_class.is_some_and(|m| m != i.id)
-        };
-        let mirrorless: hashbrown::HashSet<u32> = r
-            .arrays
-            .iter()
-            .chain(&r.texts)
-            .filter(|i| class_of.contains_key(&i.id))
-            .chain(r.instances.iter().filter(|i| own(i)))
-            .map(|i| i.id)
-            .collect();
-        // 2. Class nodes, by ascending id.
+        // 2. Class nodes, by ascending id (a class without a mirror gets id 0 below).
         for &id in r.classes.keys() {
             let name = self.class_name(id);
-            let node_id = if mirrorless.contains(&id) { 0 } else { id };
-            let n = self.nodes.push(T_CLASS, name, u64::from(node_id), 0, 0);
+            let n = self.nodes.push(T_CLASS, name, u64::from(id), 0, 0);
             self.class_nodes.insert(id, n);
         }
-        // 3-5. Instances, arrays, strings, in record order.
-        for i in &r.instances {
-            if class_of.contains_key(&i.id) && !mirrorless.contains(&i.id) {
-                let n = self.class_nodes[&i.id];
+        // 3-5. Instances, arrays and strings, read in record order (a hash map's, §2.3)
+        // as the translator does, but numbered in id order: the order the writer marked
+        // them in, depth first from the roots (§6.1), so that an object's node is near
+        // those it holds, as in the other versions' files.
+        let placed = self.place();
+        let first = self.nodes.len();
+        self.first_object = first;
+        self.nodes
+            .grow(placed.iter().filter(|&&n| n >= first).count());
+        for (g, &n) in (0u32..).zip(&placed) {
+            let (kind, i) = self.item(g);
+            if n < first {
+                // A mirror: its class's node.
                 self.nodes.sizes[n as usize] = i.size;
-                self.keep_item(n);
                 continue;
             }
-            let known = class_of.get(&i.class);
-            let (name, size) = match known {
-                Some(c) => (
-                    self.class_name(i.class),
-                    if i.size == 0 { c.instance_size } else { i.size },
-                ),
-                None => (self.names.object, i.size),
+            let (ty, name, size) = match kind {
+                ItemKind::Instance => match self.known(i.class) {
+                    Some(c) => (
+                        T_OBJECT,
+                        c.name,
+                        if i.size == 0 { c.instance_size } else { i.size },
+                    ),
+                    None => (T_OBJECT, self.names.object, i.size),
+                },
+                ItemKind::Array => {
+                    let name = self.known(i.class).map_or(self.names.empty, |c| c.name);
+                    (T_ARRAY, name, i.size)
+                }
+                ItemKind::Text => {
+                    let text = &self.data[i.at..i.at + i.count as usize];
+                    (T_STRING, self.nodes.strings.push_text(text), i.size)
+                }
             };
-            let n = self.nodes.push(T_OBJECT, name, u64::from(i.id), size, 0);
-            self.add_item(i.id, n);
+            self.nodes.set(n, ty, name, i.id, size);
         }
-        for a in &r.arrays {
-            let name = if class_of.contains_key(&a.class) {
-                self.class_name(a.class)
-            } else {
-                self.names.empty
-            };
-            let n = self.nodes.push(T_ARRAY, name, u64::from(a.id), a.size, 0);
-            self.add_item(a.id, n);
-        }
-        for s in &r.texts {
-            let at = s.at;
-            let name = self
-                .nodes
-                .strings
-                .push_text(&self.data[at..at + s.count as usize]);
-            let n = self.nodes.push(T_STRING, name, u64::from(s.id), s.size, 0);
-            self.add_item(s.id, n);
+        if self.options.graph {
+            self.placed = placed;
         }
         // 6. Roots: one not dumped is a handle.
         let roots: Vec<u32> = r
@@ -1124,13 +1101,7 @@ impl<'a> Build<'a> {
         }
         if self.options.graph {
             self.class_edges();
-            self.instance_edges();
-            self.array_edges();
-            let first = r.instances.len() + r.arrays.len();
-            for (k, s) in r.texts.iter().enumerate() {
-                let n = self.item(first + k, s.id);
-                self.hclass(n, s.id, s.class);
-            }
+            self.object_edges();
         }
         let xrefs = r
             .xrefs
@@ -1166,8 +1137,7 @@ impl<'a> Build<'a> {
             }
             for &m in &c.methods {
                 if self.bare() {
-                    self.synthetic += 1;
-                    continue;
+                    break;
                 }
                 let name = self.sid(m);
                 let to = self.synthetic(T_CLOSURE, name);
@@ -1184,83 +1154,250 @@ impl<'a> Build<'a> {
         }
     }
 
-    /// Step b: each instance's hclass and values (a mirror's on its class node).
-    fn instance_edges(&mut self) {
+    /// Numbers the object items' nodes in id order, after the nodes so far: the node of
+    /// each item (numbered across instances, arrays and strings, in that order), a
+    /// mirror's its class's; each id's node is put in [`Build::objects`] (an id's last
+    /// item in record order wins, as in the translator's map). Where every id has a slot
+    /// of its own in the table (even, dense, once each: as the writer numbers them), the
+    /// slots are marked in record order and numbered in their order; else the items are
+    /// sorted by id.
+    fn place(&mut self) -> Vec<u32> {
         let r = self.r;
-        for (k, i) in r.instances.iter().enumerate() {
-            let n = self.item(k, i.id);
-            let mirror = self.nodes.types[n as usize] == T_CLASS;
-            self.hclass(n, i.id, i.class);
-            let mut at = i.at;
-            match self.class_of.get(&i.class).copied() {
-                Some(c) => {
-                    for d in c.fields.iter().take(i.count as usize) {
-                        let name = self.sid(d.name);
-                        if !(mirror && name == self.names.superclass) {
-                            self.value(n, EdgeKind::Property, name, at);
-                        }
-                        at = self.next_value(at);
+        let class_of = self.class_of;
+        let ids = || {
+            r.instances
+                .iter()
+                .chain(&r.arrays)
+                .chain(&r.texts)
+                .map(|i| i.id)
+        };
+        // The items whose id is a class's, in item order: marked in the table where it
+        // is one (each id's slot is met there anyway), else looked up.
+        let mut class_items = Vec::new();
+        let table = &mut self.objects;
+        let by_table = !table.dense.is_empty() && {
+            for &c in self.class_nodes.keys() {
+                if let Some(k) = table.slot(c) {
+                    table.dense[k] = CLASS_ID;
+                }
+            }
+            let mut fits = true;
+            for (g, id) in (0u32..).zip(ids()) {
+                let Some(k) = table.slot(id) else {
+                    fits = false;
+                    break;
+                };
+                match table.dense[k] {
+                    NO_NODE => table.dense[k] = TO_NUMBER,
+                    CLASS_ID => {
+                        table.dense[k] = MIRROR;
+                        class_items.push(g);
+                    }
+                    _ => {
+                        fits = false;
+                        break;
                     }
                 }
-                None => {
-                    // An unknown class: references only, unnamed (§7.2 b).
-                    for _ in 0..i.count {
-                        if matches!(self.data[at], ty::OBJECT | ty::ARRAY | ty::WEAK) {
-                            self.value(n, EdgeKind::Property, self.names.empty, at);
-                        }
-                        at = self.next_value(at);
+            }
+            if !fits {
+                table.dense.fill(NO_NODE);
+                class_items.clear();
+            }
+            fits
+        };
+        if !by_table {
+            class_items = (0u32..)
+                .zip(ids())
+                .filter(|(_, id)| class_of.contains_key(id))
+                .map(|(g, _)| g)
+                .collect();
+        }
+        let mirrorless = self.mirrorless(&class_items);
+        for id in &mirrorless {
+            if let Some(&n) = self.class_nodes.get(id) {
+                self.nodes.set_id(n, 0);
+            }
+        }
+        let n_instances = u32::try_from(r.instances.len()).unwrap_or(u32::MAX);
+        let first = self.nodes.len();
+        if by_table {
+            for &g in &class_items {
+                let id = self.item(g).1.id;
+                if (g >= n_instances || mirrorless.contains(&id))
+                    && let Some(k) = self.objects.slot(id)
+                {
+                    self.objects.dense[k] = TO_NUMBER;
+                }
+            }
+            let table = &mut self.objects;
+            let mut next = first;
+            for (k, slot) in (0u32..).zip(table.dense.iter_mut()) {
+                match *slot {
+                    TO_NUMBER => {
+                        *slot = next;
+                        next += 1;
                     }
+                    MIRROR => *slot = self.class_nodes[&(2 * k)],
+                    CLASS_ID => *slot = NO_NODE,
+                    _ => {}
+                }
+            }
+            let table = &self.objects;
+            return ids().map(|id| table.get(id).unwrap_or(NO_NODE)).collect();
+        }
+        let mut keyed: Vec<u64> = (0u32..)
+            .zip(ids())
+            .map(|(g, id)| u64::from(id) << 32 | u64::from(g))
+            .collect();
+        keyed.sort_unstable();
+        self.duplicates = keyed.windows(2).any(|w| w[0] >> 32 == w[1] >> 32);
+        let mut placed = vec![NO_NODE; keyed.len()];
+        let mut next = first;
+        for k in keyed {
+            #[allow(clippy::cast_possible_truncation)] // the two halves
+            let (id, g) = ((k >> 32) as u32, k as u32);
+            let n = match self.class_nodes.get(&id) {
+                Some(&c) if g < n_instances && !mirrorless.contains(&id) => c,
+                _ => {
+                    next += 1;
+                    next - 1
+                }
+            };
+            placed[g as usize] = n;
+            self.objects.insert(id, n);
+        }
+        placed
+    }
+
+    /// Which of the items whose id is a class's (`class_items`, in item order) are
+    /// objects of their own too, by id (no mirror: §6.3): an array or a string, or an
+    /// instance whose class is itself but that is not the mirror of `std.core.Class` (the
+    /// class the other mirrors are instances of).
+    fn mirrorless(&self, class_items: &[u32]) -> hashbrown::HashSet<u32> {
+        let items = || class_items.iter().map(|&g| self.item(g));
+        let mirror_class = items()
+            .find(|(kind, i)| *kind == ItemKind::Instance && i.class != i.id)
+            .map(|(_, i)| i.class);
+        items()
+            .filter(|(kind, i)| {
+                *kind != ItemKind::Instance
+                    || (i.class == i.id && mirror_class.is_some_and(|m| m != i.id))
+            })
+            .map(|(_, i)| i.id)
+            .collect()
+    }
+
+    /// What the build uses of class `id`, where a class record names it: looked up once
+    /// a class, as every object needs it.
+    fn known(&mut self, id: u32) -> Option<Known> {
+        if let Some(&k) = self.known.get(&id) {
+            return k;
+        }
+        let k = match self.class_of.get(&id).copied() {
+            Some(c) => {
+                let name = self.class_name(id);
+                let start = u32::try_from(self.field_names.len()).unwrap_or(u32::MAX);
+                for d in &c.fields {
+                    let f = self.sid(d.name);
+                    self.field_names.push(f);
+                }
+                Some(Known {
+                    name,
+                    instance_size: c.instance_size,
+                    fields: (start, u32::try_from(c.fields.len()).unwrap_or(u32::MAX)),
+                })
+            }
+            None => None,
+        };
+        self.known.insert(id, k);
+        k
+    }
+
+    /// Steps b and c, and the strings' hclass edges, in record order.
+    fn object_edges(&mut self) {
+        let placed = std::mem::take(&mut self.placed);
+        for (g, &n) in (0u32..).zip(&placed) {
+            let (kind, i) = self.item(g);
+            let n = if self.duplicates {
+                self.objects.get(i.id).unwrap_or(NO_NODE)
+            } else {
+                n
+            };
+            match kind {
+                ItemKind::Instance => self.instance_edges(n, i),
+                ItemKind::Array => self.array_edges(n, i),
+                ItemKind::Text => self.hclass(n, i.id, i.class),
+            }
+        }
+    }
+
+    /// Step b: an instance's hclass and values (a mirror's on its class node `n`).
+    fn instance_edges(&mut self, n: u32, i: &Item) {
+        // Class nodes come before the objects'.
+        let mirror = n < self.first_object;
+        self.hclass(n, i.id, i.class);
+        let mut at = i.at;
+        match self.known(i.class) {
+            Some(c) => {
+                let (start, count) = c.fields;
+                for f in start..start + count.min(i.count) {
+                    let name = self.field_names[f as usize];
+                    if !(mirror && name == self.names.superclass) {
+                        self.value(n, EdgeKind::Property, name, at);
+                    }
+                    at = self.next_value(at);
+                }
+            }
+            None => {
+                // An unknown class: references only, unnamed (§7.2 b).
+                for _ in 0..i.count {
+                    if matches!(self.data[at], ty::OBJECT | ty::ARRAY | ty::WEAK) {
+                        self.value(n, EdgeKind::Property, self.names.empty, at);
+                    }
+                    at = self.next_value(at);
                 }
             }
         }
     }
 
-    /// Step c: each array's buffer node and its elements.
-    fn array_edges(&mut self) {
-        let r = self.r;
-        let first = r.instances.len();
-        for (k, a) in r.arrays.iter().enumerate() {
-            // The array holds its elements itself: the translator's buffer node (§7.2 c)
-            // would put a node with a positional id between an array and what it holds,
-            // on every path and as the owner of what an array gains. Its synthetic id is
-            // kept unused, so that the later synthetic nodes have the translator's ids.
-            let buffer = self.item(first + k, a.id);
-            self.synthetic += 1;
-            match a.elem {
-                ty::OBJECT | ty::ARRAY | ty::WEAK => {
-                    // A weak reference array's elements are weak (§9.2 defect 4).
-                    if a.elem == ty::WEAK {
-                        self.weak_arrays += 1;
-                        continue;
-                    }
-                    for k in 0..a.count {
-                        let id = u32_at(self.data, a.at + 4 * k as usize).unwrap_or(0);
-                        if id != 0 {
-                            let to = self.object(id);
-                            self.edge(buffer, EdgeKind::Element, k, to);
-                        }
+    /// Step c: an array's elements, on its node `n`. The array holds them itself: the
+    /// translator's buffer node (§7.2 c) would put a node with a positional id between an
+    /// array and what it holds, on every path and as the owner of what an array gains.
+    fn array_edges(&mut self, n: u32, a: &Item) {
+        // The buffer's synthetic id is kept unused, so that the later synthetic nodes have
+        // the translator's ids.
+        self.synthetic += 1;
+        match a.elem {
+            // A weak reference array's elements are weak (§9.2 defect 4).
+            ty::WEAK => self.weak_arrays += 1,
+            ty::OBJECT | ty::ARRAY => {
+                for k in 0..a.count {
+                    let id = u32_at(self.data, a.at + 4 * k as usize).unwrap_or(0);
+                    if id != 0 {
+                        let to = self.object(id);
+                        self.edge(n, EdgeKind::Element, k, to);
                     }
                 }
-                ty::TAGGED => {
-                    let mut at = a.at;
-                    for k in 0..a.count {
-                        self.value(buffer, EdgeKind::Element, k, at);
-                        at = self.next_value(at);
-                    }
+            }
+            ty::TAGGED => {
+                let mut at = a.at;
+                for k in 0..a.count {
+                    self.value(n, EdgeKind::Element, k, at);
+                    at = self.next_value(at);
                 }
-                ty::UNKNOWN => {}
-                // A wrapper and its value node an element (§7.2).
-                _ if self.bare() => self.synthetic += 2 * u64::from(a.count),
-                elem => {
-                    let wrapper = self.nodes.strings.id(wrapper_name(elem));
-                    let width = payload(elem).unwrap_or(0);
-                    let data = self.data;
-                    for k in 0..a.count {
-                        let w = self.synthetic(T_OBJECT, wrapper);
-                        self.edge(buffer, EdgeKind::Element, k, w);
-                        let at = a.at + k as usize * width;
-                        self.primitive(w, elem, &data[at..at + width]);
-                    }
+            }
+            // A wrapper and its value node an element (§7.2), where labels are read.
+            ty::UNKNOWN => {}
+            _ if self.bare() => {}
+            elem => {
+                let wrapper = self.nodes.strings.id(wrapper_name(elem));
+                let width = payload(elem).unwrap_or(0);
+                let data = self.data;
+                for k in 0..a.count {
+                    let w = self.synthetic(T_OBJECT, wrapper);
+                    self.edge(n, EdgeKind::Element, k, w);
+                    let at = a.at + k as usize * width;
+                    self.primitive(w, elem, &data[at..at + width]);
                 }
             }
         }
@@ -1320,16 +1457,8 @@ impl<'a> Build<'a> {
             }
         });
         drop((edges, labels));
+        drop(objects);
         let mut snap = nodes.finish(graph, options);
-        if let Some(g) = &mut snap.graph {
-            // Objects by id: the order the writer marked them in, depth first from the
-            // roots (§6.1), where the records' order is a hash map's (§2.3).
-            g.walk_order = objects
-                .dense
-                .into_iter()
-                .filter(|&n| n != NO_NODE)
-                .collect();
-        }
         if unknown_sids > 0 {
             snap.warnings.push(Warning::new(
                 WarningCode::RawheapMissingObject,
