@@ -1133,7 +1133,7 @@ fn a_graph_for_retained_sizes_alone_leaves_out_what_holds_nothing_and_retains_th
     assert!(objects.len() >= 4 && objects.is_sorted(), "{objects:?}");
 }
 
-/// The ids of a dump's strings in record order (STATIC_STRING_DUMP items: id, class,
+/// The ids of a dump's strings in record order (`STATIC_STRING_DUMP` items: id, class,
 /// size, length, then the bytes).
 fn string_ids(d: &Dump) -> Vec<u32> {
     let mut ids = Vec::new();
