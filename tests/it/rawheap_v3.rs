@@ -1047,6 +1047,33 @@ fn the_records_listed_on_two_threads_read_as_on_one() {
     }
 }
 
+/// With a core free and thousands of strings, the strings are named on a second thread
+/// while the other objects' nodes are made: the same graph as on one.
+#[test]
+fn the_strings_named_on_a_second_thread_read_as_on_one() {
+    let (dumps, _) = hybrid::static_leak_series(1, 2200);
+    let bytes = dumps[0].bytes();
+    assert!(string_ids(&dumps[0]).len() > 4096);
+    let one = rawheap::parse(&bytes, FULL).unwrap();
+    let two = rawheap::parse(&bytes, ParseOptions { threads: 1, ..FULL }).unwrap();
+    same("two threads", &seen(&one), &seen(&two));
+    assert_eq!(one.class_names, two.class_names);
+    let names = |s: &HeapSnapshot| -> Vec<String> {
+        let g = s.graph.as_ref().unwrap();
+        (0..s.node_count() as u32)
+            .filter(|&n| s.class_name(s.classes[n as usize]) == "(string)")
+            .map(|n| g.node_name(n).unwrap().to_owned())
+            .collect()
+    };
+    let texts = names(&two);
+    assert!(
+        texts.iter().any(|t| t == "listener-2199"),
+        "{:?}",
+        &texts[..5]
+    );
+    assert_eq!(names(&one), texts);
+}
+
 /// Each node as (id, class, size), the retained size of each by id, and the retained
 /// size of each class by name (those above 0).
 type Sums = (

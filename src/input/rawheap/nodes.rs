@@ -201,38 +201,12 @@ impl Nodes {
         self.natives.reserve(n);
     }
 
-    /// `n` more nodes, of type 0, without name, id or size until [`Nodes::set`] sets
-    /// them (in any order).
-    pub(super) fn grow(&mut self, n: usize) {
-        let len = self.types.len() + n;
-        self.types.resize(len, 0);
-        self.names.resize(len, 0);
-        match &mut self.ids {
-            Column::Narrow(v) => v.resize(len, 0),
-            Column::Wide(v) => v.resize(len, 0),
-        }
-        self.sizes.resize(len, 0);
-        self.natives.resize(len, 0);
-    }
-
     /// Sets node `n`'s id.
     pub(super) fn set_id(&mut self, n: u32, id: u32) {
         match &mut self.ids {
             Column::Narrow(v) => v[n as usize] = id,
             Column::Wide(v) => v[n as usize] = u64::from(id),
         }
-    }
-
-    /// Sets node `n`'s type, name, id and size.
-    pub(super) fn set(&mut self, n: u32, ty: u8, name: u32, id: u32, size: u32) {
-        let n = n as usize;
-        self.types[n] = ty;
-        self.names[n] = name;
-        match &mut self.ids {
-            Column::Narrow(v) => v[n] = id,
-            Column::Wide(v) => v[n] = u64::from(id),
-        }
-        self.sizes[n] = size;
     }
 
     pub(super) fn push(&mut self, ty: u8, name: u32, id: u64, size: u32, native: u32) -> u32 {

@@ -13,6 +13,7 @@ use hashbrown::HashMap;
 use super::bytes::u32_at;
 use super::frame::{Version, read_version};
 use super::nodes::{Graph, Nodes, T_HANDLE, T_NATIVE, T_NUMBER, T_OBJECT, T_STRING, T_SYNTHETIC};
+use super::strings::Strings;
 use super::{ParseOptions, RawheapError, err};
 use crate::model::graph::EdgeKind;
 use crate::model::heap::HeapSnapshot;
@@ -75,6 +76,24 @@ fn payload(code: u8) -> Option<usize> {
         _ => None,
     }
 }
+
+/// A typed value's whole width (type byte and payload) by its type byte; 0 for a type
+/// the format has not.
+const STEP: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut code = 0;
+    while code <= ty::WEAK {
+        t[code as usize] = match code {
+            ty::UNKNOWN => 1,
+            ty::BOOLEAN | ty::BYTE => 2,
+            ty::CHAR | ty::SHORT => 3,
+            ty::DOUBLE | ty::LONG | ty::TAGGED => 9,
+            _ => 5,
+        };
+        code += 1;
+    }
+    t
+};
 
 /// The section a record's problems are reported in: its tag's name.
 fn section(tag: u8) -> &'static str {
@@ -164,19 +183,37 @@ impl Body<'_> {
     }
 
     /// `n` bytes of the body, or an error that item `item` runs past its end.
+    #[inline]
     fn take(&mut self, n: usize, item: u32) -> Result<&[u8], RawheapError> {
         if self.end - self.at < n {
-            let (end, at) = (self.end, self.at);
-            return self.fail(
-                at,
-                format!(
-                    "item {item} needs {n} bytes at byte {at}, but the record's body ends at byte {end}: the record's count or length is wrong"
-                ),
-            );
+            return self.past_end(n, item);
         }
         let at = self.at;
         self.at += n;
         Ok(&self.data[at..at + n])
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn past_end<T>(&self, n: usize, item: u32) -> Result<T, RawheapError> {
+        let (end, at) = (self.end, self.at);
+        self.fail(
+            at,
+            format!(
+                "item {item} needs {n} bytes at byte {at}, but the record's body ends at byte {end}: the record's count or length is wrong"
+            ),
+        )
+    }
+
+    /// The next `N` bytes of the body, where it has them.
+    #[inline]
+    fn fixed<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let b: [u8; N] = self.data.get(self.at..self.at + N)?.try_into().ok()?;
+        if self.end - self.at < N {
+            return None;
+        }
+        self.at += N;
+        Some(b)
     }
 
     fn u32(&mut self, item: u32) -> Result<u32, RawheapError> {
@@ -208,13 +245,19 @@ impl Body<'_> {
 
     /// `n` typed values stepped over, where they all fit the body and have known types;
     /// else the body is left as it was, for [`Body::value`] to say what is wrong.
+    #[inline]
     fn values(&mut self, n: u16) -> bool {
         let mut at = self.at;
+        let body = &self.data[..self.end];
         for _ in 0..n {
-            let Some(width) = self.data[..self.end].get(at).and_then(|&c| payload(c)) else {
+            let Some(&code) = body.get(at) else {
                 return false;
             };
-            at += 1 + width;
+            let step = STEP[code as usize];
+            if step == 0 {
+                return false;
+            }
+            at += step as usize;
         }
         if at > self.end {
             return false;
@@ -234,6 +277,12 @@ impl Body<'_> {
             })
             .collect()
     }
+}
+
+/// The little-endian u32 at `at` of a fixed-size item.
+#[inline]
+fn le<const N: usize>(p: &[u8; N], at: usize) -> u32 {
+    u32::from_le_bytes([p[at], p[at + 1], p[at + 2], p[at + 3]])
 }
 
 /// Checks the header (§2.1).
@@ -290,6 +339,7 @@ fn header(data: &[u8]) -> Result<(), RawheapError> {
 fn records(data: &[u8]) -> Result<Records, RawheapError> {
     header(data)?;
     let mut r = Records::default();
+    reserve(&mut r, data, HEADER);
     records_in(data, (HEADER, data.len()), 0, &mut r)?;
     Ok(r)
 }
@@ -305,10 +355,13 @@ fn records_split(data: &[u8]) -> Result<Records, RawheapError> {
     let halves = std::thread::scope(|s| {
         let second = s.spawn(|| {
             let mut r = Records::default();
+            reserve(&mut r, data, split);
             records_in(data, (split, data.len()), before, &mut r).map(|()| r)
         });
+        // Room for the second half's items too, which are appended.
         let first = header(data).and_then(|()| {
             let mut r = Records::default();
+            reserve(&mut r, data, HEADER);
             records_in(data, (HEADER, split), 0, &mut r).map(|()| r)
         });
         (first, second.join())
@@ -450,6 +503,29 @@ fn records_in(
     Ok(())
 }
 
+/// Makes room in `r` for the object items of the records from byte `at` of `data`, by
+/// their headers' counts (as far as the headers lead), so that the lists are not copied
+/// as they grow.
+fn reserve(r: &mut Records, data: &[u8], mut at: usize) {
+    let mut counts = [0usize; 3];
+    while let (Some(&tag), Some(len), Some(count)) =
+        (data.get(at), u32_at(data, at + 9), u32_at(data, at + 13))
+    {
+        match tag {
+            tag::INSTANCE => counts[0] += count as usize,
+            tag::ARRAY => counts[1] += count as usize,
+            tag::STRING_DUMP => counts[2] += count as usize,
+            _ => {}
+        }
+        at += RECORD_HEADER + len as usize;
+    }
+    // No more than a byte an item of what is left (a damaged count is not trusted).
+    let most = (data.len() / 16).max(1024);
+    r.instances.reserve(counts[0].min(most));
+    r.arrays.reserve(counts[1].min(most));
+    r.texts.reserve(counts[2].min(most));
+}
+
 /// Lists the `count` items of one record; whether its body must end with them (arrays,
 /// the summary and unknown tags may leave bytes over).
 #[allow(clippy::too_many_lines)]
@@ -473,6 +549,25 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
         }
         tag::INSTANCE => {
             for i in 0..count {
+                // The whole item where it fits the body, else field by field to say what
+                // does not.
+                let start = b.at;
+                if let Some(p) = b.fixed::<18>() {
+                    let k = u16::from_le_bytes([p[16], p[17]]);
+                    let at = b.at;
+                    if b.values(k) {
+                        r.instances.push(Item {
+                            id: le(&p, 0),
+                            class: le(&p, 4),
+                            size: le(&p, 12),
+                            at,
+                            count: u32::from(k),
+                            elem: 0,
+                        });
+                        continue;
+                    }
+                    b.at = start;
+                }
                 let id = b.u32(i)?;
                 let class = b.u32(i)?;
                 b.u32(i)?;
@@ -496,6 +591,24 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
         }
         tag::STRING_DUMP => {
             for i in 0..count {
+                let start = b.at;
+                if let Some(p) = b.fixed::<16>() {
+                    let n = le(&p, 12);
+                    let at = b.at;
+                    if b.end - at >= n as usize {
+                        b.at += n as usize;
+                        r.texts.push(Item {
+                            id: le(&p, 0),
+                            class: le(&p, 4),
+                            size: le(&p, 8),
+                            at,
+                            count: n,
+                            elem: 0,
+                        });
+                        continue;
+                    }
+                    b.at = start;
+                }
                 let id = b.u32(i)?;
                 let class = b.u32(i)?;
                 let size = b.u32(i)?;
@@ -755,6 +868,18 @@ const TO_NUMBER: u32 = u32::MAX - 1;
 const MIRROR: u32 = u32::MAX - 2;
 const CLASS_ID: u32 = u32::MAX - 3;
 
+/// An object's node, before it joins the columns.
+#[derive(Clone, Copy, Default)]
+struct Row {
+    id: u32,
+    name: u32,
+    size: u32,
+    ty: u8,
+}
+
+/// How many classes [`Build::known`] keeps at hand.
+const KNOWN_CACHE: usize = 64;
+
 /// What the build uses of a class.
 #[derive(Clone, Copy)]
 struct Known {
@@ -795,8 +920,10 @@ struct Build<'a> {
     synthetic: u64,
     /// Names of classes by id, interned.
     class_names: HashMap<u32, u32>,
-    /// What the build uses of each class (None: no class record names it), by id.
+    /// What the build uses of each class (None: no class record names it), by id; and
+    /// the last ones looked up, by id, which spare most objects the hash.
     known: HashMap<u32, Option<Known>>,
+    known_cache: [(Option<u32>, Option<Known>); KNOWN_CACHE],
     /// The known classes' field names, interned.
     field_names: Vec<u32>,
     /// The first object's node (the class nodes come before).
@@ -865,6 +992,7 @@ impl<'a> Build<'a> {
             synthetic: 0,
             class_names: HashMap::new(),
             known: HashMap::new(),
+            known_cache: [(None, None); KNOWN_CACHE],
             field_names: Vec::new(),
             first_object: 0,
             sids: HashMap::new(),
@@ -1043,35 +1171,7 @@ impl<'a> Build<'a> {
         let placed = self.place();
         let first = self.nodes.len();
         self.first_object = first;
-        self.nodes
-            .grow(placed.iter().filter(|&&n| n >= first).count());
-        for (g, &n) in (0u32..).zip(&placed) {
-            let (kind, i) = self.item(g);
-            if n < first {
-                // A mirror: its class's node.
-                self.nodes.sizes[n as usize] = i.size;
-                continue;
-            }
-            let (ty, name, size) = match kind {
-                ItemKind::Instance => match self.known(i.class) {
-                    Some(c) => (
-                        T_OBJECT,
-                        c.name,
-                        if i.size == 0 { c.instance_size } else { i.size },
-                    ),
-                    None => (T_OBJECT, self.names.object, i.size),
-                },
-                ItemKind::Array => {
-                    let name = self.known(i.class).map_or(self.names.empty, |c| c.name);
-                    (T_ARRAY, name, i.size)
-                }
-                ItemKind::Text => {
-                    let text = &self.data[i.at..i.at + i.count as usize];
-                    (T_STRING, self.nodes.strings.push_text(text), i.size)
-                }
-            };
-            self.nodes.set(n, ty, name, i.id, size);
-        }
+        self.object_nodes(&placed);
         if self.options.graph {
             self.placed = placed;
         }
@@ -1151,6 +1251,82 @@ impl<'a> Build<'a> {
         if class != 0 && class != id {
             let to = self.class(class);
             self.edge(n, EdgeKind::Property, self.names.hclass, to);
+        }
+    }
+
+    /// The objects' nodes, after the class nodes: item `g`'s is `placed[g]` (a mirror's
+    /// is its class node, which gets its size). Each node is first made a row of its own,
+    /// in node order, and the rows join the columns in turn: one cache line is written out
+    /// of order a node, rather than one a column. The strings' texts, their names, are
+    /// read on a second thread where the options allow one.
+    fn object_nodes(&mut self, placed: &[u32]) {
+        let r = self.r;
+        let data = self.data;
+        let first = self.first_object;
+        let objects = placed.iter().filter(|&&n| n >= first).count();
+        let mut rows = vec![Row::default(); objects];
+        let name_texts = || {
+            let mut strings = Strings::default();
+            let names: Vec<u32> = r
+                .texts
+                .iter()
+                .map(|t| strings.push_text(&data[t.at..t.at + t.count as usize]))
+                .collect();
+            (strings, names)
+        };
+        let texts_from = r.instances.len() + r.arrays.len();
+        let (strings, names) = if self.options.threads > 0 && r.texts.len() >= 4096 {
+            std::thread::scope(|s| {
+                let texts = s.spawn(name_texts);
+                self.instance_and_array_rows(&placed[..texts_from], &mut rows);
+                texts.join().unwrap_or_else(|_| name_texts())
+            })
+        } else {
+            self.instance_and_array_rows(&placed[..texts_from], &mut rows);
+            name_texts()
+        };
+        let base = self.nodes.strings.append(strings);
+        for ((t, &n), name) in r.texts.iter().zip(&placed[texts_from..]).zip(names) {
+            if n >= first {
+                rows[(n - first) as usize] = Row {
+                    id: t.id,
+                    name: base + name,
+                    size: t.size,
+                    ty: T_STRING,
+                };
+            }
+        }
+        for row in rows {
+            self.nodes
+                .push(row.ty, row.name, u64::from(row.id), row.size, 0);
+        }
+    }
+
+    /// The rows of the instances' and arrays' nodes (`placed` theirs, item by item); a
+    /// mirror's size on its class node.
+    fn instance_and_array_rows(&mut self, placed: &[u32], rows: &mut [Row]) {
+        let first = self.first_object;
+        for (g, &n) in (0u32..).zip(placed) {
+            let (kind, i) = self.item(g);
+            if n < first {
+                self.nodes.sizes[n as usize] = i.size;
+                continue;
+            }
+            let (ty, name, size) = match self.known(i.class) {
+                Some(c) if kind == ItemKind::Instance => (
+                    T_OBJECT,
+                    c.name,
+                    if i.size == 0 { c.instance_size } else { i.size },
+                ),
+                None if kind == ItemKind::Instance => (T_OBJECT, self.names.object, i.size),
+                known => (T_ARRAY, known.map_or(self.names.empty, |c| c.name), i.size),
+            };
+            rows[(n - first) as usize] = Row {
+                id: i.id,
+                name,
+                size,
+                ty,
+            };
         }
     }
 
@@ -1289,8 +1465,20 @@ impl<'a> Build<'a> {
 
     /// What the build uses of class `id`, where a class record names it: looked up once
     /// a class, as every object needs it.
+    #[inline]
     fn known(&mut self, id: u32) -> Option<Known> {
+        // Class ids are even: the next bits pick the entry.
+        let (cached, k) = self.known_cache[(id as usize >> 1) % KNOWN_CACHE];
+        if cached == Some(id) {
+            return k;
+        }
+        self.known_slow(id)
+    }
+
+    #[inline(never)]
+    fn known_slow(&mut self, id: u32) -> Option<Known> {
         if let Some(&k) = self.known.get(&id) {
+            self.known_cache[(id as usize >> 1) % KNOWN_CACHE] = (Some(id), k);
             return k;
         }
         let k = match self.class_of.get(&id).copied() {
@@ -1310,6 +1498,7 @@ impl<'a> Build<'a> {
             None => None,
         };
         self.known.insert(id, k);
+        self.known_cache[(id as usize >> 1) % KNOWN_CACHE] = (Some(id), k);
         k
     }
 
