@@ -1074,6 +1074,54 @@ fn the_strings_named_on_a_second_thread_read_as_on_one() {
     assert_eq!(names(&one), texts);
 }
 
+/// For retained sizes alone, with a core free, the objects' edges are made in two halves
+/// at once: the same graph as in one walk, with the objects the dump references but
+/// lacks (their strings' records left out) made nodes in the same order.
+#[test]
+fn the_edges_made_in_two_halves_are_those_of_one_walk() {
+    let (dumps, _) = hybrid::static_leak_series(1, 14_000);
+    let mut d = dumps[0].clone();
+    let strings = d.of(tag::STRING_DUMP);
+    assert!(strings.len() > 4, "{}", strings.len());
+    for &k in strings.iter().rev().step_by(3) {
+        d.records.remove(k);
+    }
+    let bytes = d.bytes();
+    let bare = ParseOptions {
+        labels: false,
+        ..FULL
+    };
+    let one = rawheap::parse(&bytes, bare).unwrap();
+    let two = rawheap::parse(&bytes, ParseOptions { threads: 1, ..bare }).unwrap();
+    assert!(one.node_count() > 1 << 16);
+    // Natives, of no name.
+    let natives = (0..one.node_count())
+        .filter(|&n| one.class_name(one.classes[n]).is_empty())
+        .count();
+    assert!(natives > 1000, "{natives}");
+    assert_eq!(one.ids.to_vec(), two.ids.to_vec());
+    assert_eq!(one.classes, two.classes);
+    let (g1, g2) = (one.graph.as_ref().unwrap(), two.graph.as_ref().unwrap());
+    assert_eq!(g1.first_edge, g2.first_edge);
+    assert_eq!(g1.edge_targets, g2.edge_targets);
+    // And the graph with labels has the same edges between the same nodes.
+    let full = rawheap::parse(&bytes, FULL).unwrap();
+    let (gf, synthetic) = (full.graph.as_ref().unwrap(), |n: u32| {
+        full.ids.get(n as usize) >= 0x4000_0000
+    });
+    let kept: Vec<(u64, u64)> = (0..full.node_count() as u32)
+        .filter(|&n| !synthetic(n))
+        .flat_map(|n| gf.edges(n).map(move |e| (n, gf.edge_targets[e])))
+        .filter(|&(_, to)| !synthetic(to))
+        .map(|(n, to)| (full.ids.get(n as usize), full.ids.get(to as usize)))
+        .collect();
+    let bare_edges: Vec<(u64, u64)> = (0..two.node_count() as u32)
+        .flat_map(|n| g2.edges(n).map(move |e| (n, g2.edge_targets[e])))
+        .map(|(n, to)| (two.ids.get(n as usize), two.ids.get(to as usize)))
+        .collect();
+    assert_eq!(kept, bare_edges);
+}
+
 /// Each node as (id, class, size), the retained size of each by id, and the retained
 /// size of each class by name (those above 0).
 type Sums = (

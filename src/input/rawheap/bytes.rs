@@ -164,6 +164,40 @@ pub(super) fn fill<R: Read + Seek>(
         .map_err(|e| io_error(from, &e))
 }
 
+/// The whole file, its two halves read at once on two threads where `two` and the file
+/// is large (the kernel's work of giving the buffer its memory is then shared too).
+pub(super) fn read_whole<R: Twin>(
+    file: &mut R,
+    len: usize,
+    two: bool,
+) -> Result<Vec<u8>, RawheapError> {
+    const LARGE: usize = 8 << 20;
+    if !two || len < LARGE {
+        return read_at(file, 0, len);
+    }
+    let mut data = vec![0; len];
+    let half = len / 2;
+    let (first, second) = data.split_at_mut(half);
+    let mut twin = file.twin();
+    let read_into = |file: &mut R, at: usize, into: &mut [u8]| {
+        file.seek(SeekFrom::Start(at as u64))
+            .and_then(|_| file.read_exact(into))
+            .map_err(|e| io_error(at, &e))
+    };
+    std::thread::scope(|s| {
+        let later = s.spawn(|| read_into(&mut twin, half, second));
+        let earlier = read_into(file, 0, first);
+        let later = later.join().unwrap_or_else(|_| {
+            Err(io_error(
+                half,
+                &std::io::Error::other("the reading thread failed"),
+            ))
+        });
+        earlier.and(later)
+    })?;
+    Ok(data)
+}
+
 /// The error of a failed read at `at`.
 pub(super) fn io_error(at: usize, e: &std::io::Error) -> RawheapError {
     RawheapError {

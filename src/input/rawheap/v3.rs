@@ -877,6 +877,142 @@ struct Row {
     ty: u8,
 }
 
+/// What the objects' edges need, read only, where they are made for retained sizes alone
+/// ([`Build::bare_object_edges`]).
+struct BareEdges<'a> {
+    data: &'a [u8],
+    r: &'a Records,
+    objects: &'a Ids,
+    class_nodes: &'a HashMap<u32, u32>,
+    /// Each known class's field count, and which fields are named `superClass`.
+    classes: HashMap<u32, (u32, Vec<usize>)>,
+    first_object: u32,
+    placed: &'a [u32],
+    duplicates: bool,
+}
+
+/// The edges of some of the items: [`NO_NODE`] the target of each edge to an id no node
+/// has yet, and those ids, in order.
+#[derive(Default)]
+struct Part {
+    edges: Vec<Edge>,
+    missing: Vec<u32>,
+    weak_arrays: u64,
+}
+
+impl BareEdges<'_> {
+    /// The node of a referenced id (as [`Build::object`] finds it), else none yet.
+    fn node(&self, id: u32, part: &mut Part) -> u32 {
+        if let Some(n) = self
+            .objects
+            .get(id)
+            .or_else(|| self.class_nodes.get(&id).copied())
+        {
+            return n;
+        }
+        part.missing.push(id);
+        NO_NODE
+    }
+
+    fn edge(from: u32, to: u32, part: &mut Part) {
+        // Property and element edges: kept but to their own node (`EdgeKind::keeps`).
+        if to != from {
+            part.edges.push(Edge { from, to });
+        }
+    }
+
+    /// The reference at `at` (a typed value), if it is one, as an edge of `from`.
+    fn value(&self, from: u32, at: usize, part: &mut Part) {
+        if matches!(self.data[at], ty::OBJECT | ty::ARRAY) {
+            let id = u32_at(self.data, at + 1).unwrap_or(0);
+            if id != 0 {
+                let to = self.node(id, part);
+                Self::edge(from, to, part);
+            }
+        }
+    }
+
+    fn hclass(&self, n: u32, id: u32, class: u32, part: &mut Part) {
+        if class != 0 && class != id {
+            let to = match self.class_nodes.get(&class) {
+                Some(&c) => c,
+                None => self.node(class, part),
+            };
+            Self::edge(n, to, part);
+        }
+    }
+
+    /// The edges of items `items`, as [`Build::instance_edges`], [`Build::array_edges`]
+    /// and [`Build::hclass`] make them without labels.
+    fn edges(&self, items: std::ops::Range<u32>) -> Part {
+        let mut part = Part {
+            edges: Vec::with_capacity(3 * items.len()),
+            ..Part::default()
+        };
+        for g in items {
+            let (kind, i) = item(self.r, g);
+            let n = if self.duplicates {
+                self.objects.get(i.id).unwrap_or(NO_NODE)
+            } else {
+                self.placed[g as usize]
+            };
+            let mut at = i.at;
+            match kind {
+                ItemKind::Instance => {
+                    self.hclass(n, i.id, i.class, &mut part);
+                    let (count, named): (u32, &[usize]) = match self.classes.get(&i.class) {
+                        Some((count, named)) => ((*count).min(i.count), named),
+                        None => (i.count, &[]),
+                    };
+                    // A mirror's `superClass` field is its class's edge already.
+                    let skip = if n < self.first_object { named } else { &[] };
+                    for f in 0..count as usize {
+                        if !skip.contains(&f) {
+                            self.value(n, at, &mut part);
+                        }
+                        at += STEP[self.data[at] as usize] as usize;
+                    }
+                }
+                ItemKind::Array => match i.elem {
+                    ty::WEAK => part.weak_arrays += 1,
+                    ty::OBJECT | ty::ARRAY => {
+                        for k in 0..i.count as usize {
+                            let id = u32_at(self.data, at + 4 * k).unwrap_or(0);
+                            if id != 0 {
+                                let to = self.node(id, &mut part);
+                                Self::edge(n, to, &mut part);
+                            }
+                        }
+                    }
+                    ty::TAGGED => {
+                        for _ in 0..i.count {
+                            self.value(n, at, &mut part);
+                            at += STEP[self.data[at] as usize] as usize;
+                        }
+                    }
+                    _ => {}
+                },
+                ItemKind::Text => self.hclass(n, i.id, i.class, &mut part),
+            }
+        }
+        part
+    }
+}
+
+/// Object item `g` of `r` (numbered across instances, arrays and strings, in that order)
+/// and which of the three it is.
+fn item(r: &Records, g: u32) -> (ItemKind, &Item) {
+    let g = g as usize;
+    let (i, a) = (r.instances.len(), r.arrays.len());
+    if g < i {
+        (ItemKind::Instance, &r.instances[g])
+    } else if g < i + a {
+        (ItemKind::Array, &r.arrays[g - i])
+    } else {
+        (ItemKind::Text, &r.texts[g - i - a])
+    }
+}
+
 /// How many classes [`Build::known`] keeps at hand.
 const KNOWN_CACHE: usize = 64;
 
@@ -914,6 +1050,9 @@ struct Build<'a> {
     /// ascending id; this one is for the lookups of every object).
     class_of: &'a HashMap<u32, &'a Class>,
     edges: Vec<Edge>,
+    /// The objects' edges, after [`Build::edges`], where they were made in parts (without
+    /// labels).
+    parts: Vec<Vec<Edge>>,
     /// Each edge's kind and name, where the options ask for labels.
     labels: Vec<(EdgeKind, u32)>,
     /// The next synthetic node's number k (id `0x40000000 + k`).
@@ -988,6 +1127,7 @@ impl<'a> Build<'a> {
             class_nodes: HashMap::with_capacity(r.classes.len()),
             class_of,
             edges: Vec::with_capacity(edges),
+            parts: Vec::new(),
             labels: Vec::with_capacity(if options.labels { edges } else { 0 }),
             synthetic: 0,
             class_names: HashMap::new(),
@@ -1054,16 +1194,7 @@ impl<'a> Build<'a> {
     /// Object item `g` (numbered across instances, arrays and strings, in that order) and
     /// which of the three it is.
     fn item(&self, g: u32) -> (ItemKind, &'a Item) {
-        let r = self.r;
-        let g = g as usize;
-        let (i, a) = (r.instances.len(), r.arrays.len());
-        if g < i {
-            (ItemKind::Instance, &r.instances[g])
-        } else if g < i + a {
-            (ItemKind::Array, &r.arrays[g - i])
-        } else {
-            (ItemKind::Text, &r.texts[g - i - a])
-        }
+        item(self.r, g)
     }
 
     /// The node of a class id: its class node, else as [`Build::object`].
@@ -1505,6 +1636,10 @@ impl<'a> Build<'a> {
     /// Steps b and c, and the strings' hclass edges, in record order.
     fn object_edges(&mut self) {
         let placed = std::mem::take(&mut self.placed);
+        if self.bare() {
+            self.bare_object_edges(&placed);
+            return;
+        }
         for (g, &n) in (0u32..).zip(&placed) {
             let (kind, i) = self.item(g);
             let n = if self.duplicates {
@@ -1517,6 +1652,63 @@ impl<'a> Build<'a> {
                 ItemKind::Array => self.array_edges(n, i),
                 ItemKind::Text => self.hclass(n, i.id, i.class),
             }
+        }
+    }
+
+    /// [`Build::object_edges`] for retained sizes alone (no labels, so no value nodes):
+    /// the edges of the two halves of the items made at once on two threads where the
+    /// options allow a second one, each with the ids no node has yet in its order; those
+    /// get their nodes here, first half first, as one walk through the items would.
+    fn bare_object_edges(&mut self, placed: &[u32]) {
+        // Which fields are named `superClass` (a pool string, up to its first NUL).
+        let superclass = |sid: u32| {
+            self.r.strings.get(&sid).is_some_and(|&(at, n)| {
+                let b = &self.data[at..at + n];
+                memchr::memchr(0, b).map_or(b, |nul| &b[..nul]) == b"superClass"
+            })
+        };
+        let classes = self
+            .class_of
+            .iter()
+            .map(|(&id, c)| {
+                let count = u32::try_from(c.fields.len()).unwrap_or(u32::MAX);
+                let named: Vec<usize> = (0..c.fields.len())
+                    .filter(|&f| superclass(c.fields[f].name))
+                    .collect();
+                (id, (count, named))
+            })
+            .collect();
+        let walk = BareEdges {
+            data: self.data,
+            r: self.r,
+            objects: &self.objects,
+            class_nodes: &self.class_nodes,
+            classes,
+            first_object: self.first_object,
+            placed,
+            duplicates: self.duplicates,
+        };
+        let total = u32::try_from(placed.len()).unwrap_or(u32::MAX);
+        let parts = if self.options.threads > 0 && total >= 1 << 16 {
+            let half = total / 2;
+            std::thread::scope(|s| {
+                let later = s.spawn(|| walk.edges(half..total));
+                let earlier = walk.edges(0..half);
+                let later = later.join().unwrap_or_else(|_| walk.edges(half..total));
+                [earlier, later]
+            })
+        } else {
+            [walk.edges(0..total), Part::default()]
+        };
+        for mut part in parts {
+            self.weak_arrays += part.weak_arrays;
+            if !part.missing.is_empty() {
+                let mut missing = part.missing.into_iter();
+                for e in part.edges.iter_mut().filter(|e| e.to == NO_NODE) {
+                    e.to = self.object(missing.next().unwrap_or(0));
+                }
+            }
+            self.parts.push(part.edges);
         }
     }
 
@@ -1606,6 +1798,7 @@ impl<'a> Build<'a> {
         let Build {
             nodes,
             edges,
+            parts,
             labels,
             options,
             unknown_sids,
@@ -1616,20 +1809,22 @@ impl<'a> Build<'a> {
         let n = nodes.len() as usize;
         let graph = options.graph.then(|| {
             let mut first_edge = vec![0u32; n + 1];
-            for e in &edges {
+            let all = || edges.iter().chain(parts.iter().flatten());
+            let count = edges.len() + parts.iter().map(Vec::len).sum::<usize>();
+            for e in all() {
                 first_edge[e.from as usize + 1] += 1;
             }
             for i in 0..n {
                 first_edge[i + 1] += first_edge[i];
             }
             let mut fill = first_edge.clone();
-            let mut targets = vec![0u32; edges.len()];
+            let mut targets = vec![0u32; count];
             let (mut kinds, mut names) = if options.labels {
                 (vec![EdgeKind::Property; edges.len()], vec![0; edges.len()])
             } else {
                 (Vec::new(), Vec::new())
             };
-            for (k, e) in edges.iter().enumerate() {
+            for (k, e) in all().enumerate() {
                 let at = fill[e.from as usize] as usize;
                 fill[e.from as usize] += 1;
                 targets[at] = e.to;
@@ -1645,7 +1840,7 @@ impl<'a> Build<'a> {
                 names,
             }
         });
-        drop((edges, labels));
+        drop((edges, parts, labels));
         drop(objects);
         let mut snap = nodes.finish(graph, options);
         if unknown_sids > 0 {
