@@ -39,7 +39,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     // For retained sizes alone (no labels): the same nodes but the synthetic ones (value
     // nodes, closures, wrappers, which hold nothing), in the same order, each retaining
-    // as much, and the same retained sizes per class; its dominators in the walk order.
+    // as much, and the same retained sizes per class.
     let bare = ParseOptions {
         labels: false,
         ..common::FULL
@@ -97,7 +97,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(snap) = full {
         common::analyse(&snap);
     }
-    // The pair for retained sizes alone: its dominators in the static half's walk order.
+    // The pair for retained sizes alone.
     let dynamic = parse(DYNAMIC, bare).expect("the dynamic seed reads");
     if let Ok(pair) = join(dynamic, data, bare) {
         common::analyse(&pair);

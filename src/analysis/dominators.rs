@@ -68,15 +68,6 @@ fn bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * std::mem::size_of::<T>()
 }
 
-/// Bytes an array holds where it is the walk's own, not the caller's graph's.
-#[allow(clippy::ptr_arg)] // whether it is owned is what is asked
-fn own<T: Clone>(v: &Cow<'_, [T]>) -> usize {
-    match v {
-        Cow::Owned(v) => bytes(v),
-        Cow::Borrowed(_) => 0,
-    }
-}
-
 /// Depth-first walk from the root through the rows `first_edge` of `targets`: each
 /// node's preorder number (NONE where unreached) and the preorder number of the walk
 /// parent of each preorder number (NONE for the root). The walk needs no stack: while it
@@ -187,53 +178,6 @@ fn hung_leaves(number: &mut [u32]) -> Vec<(u32, u32)> {
         }
     }
     leaves
-}
-
-/// The graph in a walk order, without the leaves `holders` marks (the walk would pass
-/// them by): the root first, then the nodes of `order` (those in range, each once), then
-/// the others in node order. Edges to a leaf are left out. Returns the rows, their
-/// targets in the new numbers, and the node of each new number.
-fn renumbered(
-    first_edge: &[u32],
-    targets: &[u32],
-    order: &[u32],
-    holders: &[u32],
-) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
-    let n = first_edge.len() - 1;
-    let is_leaf = |h: u32| h != NONE && h & HELD != 0;
-    let leaves = holders.iter().filter(|&&h| is_leaf(h)).count();
-    let mut new = vec![NONE; n];
-    let mut nodes = Vec::with_capacity(n - leaves);
-    #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-    let all = 0..n as u32;
-    for v in std::iter::once(ROOT)
-        .chain(order.iter().copied())
-        .chain(all)
-    {
-        let i = v as usize;
-        if i < n && new[i] == NONE && !is_leaf(holders[i]) {
-            #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-            let k = nodes.len() as u32;
-            new[i] = k;
-            nodes.push(v);
-        }
-    }
-    // Every leaf is the target of one edge at least.
-    let mut rows = Vec::with_capacity(nodes.len() + 1);
-    let mut out = Vec::with_capacity(targets.len() - leaves);
-    rows.push(0);
-    for &v in &nodes {
-        let row = first_edge[v as usize] as usize..first_edge[v as usize + 1] as usize;
-        out.extend(
-            targets[row]
-                .iter()
-                .map(|&t| new[t as usize])
-                .filter(|&k| k != NONE),
-        );
-        #[allow(clippy::cast_possible_truncation)] // at most the edge count, a u32
-        rows.push(out.len() as u32);
-    }
-    (rows, out, nodes)
 }
 
 /// Finds the node whose row holds an edge position, through an index of the node at
@@ -467,8 +411,7 @@ pub fn dominators(snap: &HeapSnapshot, g: &HeapGraph) -> Dominators {
     compute(
         snap,
         Cow::Borrowed(&g.first_edge),
-        Cow::Borrowed(&g.edge_targets),
-        &g.walk_order,
+        g.edge_targets.clone(),
         held,
         &mut Meter::default(),
     )
@@ -485,17 +428,9 @@ fn owned(snap: &HeapSnapshot, g: HeapGraph, meter: &mut Meter) -> Dominators {
         first_edge,
         edge_targets,
         labels,
-        walk_order,
     } = g;
     drop(labels);
-    compute(
-        snap,
-        Cow::Owned(first_edge),
-        Cow::Owned(edge_targets),
-        &walk_order,
-        0,
-        meter,
-    )
+    compute(snap, Cow::Owned(first_edge), edge_targets, 0, meter)
 }
 
 /// [`dominators_of_owned`] and the per-class retained sizes, with the most bytes their
@@ -510,15 +445,13 @@ pub fn measure_retained_path(snap: &HeapSnapshot, g: HeapGraph) -> (Dominators, 
     (d, per_class, meter.peak)
 }
 
-/// The dominator tree of the graph with rows `first_edge` and edge targets `targets`,
-/// computed in `order` where it is not empty (see [`HeapGraph::walk_order`]); `held` is
-/// what the caller's graph holds meanwhile. The walk turns its own copy of the targets
-/// (the caller's, where they are owned) into the predecessors.
+/// The dominator tree of the graph with rows `first_edge` and edge targets `targets`
+/// (the walk's own, turned into predecessors); `held` is what the caller's graph holds
+/// meanwhile.
 fn compute(
     snap: &HeapSnapshot,
     first_edge: Cow<'_, [u32]>,
-    targets: Cow<'_, [u32]>,
-    order: &[u32],
+    mut targets: Vec<u32>,
     held: usize,
     meter: &mut Meter,
 ) -> Dominators {
@@ -531,39 +464,17 @@ fn compute(
             reachable: 0,
         };
     }
-    let holders = single_holders(&first_edge, &targets);
-    // In a walk order, the walk runs on a copy of the graph in that order, without the
-    // leaves: `in_order` keeps each new number's node, and the leaves' holders by node.
-    let (first_edge, mut targets, holders, in_order) = if order.is_empty() {
-        (first_edge, targets.into_owned(), holders, None)
-    } else {
-        let (rows, new_targets, nodes) = renumbered(&first_edge, &targets, order, &holders);
-        meter.at(&[
-            held,
-            own(&first_edge) + own(&targets),
-            bytes(&holders),
-            bytes(&rows),
-            bytes(&new_targets),
-            bytes(&nodes),
-            // The old numbers' new ones, let go of on return.
-            bytes(&holders),
-        ]);
-        drop((first_edge, targets));
-        let fresh = vec![NONE; nodes.len()];
-        (Cow::Owned(rows), new_targets, fresh, Some((nodes, holders)))
+    // The rows, where they are the walk's own (not the caller's graph).
+    let rows = match &first_edge {
+        Cow::Owned(v) => bytes(v),
+        Cow::Borrowed(_) => 0,
     };
-    let kept = in_order.as_ref().map_or(0, |(a, b)| bytes(a) + bytes(b));
-    let rows = own(&first_edge);
-    let held = held + kept;
     let row_of = RowOf::new(&first_edge, targets.len());
     let walk_held = held + rows + bytes(&targets) + bytes(&row_of.blocks);
+    let holders = single_holders(&first_edge, &targets);
     let (mut number, parent) =
         preorder(&first_edge, &targets, &row_of, holders, (meter, walk_held));
-    let mut leaves = if in_order.is_some() {
-        Vec::new()
-    } else {
-        hung_leaves(&mut number)
-    };
+    let leaves = hung_leaves(&mut number);
     let held = held + bytes(&leaves);
     let r = parent.len();
     let by_position = targets.len() < CLOSE as usize;
@@ -591,18 +502,6 @@ fn compute(
     let live = held + bytes(&start) + bytes(&preds) + bytes(&vertex);
     meter.at(&[live, bytes(&number), bytes(&parent)]);
     drop(number);
-    // Back to node numbers; the leaves whose holder the walk reached hang from it.
-    if let Some((nodes, mut by_node)) = in_order {
-        for (k, v) in vertex.iter_mut().enumerate() {
-            *v = nodes[*v as usize];
-            #[allow(clippy::cast_possible_truncation)] // node counts fit a u32
-            let k = k as u32;
-            by_node[*v as usize] = k;
-        }
-        drop(nodes);
-        leaves = hung_leaves(&mut by_node);
-    }
-    let held = held - kept + bytes(&leaves);
     let idom_numbers = semi_nca(parent, &start, &mut preds, meter, live);
     drop((start, preds));
 
@@ -924,27 +823,6 @@ mod tests {
             prop_assert_eq!(&d.retained, &retained);
             prop_assert_eq!(d.class_retained(&snap), per_class);
         }
-
-        #[test]
-        fn matches_the_definition_in_any_walk_order(
-            (snap, edges) in graphs(),
-            order in proptest::collection::vec(any::<u32>(), 0..30),
-        ) {
-            let n = snap.node_count() as u32;
-            let mut g = snap.graph.clone().unwrap();
-            // Any nodes, some twice, some not at all, some out of range.
-            g.walk_order = order.iter().map(|&x| x % (n + 2)).collect();
-            let d = dominators(&snap, &g);
-            let (idom, retained, per_class) = brute_force(&snap, &edges);
-            prop_assert_eq!(&d.idom, &idom);
-            prop_assert_eq!(&d.retained, &retained);
-            prop_assert_eq!(d.class_retained(&snap), per_class);
-            let plain = dominators(&snap, snap.graph.as_ref().unwrap());
-            prop_assert_eq!(d.reachable, plain.reachable);
-            let owned = dominators_of_owned(&snap, g);
-            prop_assert_eq!(&owned.idom, &idom);
-            prop_assert_eq!(&owned.retained, &retained);
-        }
     }
 
     /// Immediate dominators by the iterative data-flow equations on sets of nodes: a
@@ -1021,10 +899,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         #[test]
-        fn matches_the_iterative_equations_on_larger_graphs(
-            (snap, edges) in larger_graphs(),
-            seed in any::<u64>(),
-        ) {
+        fn matches_the_iterative_equations_on_larger_graphs((snap, edges) in larger_graphs()) {
             let g = snap.graph.as_ref().unwrap();
             let d = dominators(&snap, g);
             let n = snap.node_count();
@@ -1047,28 +922,7 @@ mod tests {
             prop_assert_eq!(&owned.idom, &d.idom);
             prop_assert_eq!(&owned.retained, &d.retained);
             prop_assert_eq!(owned.reachable, d.reachable);
-            // So does every walk order (each node once).
-            let mut ordered = g.clone();
-            ordered.walk_order = shuffled(n, seed);
-            let o = dominators_of_owned(&snap, ordered);
-            prop_assert_eq!(&o.idom, &d.idom);
-            prop_assert_eq!(&o.retained, &d.retained);
-            prop_assert_eq!(o.reachable, d.reachable);
-            prop_assert_eq!(o.class_retained(&snap), d.class_retained(&snap));
         }
-    }
-
-    /// The nodes `0..n` in an order that `seed` picks.
-    fn shuffled(n: usize, seed: u64) -> Vec<u32> {
-        let mut seed = seed | 1;
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        for i in (1..n).rev() {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            order.swap(i, (seed % (i as u64 + 1)) as usize);
-        }
-        order
     }
 
     /// A heap shaped like a V8 one, `n` nodes: the root holds a hundred GC-root groups,
@@ -1119,38 +973,15 @@ mod tests {
     /// an edge's source (a sixteenth of a byte an edge) and a byte a node for the stack of
     /// the walk that sums retained sizes per class.
     #[test]
+    #[allow(clippy::cast_precision_loss)] // bytes a node, for the message
     fn the_retained_size_path_stays_within_its_memory_budget() {
-        let snap = v8_like_heap(400_000);
+        let n = 400_000;
+        let snap = v8_like_heap(n);
         let g = snap.graph.clone().unwrap();
         let (nodes, edges) = (g.node_count(), g.edge_count());
         assert!(edges > 3 * nodes - nodes / 10, "{edges} edges");
-        let d = within_budget(&snap, g, |n, e| 16 * n + 4 * e + e / 16 + n);
-        assert!(d.reachable > nodes * 9 / 10);
-    }
-
-    /// In a walk order the walk runs on a copy of the graph, made while the graph is
-    /// held: 8 bytes a node and 4 an edge more than the budget above, at most.
-    #[test]
-    fn a_walk_order_costs_a_copy_of_the_graph_at_most() {
-        let n = 400_000;
-        let snap = v8_like_heap(n);
-        let mut g = snap.graph.clone().unwrap();
-        g.walk_order = shuffled(n as usize, 7);
-        within_budget(&snap, g, |n, e| 24 * n + 8 * e + e / 16 + n);
-    }
-
-    /// The retained-size path on `g` (the snapshot's graph, maybe with a walk order), its
-    /// peak held to `budget(nodes, edges)`; what was measured is the real computation:
-    /// the tree and sums the snapshot's own graph gives.
-    #[allow(clippy::cast_precision_loss)] // bytes a node, for the message
-    fn within_budget(
-        snap: &HeapSnapshot,
-        g: HeapGraph,
-        budget: fn(usize, usize) -> usize,
-    ) -> Dominators {
-        let (nodes, edges) = (g.node_count(), g.edge_count());
-        let (d, per_class, peak) = measure_retained_path(snap, g);
-        let budget = budget(nodes, edges);
+        let (d, per_class, peak) = measure_retained_path(&snap, g);
+        let budget = 16 * nodes + 4 * edges + edges / 16 + nodes;
         eprintln!(
             "{nodes} nodes, {edges} edges: at most {peak} bytes at once, {:.2} a node (budget {:.2})",
             peak as f64 / nodes as f64,
@@ -1162,10 +993,11 @@ mod tests {
             peak as f64 / nodes as f64,
             budget as f64 / nodes as f64,
         );
-        let plain = dominators(snap, snap.graph.as_ref().unwrap());
-        assert_eq!(d.idom, plain.idom);
-        assert_eq!(per_class, plain.class_retained(snap));
-        d
+        // What was measured is the real computation: the tree the borrowed graph gives.
+        let borrowed = dominators(&snap, snap.graph.as_ref().unwrap());
+        assert_eq!(d.idom, borrowed.idom);
+        assert_eq!(per_class, borrowed.class_retained(&snap));
+        assert!(d.reachable > nodes * 9 / 10);
     }
 
     #[test]

@@ -57,7 +57,6 @@ mod tests {
             first_edge: vec![0, 2, 3, 5, 5],
             edge_targets: vec![1, 2, 2, 1, 3],
             labels: None,
-            walk_order: Vec::new(),
         };
         let r = Retainers::new(&g);
         assert_eq!(r.of(0), &[] as &[u32]);

@@ -102,12 +102,6 @@ pub struct HeapGraph {
     pub edge_targets: Vec<u32>,
     /// What retainer paths show, when it was read.
     pub labels: Option<Labels>,
-    /// Where the reader knows an order in which a walk from the root meets the nodes
-    /// close together (a static dump's objects by id: the order its writer marked them
-    /// in), the nodes in that order; empty otherwise. The dominator tree is computed in
-    /// this order, which spares its walk a cache miss at nearly every step where the
-    /// node order is far from a walk's (a hash map's). Not every node need be listed.
-    pub walk_order: Vec<u32>,
 }
 
 /// The names of edges and nodes, for retainer paths.
@@ -278,7 +272,6 @@ impl GraphBuilder {
                 node_names,
                 strings,
             }),
-            walk_order: Vec::new(),
         })
     }
 }

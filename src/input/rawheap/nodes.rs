@@ -352,7 +352,6 @@ impl Nodes {
                 first_edge: graph.first_edge,
                 edge_targets: graph.targets,
                 labels,
-                walk_order: Vec::new(),
             });
         }
         snap

@@ -187,13 +187,7 @@ impl Join {
             xrefs: xrefs.len() as u64,
             unresolved: missing_dynamic.max(missing_static),
         });
-        if let (Some(dg), Some(mut sg)) = (dynamic.graph, s.graph) {
-            // The static objects in their writer's marking order, then the other nodes
-            // (the dynamic ones in their file's order).
-            let order = std::mem::take(&mut sg.walk_order)
-                .into_iter()
-                .map(|n| n + d_len)
-                .collect();
+        if let (Some(dg), Some(sg)) = (dynamic.graph, s.graph) {
             // The roots: the synthetic root, the dynamic root groups and `StaticRoot`.
             let handle = snap.class_names.iter().position(|c| c == "(handle)");
             let rootish = |n: u32| {
@@ -201,14 +195,13 @@ impl Join {
                     || n == static_root
                     || (n < d_len && handle.is_some_and(|h| snap.classes[n as usize] as usize == h))
             };
-            let mut graph = edges(
+            let graph = edges(
                 (dg, sg),
                 (d_len, static_root),
                 (&roots, &rootish),
                 &mut extra,
                 options.labels,
             );
-            graph.walk_order = order;
             snap.graph = Some(graph);
         }
         snap
@@ -339,6 +332,5 @@ fn edges(
             node_names,
             strings,
         }),
-        walk_order: Vec::new(),
     }
 }
