@@ -2,9 +2,9 @@
 //! 33-byte header, then tagged records to the end of the file; no index, no trailer, no
 //! metadata. The class records come after the objects that use them, so the read is two
 //! passes: every record is checked and its items listed ([`Records`]), then the nodes and
-//! edges are built in the translator's order (§7) into the node columns every version
-//! fills ([`Nodes`]), except where the translator is wrong (§9.2): there the intended
-//! graph (see `docs/inputs.md`).
+//! edges are built in the translator's order (§7), but for the objects, numbered by id,
+//! into the node columns every version fills ([`Nodes`]), except where the translator is
+//! wrong (§9.2): there the intended graph (see `docs/inputs.md`).
 
 use std::collections::BTreeMap;
 
@@ -845,11 +845,13 @@ impl Ids {
         }
     }
 
-    /// Whether the id had a node already (which `n` replaces).
-    fn insert(&mut self, id: u32, n: u32) -> bool {
+    /// Gives the id node `n` (in place of any it had).
+    fn insert(&mut self, id: u32, n: u32) {
         match self.slot(id) {
-            Some(k) => std::mem::replace(&mut self.dense[k], n) != NO_NODE,
-            None => self.sparse.insert(id, n).is_some(),
+            Some(k) => self.dense[k] = n,
+            None => {
+                self.sparse.insert(id, n);
+            }
         }
     }
 }
@@ -1029,7 +1031,8 @@ struct Known {
 /// value nodes, and a file under 4 GiB has fewer items).
 const NO_NODE: u32 = u32::MAX;
 
-/// The second pass: nodes and edges in the translator's order.
+/// The second pass: nodes and edges in the translator's order, but the objects numbered
+/// by id.
 struct Build<'a> {
     data: &'a [u8],
     r: &'a Records,
