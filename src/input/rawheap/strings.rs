@@ -40,17 +40,16 @@ impl Strings {
     pub(super) fn push_text(&mut self, text: &[u8]) -> u32 {
         // Most texts are short and ASCII: looked at once, a byte at a time.
         if text.len() <= 64 {
-            let (mut end, mut ascii, mut underscore) = (text.len(), true, false);
+            let (mut end, mut ascii) = (text.len(), true);
             for (k, &c) in text.iter().enumerate() {
                 if c == 0 {
                     end = k;
                     break;
                 }
                 ascii &= c < 0x80;
-                underscore |= c == b'_';
             }
             if ascii && let Ok(s) = std::str::from_utf8(&text[..end]) {
-                return self.push_ascii(s, underscore);
+                return self.push(s);
             }
         }
         let text = memchr::memchr(0, text).map_or(text, |nul| &text[..nul]);
@@ -58,15 +57,6 @@ impl Strings {
             Ok(s) => self.push(s),
             Err(_) => self.push(&String::from_utf8_lossy(text)),
         }
-    }
-
-    /// [`Strings::push`] of an ASCII text, which has a `_` where `underscore`.
-    fn push_ascii(&mut self, s: &str, underscore: bool) -> u32 {
-        let i = u32::try_from(self.ends.len()).unwrap_or(u32::MAX);
-        self.global.push(underscore && s.contains("_GLOBAL"));
-        self.text.push_str(s);
-        self.ends.push(self.text.len());
-        i
     }
 
     pub(super) fn len(&self) -> usize {
