@@ -299,33 +299,77 @@ fn records_in_the_writers_hashed_order_and_batches_read_the_same_graph() {
 /// map where they are not.
 #[test]
 fn ids_too_sparse_for_a_table_read_the_same_graph_as_dense_ones() {
-    const FIRST: u32 = 3_000_000_000;
     for heap in [expect::example_heap().0, expect::values_heap().0] {
         let opts = Opts {
             order: Order::Sorted,
             ..Opts::default()
         };
         let dense = read(&Process::new().dump(&heap, &opts).bytes());
-        let sparse = read(&Process::with_next_id(FIRST).dump(&heap, &opts).bytes());
-        // The synthetic nodes' ids (0x40000000 + k) lie between the two ranges.
-        let renumbered = |mut v: Vec<Seen>| {
-            let back = |id: &mut u64| {
-                if *id >= u64::from(FIRST) {
-                    *id -= u64::from(FIRST) - 2;
-                }
-            };
-            for n in &mut v {
-                back(&mut n.id);
-                for e in &mut n.edges {
-                    back(&mut e.2);
-                }
-            }
-            v
-        };
+        let sparse = read(
+            &Process::with_next_id(SPARSE_FROM)
+                .dump(&heap, &opts)
+                .bytes(),
+        );
         let (want, got) = (seen(&dense), renumbered(seen(&sparse)));
         assert!(got.iter().any(|n| n.id > 2 && n.id < 0x4000_0000));
         same("sparse ids", &want, &got);
     }
+}
+
+/// Where [`Process::with_next_id`] starts the sparse ids.
+const SPARSE_FROM: u32 = 3_000_000_000;
+
+/// Nodes read from a dump whose ids start at [`SPARSE_FROM`], with the ids a fresh process
+/// gives (the synthetic nodes' ids, 0x40000000 + k, lie between the two ranges).
+fn renumbered(mut v: Vec<Seen>) -> Vec<Seen> {
+    let back = |id: &mut u64| {
+        if *id >= u64::from(SPARSE_FROM) {
+            *id -= u64::from(SPARSE_FROM) - 2;
+        }
+    };
+    for n in &mut v {
+        back(&mut n.id);
+        for e in &mut n.edges {
+            back(&mut e.2);
+        }
+    }
+    v
+}
+
+/// Two items with one id (the writer never writes them; a damaged or odd file might): a
+/// string after the records with the id of the first instance. Dense ids, which go in a
+/// table, read the same graph as sparse ones, which go in a hash map: each item a node,
+/// the later one the id's (the translator's map keeps it).
+#[test]
+fn two_items_with_one_id_read_the_same_whether_their_ids_are_dense_or_sparse() {
+    let (heap, _) = expect::values_heap();
+    let opts = Opts {
+        order: Order::Sorted,
+        ..Opts::default()
+    };
+    let with_twin = |mut d: Dump| {
+        let first = &d.records[d.of(tag::INSTANCE_DUMP)[0]].body;
+        let id = u32::from_le_bytes(first[..4].try_into().unwrap());
+        d.records.push(v3::Record {
+            tag: tag::STRING_DUMP,
+            time: 0,
+            count: 1,
+            body: v3::item::string_dump(id, 0, 24, b"twin"),
+        });
+        (read(&d.bytes()), id)
+    };
+    let (dense, dense_id) = with_twin(Process::new().dump(&heap, &opts));
+    let (sparse, sparse_id) = with_twin(Process::with_next_id(SPARSE_FROM).dump(&heap, &opts));
+    assert_eq!(dense_id + SPARSE_FROM - 2, sparse_id);
+    let (want, got) = (seen(&dense), renumbered(seen(&sparse)));
+    same("one id twice", &want, &got);
+    let twins: Vec<&Seen> = want
+        .iter()
+        .filter(|n| n.id == u64::from(dense_id))
+        .collect();
+    assert_eq!(twins.len(), 2, "{twins:?}");
+    assert_eq!(twins[1].name, "twin");
+    assert_ne!(twins[0].name, "twin");
 }
 
 /// The JSON report of comparing files.

@@ -809,7 +809,9 @@ struct Edge {
 
 /// Nodes by object id: a table indexed by id / 2 where the ids are dense (the writer
 /// numbers objects 2, 4, 6, ... in marking order, §5), a hash map for the others (odd
-/// ids, ids past the table, or a file whose ids are too sparse for a table).
+/// ids, ids past the table, or a file whose ids are too sparse for a table). The table
+/// holds each node plus one: an empty slot is 0, so that the table's memory is only
+/// touched where it is written.
 struct Ids {
     dense: Vec<u32>,
     sparse: HashMap<u32, u32>,
@@ -821,7 +823,7 @@ impl Ids {
         let slots = max as usize / 2 + 1;
         if slots <= 4 * objects + 1024 {
             Ids {
-                dense: vec![NO_NODE; slots],
+                dense: vec![0; slots],
                 sparse: HashMap::new(),
             }
         } else {
@@ -834,13 +836,12 @@ impl Ids {
 
     /// The table's slot of an id, if it has one.
     fn slot(&self, id: u32) -> Option<usize> {
-        let k = id as usize / 2;
-        (id.is_multiple_of(2) && k < self.dense.len()).then_some(k)
+        slot(id, self.dense.len())
     }
 
     fn get(&self, id: u32) -> Option<u32> {
         match self.slot(id) {
-            Some(k) => Some(self.dense[k]).filter(|&n| n != NO_NODE),
+            Some(k) => self.dense[k].checked_sub(1),
             None => self.sparse.get(&id).copied(),
         }
     }
@@ -848,12 +849,19 @@ impl Ids {
     /// Gives the id node `n` (in place of any it had).
     fn insert(&mut self, id: u32, n: u32) {
         match self.slot(id) {
-            Some(k) => self.dense[k] = n,
+            Some(k) => self.dense[k] = n + 1,
             None => {
                 self.sparse.insert(id, n);
             }
         }
     }
+}
+
+/// The slot of an id in a table of `slots` slots, if it has one.
+#[inline]
+fn slot(id: u32, slots: usize) -> Option<usize> {
+    let k = id as usize / 2;
+    (id.is_multiple_of(2) && k < slots).then_some(k)
 }
 
 /// Which list an object item is in.
@@ -864,20 +872,27 @@ enum ItemKind {
     Text,
 }
 
-/// Marks of [`Build::place`] in [`Ids`]' table, before it holds node numbers: an object
-/// to be numbered, a class's mirror (whose node is its class's), and a class's id.
-const TO_NUMBER: u32 = u32::MAX - 1;
-const MIRROR: u32 = u32::MAX - 2;
-const CLASS_ID: u32 = u32::MAX - 3;
-
-/// An object's node, before it joins the columns.
-#[derive(Clone, Copy, Default)]
-struct Row {
-    id: u32,
-    name: u32,
-    size: u32,
-    ty: u8,
+/// An object's node before it joins the columns, in a word of [`Build::slot_rows`] (its
+/// id is its slot's): its size in the low half; in the high half its name, under what
+/// the slot holds in the top three bits: 0 no item, 1 the item of a class's id (a mirror,
+/// unless [`Build::number_objects`] finds otherwise), else an object whose node type is
+/// [`ROW_TYPES`]' entry. None where the name does not fit.
+#[inline]
+fn row_word(ty: u8, name: u32, size: u32) -> Option<u64> {
+    let code = match ty {
+        T_OBJECT => 2u32,
+        T_ARRAY => 3,
+        _ => 4,
+    };
+    (name <= NAME_BITS).then(|| u64::from(code << 29 | name) << 32 | u64::from(size))
 }
+
+/// The bits of a row's high half that hold the name.
+const NAME_BITS: u32 = (1 << 29) - 1;
+/// A row's node types, by its code.
+const ROW_TYPES: [u8; 8] = [0, 0, T_OBJECT, T_ARRAY, T_STRING, 0, 0, 0];
+/// The row of a class's id's item.
+const MIRROR_ROW: u64 = 1 << 61;
 
 /// What the objects' edges need, read only, where they are made for retained sizes alone
 /// ([`Build::bare_object_edges`]).
@@ -1302,10 +1317,8 @@ impl<'a> Build<'a> {
         // as the translator does, but numbered in id order: the order the writer marked
         // them in, depth first from the roots (§6.1), so that an object's node is near
         // those it holds, as in the other versions' files.
-        let placed = self.place();
-        let first = self.nodes.len();
-        self.first_object = first;
-        self.object_nodes(&placed);
+        self.first_object = self.nodes.len();
+        let placed = self.object_nodes();
         if self.options.graph {
             self.placed = placed;
         }
@@ -1388,17 +1401,15 @@ impl<'a> Build<'a> {
         }
     }
 
-    /// The objects' nodes, after the class nodes: item `g`'s is `placed[g]` (a mirror's
-    /// is its class node, which gets its size). Each node is first made a row of its own,
-    /// in node order, and the rows join the columns in turn: one cache line is written out
-    /// of order a node, rather than one a column. The strings' texts, their names, are
-    /// read on a second thread where the options allow one.
-    fn object_nodes(&mut self, placed: &[u32]) {
+    /// The objects' nodes, after the class nodes, in id order: the order the writer marked
+    /// them in, depth first from the roots (§6.1), so that an object's node is near those
+    /// it holds, as in the other versions' files. Where the graph is built, each item's
+    /// node is returned (a mirror's is its class node, which gets its size). The strings'
+    /// texts, their names, are read on a second thread where the options allow one, while
+    /// the items are numbered: their nodes are named by the text's index meanwhile.
+    fn object_nodes(&mut self) -> Vec<u32> {
         let r = self.r;
         let data = self.data;
-        let first = self.first_object;
-        let objects = placed.iter().filter(|&&n| n >= first).count();
-        let mut rows = vec![Row::default(); objects];
         let name_texts = || {
             let mut strings = Strings::default();
             let names: Vec<u32> = r
@@ -1408,72 +1419,35 @@ impl<'a> Build<'a> {
                 .collect();
             (strings, names)
         };
-        let texts_from = r.instances.len() + r.arrays.len();
-        let (strings, names) = if self.options.threads > 0 && r.texts.len() >= 4096 {
+        let (placed, (strings, names)) = if self.options.threads > 0 && r.texts.len() >= 4096 {
             std::thread::scope(|s| {
                 let texts = s.spawn(name_texts);
-                self.instance_and_array_rows(&placed[..texts_from], &mut rows);
-                texts.join().unwrap_or_else(|_| name_texts())
+                let placed = self.number_objects();
+                (placed, texts.join().unwrap_or_else(|_| name_texts()))
             })
         } else {
-            self.instance_and_array_rows(&placed[..texts_from], &mut rows);
-            name_texts()
+            (self.number_objects(), name_texts())
         };
         let base = self.nodes.strings.append(strings);
-        for ((t, &n), name) in r.texts.iter().zip(&placed[texts_from..]).zip(names) {
-            if n >= first {
-                rows[(n - first) as usize] = Row {
-                    id: t.id,
-                    name: base + name,
-                    size: t.size,
-                    ty: T_STRING,
-                };
+        let first = self.first_object as usize;
+        let nodes = &mut self.nodes;
+        for (ty, name) in nodes.types[first..].iter().zip(&mut nodes.names[first..]) {
+            if *ty == T_STRING {
+                *name = base + names[*name as usize];
             }
         }
-        for row in rows {
-            self.nodes
-                .push(row.ty, row.name, u64::from(row.id), row.size, 0);
-        }
+        placed
     }
 
-    /// The rows of the instances' and arrays' nodes (`placed` theirs, item by item); a
-    /// mirror's size on its class node.
-    fn instance_and_array_rows(&mut self, placed: &[u32], rows: &mut [Row]) {
-        let first = self.first_object;
-        for (g, &n) in (0u32..).zip(placed) {
-            let (kind, i) = self.item(g);
-            if n < first {
-                self.nodes.sizes[n as usize] = i.size;
-                continue;
-            }
-            let (ty, name, size) = match self.known(i.class) {
-                Some(c) if kind == ItemKind::Instance => (
-                    T_OBJECT,
-                    c.name,
-                    if i.size == 0 { c.instance_size } else { i.size },
-                ),
-                None if kind == ItemKind::Instance => (T_OBJECT, self.names.object, i.size),
-                known => (T_ARRAY, known.map_or(self.names.empty, |c| c.name), i.size),
-            };
-            rows[(n - first) as usize] = Row {
-                id: i.id,
-                name,
-                size,
-                ty,
-            };
-        }
-    }
-
-    /// Numbers the object items' nodes in id order, after the nodes so far: the node of
-    /// each item (numbered across instances, arrays and strings, in that order), a
-    /// mirror's its class's; each id's node is put in [`Build::objects`] (an id's last
-    /// item in record order wins, as in the translator's map). Where every id has a slot
-    /// of its own in the table (even, dense, once each: as the writer numbers them), the
-    /// slots are marked in record order and numbered in their order; else the items are
-    /// sorted by id.
-    fn place(&mut self) -> Vec<u32> {
+    /// Numbers the object items' nodes in id order, after the nodes so far, and puts
+    /// each id's node in [`Build::objects`]; returns each item's node where the graph is
+    /// built. Where every id has a slot of its own in the table (even, dense, once each:
+    /// as the writer numbers them), each item's row is put in its id's slot in record
+    /// order, and the slots join the columns in their order (the only writes out of
+    /// order: one row an object); else the items are sorted by id and made nodes in that
+    /// order (an id's last item in record order wins, as in the translator's map).
+    fn number_objects(&mut self) -> Vec<u32> {
         let r = self.r;
-        let class_of = self.class_of;
         let ids = || {
             r.instances
                 .iter()
@@ -1481,102 +1455,173 @@ impl<'a> Build<'a> {
                 .chain(&r.texts)
                 .map(|i| i.id)
         };
-        // The items whose id is a class's, in item order: marked in the table where it
-        // is one (each id's slot is met there anyway), else looked up.
-        let mut class_items = Vec::new();
-        let table = &mut self.objects;
-        let by_table = !table.dense.is_empty() && {
-            for &c in self.class_nodes.keys() {
-                if let Some(k) = table.slot(c) {
-                    table.dense[k] = CLASS_ID;
-                }
-            }
-            let mut fits = true;
-            for (g, id) in (0u32..).zip(ids()) {
-                let Some(k) = table.slot(id) else {
-                    fits = false;
-                    break;
-                };
-                match table.dense[k] {
-                    NO_NODE => table.dense[k] = TO_NUMBER,
-                    CLASS_ID => {
-                        table.dense[k] = MIRROR;
-                        class_items.push(g);
-                    }
-                    _ => {
-                        fits = false;
-                        break;
-                    }
-                }
-            }
-            if !fits {
-                table.dense.fill(NO_NODE);
-                class_items.clear();
-            }
-            fits
-        };
-        if !by_table {
-            class_items = (0u32..)
+        let n_instances = u32::try_from(r.instances.len()).unwrap_or(u32::MAX);
+        let by_table = self.slot_rows();
+        let class_items = match &by_table {
+            Some((_, class_items)) => class_items.clone(),
+            None => (0u32..)
                 .zip(ids())
-                .filter(|(_, id)| class_of.contains_key(id))
+                .filter(|(_, id)| self.class_of.contains_key(id))
                 .map(|(g, _)| g)
-                .collect();
-        }
+                .collect(),
+        };
+        // The items whose id is a class's: a mirror, but for an array or a string, or
+        // the item of a class without a mirror (§6.3), which is an object of its own.
         let mirrorless = self.mirrorless(&class_items);
         for id in &mirrorless {
             if let Some(&n) = self.class_nodes.get(id) {
                 self.nodes.set_id(n, 0);
             }
         }
-        let n_instances = u32::try_from(r.instances.len()).unwrap_or(u32::MAX);
-        let first = self.nodes.len();
-        if by_table {
+        let is_mirror = |g: u32, id: u32| g < n_instances && !mirrorless.contains(&id);
+        let mut placed = Vec::new();
+        if let Some((mut rows, _)) = by_table {
             for &g in &class_items {
                 let id = self.item(g).1.id;
-                if (g >= n_instances || mirrorless.contains(&id))
+                if !is_mirror(g, id)
                     && let Some(k) = self.objects.slot(id)
                 {
-                    self.objects.dense[k] = TO_NUMBER;
+                    let (ty, name, size) = self.row(g);
+                    rows[k] = row_word(ty, name, size).unwrap_or(0);
                 }
             }
-            let table = &mut self.objects;
-            let mut next = first;
-            for (k, slot) in (0u32..).zip(table.dense.iter_mut()) {
-                match *slot {
-                    TO_NUMBER => {
-                        *slot = next;
-                        next += 1;
+            let mut dense = Vec::with_capacity(rows.len());
+            for (k, row) in (0u32..).zip(rows) {
+                #[allow(clippy::cast_possible_truncation)] // the word's halves
+                let (high, size) = ((row >> 32) as u32, row as u32);
+                let name = high & NAME_BITS;
+                dense.push(match high >> 29 {
+                    0 => 0,
+                    1 => self.class_nodes[&(2 * k)] + 1,
+                    code => {
+                        let ty = ROW_TYPES[code as usize];
+                        self.nodes.push(ty, name, u64::from(2 * k), size, 0) + 1
                     }
-                    MIRROR => *slot = self.class_nodes[&(2 * k)],
-                    CLASS_ID => *slot = NO_NODE,
-                    _ => {}
-                }
+                });
             }
-            let table = &self.objects;
-            return ids().map(|id| table.get(id).unwrap_or(NO_NODE)).collect();
-        }
-        let mut keyed: Vec<u64> = (0u32..)
-            .zip(ids())
-            .map(|(g, id)| u64::from(id) << 32 | u64::from(g))
-            .collect();
-        keyed.sort_unstable();
-        self.duplicates = keyed.windows(2).any(|w| w[0] >> 32 == w[1] >> 32);
-        let mut placed = vec![NO_NODE; keyed.len()];
-        let mut next = first;
-        for k in keyed {
-            #[allow(clippy::cast_possible_truncation)] // the two halves
-            let (id, g) = ((k >> 32) as u32, k as u32);
-            let n = match self.class_nodes.get(&id) {
-                Some(&c) if g < n_instances && !mirrorless.contains(&id) => c,
-                _ => {
-                    next += 1;
-                    next - 1
+            self.objects.dense = dense;
+            if self.options.graph {
+                let table = &self.objects;
+                placed = ids().map(|id| table.get(id).unwrap_or(NO_NODE)).collect();
+            }
+        } else {
+            let mut keyed: Vec<u64> = (0u32..)
+                .zip(ids())
+                .map(|(g, id)| u64::from(id) << 32 | u64::from(g))
+                .collect();
+            keyed.sort_unstable();
+            self.duplicates = keyed.windows(2).any(|w| w[0] >> 32 == w[1] >> 32);
+            if self.options.graph {
+                placed = vec![NO_NODE; keyed.len()];
+            }
+            for k in keyed {
+                #[allow(clippy::cast_possible_truncation)] // the two halves
+                let (id, g) = ((k >> 32) as u32, k as u32);
+                let n = match self.class_nodes.get(&id) {
+                    Some(&c) if is_mirror(g, id) => c,
+                    _ => {
+                        let (ty, name, size) = self.row(g);
+                        self.nodes.push(ty, name, u64::from(id), size, 0)
+                    }
+                };
+                if let Some(p) = placed.get_mut(g as usize) {
+                    *p = n;
                 }
-            };
-            placed[g as usize] = n;
-            self.objects.insert(id, n);
+                self.objects.insert(id, n);
+            }
+        }
+        for g in class_items {
+            let i = self.item(g).1;
+            if is_mirror(g, i.id)
+                && let Some(&c) = self.class_nodes.get(&i.id)
+            {
+                self.nodes.sizes[c as usize] = i.size;
+            }
         }
         placed
+    }
+
+    /// Each object item's row ([`row_word`]) in its id's slot of the table, with the items
+    /// whose id is a class's (in item order); None where an id has no slot, two items
+    /// share one, or a name does not fit a row. The rows are written without a look at
+    /// what their slots held (a read would wait on memory): the classes' slots are known
+    /// by a bit each (their items are written as mirrors), and a slot taken twice by one
+    /// object fewer in the table than there are items.
+    fn slot_rows(&mut self) -> Option<(Vec<u64>, Vec<u32>)> {
+        let r = self.r;
+        let slots = self.objects.dense.len();
+        let items = r.instances.len() + r.arrays.len() + r.texts.len();
+        if slots == 0 || items >= NO_NODE as usize {
+            return None;
+        }
+        let mut classes = vec![0u64; slots.div_ceil(64)];
+        for &c in self.class_nodes.keys() {
+            if let Some(k) = self.objects.slot(c) {
+                classes[k / 64] |= 1 << (k % 64);
+            }
+        }
+        let mut rows = vec![0u64; slots];
+        let mut class_items = Vec::new();
+        let mut put = |g: u32, id: u32, (ty, name, size): (u8, u32, u32)| {
+            let k = slot(id, slots)?;
+            rows[k] = if classes[k / 64] & 1 << (k % 64) == 0 {
+                row_word(ty, name, size)?
+            } else {
+                class_items.push(g);
+                MIRROR_ROW
+            };
+            Some(())
+        };
+        let mut g = 0u32;
+        for i in &r.instances {
+            put(g, i.id, self.instance_row(i))?;
+            g += 1;
+        }
+        for a in &r.arrays {
+            put(g, a.id, self.array_row(a))?;
+            g += 1;
+        }
+        for (t, i) in (0u32..).zip(&r.texts) {
+            put(g, i.id, (T_STRING, t, i.size))?;
+            g += 1;
+        }
+        let taken = rows.iter().filter(|&&row| row != 0).count();
+        (taken == items).then_some((rows, class_items))
+    }
+
+    /// Item `g`'s node's type, name (a string's: its text's index) and size.
+    fn row(&mut self, g: u32) -> (u8, u32, u32) {
+        let (kind, i) = self.item(g);
+        match kind {
+            ItemKind::Instance => self.instance_row(i),
+            ItemKind::Array => self.array_row(i),
+            ItemKind::Text => {
+                let texts_from = self.r.instances.len() + self.r.arrays.len();
+                let t = u32::try_from(g as usize - texts_from).unwrap_or(u32::MAX);
+                (T_STRING, t, i.size)
+            }
+        }
+    }
+
+    /// An instance's node's type, name and size: its class's name, and the class's
+    /// instance size where the item gives none.
+    #[inline]
+    fn instance_row(&mut self, i: &Item) -> (u8, u32, u32) {
+        match self.known(i.class) {
+            Some(c) => (
+                T_OBJECT,
+                c.name,
+                if i.size == 0 { c.instance_size } else { i.size },
+            ),
+            None => (T_OBJECT, self.names.object, i.size),
+        }
+    }
+
+    /// An array's node's type, name (its class's) and size.
+    #[inline]
+    fn array_row(&mut self, a: &Item) -> (u8, u32, u32) {
+        let name = self.known(a.class).map_or(self.names.empty, |c| c.name);
+        (T_ARRAY, name, a.size)
     }
 
     /// Which of the items whose id is a class's (`class_items`, in item order) are
