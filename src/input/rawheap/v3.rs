@@ -116,13 +116,19 @@ pub(super) fn is_v3(head: &[u8]) -> bool {
     matches!(read_version(head), Ok((Version::V3, _)))
 }
 
-/// An object item: its id, class id, size, and where its values (or content, or
-/// elements) start in the file, with their count.
+/// An object item: what its node needs (id, class id, size).
 #[derive(Clone, Copy)]
 struct Item {
     id: u32,
     class: u32,
     size: u32,
+}
+
+/// Where an object item's values (or content, or elements) start in the file, with their
+/// count: kept for the strings, whose content is their name, and for the others where the
+/// graph is built.
+#[derive(Clone, Copy)]
+struct Span {
     at: usize,
     count: u32,
     /// An array's element type.
@@ -158,6 +164,12 @@ struct Records {
     instances: Vec<Item>,
     arrays: Vec<Item>,
     texts: Vec<Item>,
+    /// The items' spans, one for one (the instances' and arrays' where [`Records::spans`]).
+    instance_spans: Vec<Span>,
+    array_spans: Vec<Span>,
+    text_spans: Vec<Span>,
+    /// Whether the instances' and arrays' spans are listed (for the graph).
+    spans: bool,
     classes: BTreeMap<u32, Class>,
     /// (dynamic id, static id, direction).
     xrefs: Vec<(u32, u32, u8)>,
@@ -336,9 +348,12 @@ fn header(data: &[u8]) -> Result<(), RawheapError> {
 }
 
 /// The first pass: every record checked (§2.2) and its items listed.
-fn records(data: &[u8]) -> Result<Records, RawheapError> {
+fn records(data: &[u8], spans: bool) -> Result<Records, RawheapError> {
     header(data)?;
-    let mut r = Records::default();
+    let mut r = Records {
+        spans,
+        ..Records::default()
+    };
     reserve(&mut r, data, HEADER);
     records_in(data, (HEADER, data.len()), 0, &mut r)?;
     Ok(r)
@@ -348,19 +363,25 @@ fn records(data: &[u8]) -> Result<Records, RawheapError> {
 /// middle of the file does, each half listed on its own, then the second half's items
 /// after the first's. Any problem (or a file of one record) and it is [`records`] on
 /// this thread, whose error names the first bad record as it always does.
-fn records_split(data: &[u8]) -> Result<Records, RawheapError> {
+fn records_split(data: &[u8], spans: bool) -> Result<Records, RawheapError> {
     let Some((split, before)) = middle_record(data) else {
-        return records(data);
+        return records(data, spans);
     };
     let halves = std::thread::scope(|s| {
         let second = s.spawn(|| {
-            let mut r = Records::default();
+            let mut r = Records {
+                spans,
+                ..Records::default()
+            };
             reserve(&mut r, data, split);
             records_in(data, (split, data.len()), before, &mut r).map(|()| r)
         });
         // Room for the second half's items too, which are appended.
         let first = header(data).and_then(|()| {
-            let mut r = Records::default();
+            let mut r = Records {
+                spans,
+                ..Records::default()
+            };
             reserve(&mut r, data, HEADER);
             records_in(data, (HEADER, split), 0, &mut r).map(|()| r)
         });
@@ -371,7 +392,7 @@ fn records_split(data: &[u8]) -> Result<Records, RawheapError> {
             first.append(second);
             Ok(first)
         }
-        _ => records(data),
+        _ => records(data, spans),
     }
 }
 
@@ -393,6 +414,30 @@ fn middle_record(data: &[u8]) -> Option<(usize, usize)> {
 }
 
 impl Records {
+    /// Lists an instance, whose `k` values start at `at`.
+    #[inline]
+    fn instance(&mut self, i: Item, at: usize, k: u16) {
+        self.instances.push(i);
+        if self.spans {
+            self.instance_spans.push(Span {
+                at,
+                count: u32::from(k),
+                elem: 0,
+            });
+        }
+    }
+
+    /// Lists a string, whose `n` bytes of content start at `at`.
+    #[inline]
+    fn text(&mut self, t: Item, at: usize, n: u32) {
+        self.texts.push(t);
+        self.text_spans.push(Span {
+            at,
+            count: n,
+            elem: 0,
+        });
+    }
+
     /// Adds the items of the records after this one's, as the first pass would have
     /// listed them had it gone on (a later string or class name wins, a later class dump
     /// adds to the lists).
@@ -402,6 +447,9 @@ impl Records {
         self.instances.extend(later.instances);
         self.arrays.extend(later.arrays);
         self.texts.extend(later.texts);
+        self.instance_spans.extend(later.instance_spans);
+        self.array_spans.extend(later.array_spans);
+        self.text_spans.extend(later.text_spans);
         self.xrefs.extend(later.xrefs);
         for (id, c) in later.classes {
             let mine = self.classes.entry(id).or_default();
@@ -524,6 +572,11 @@ fn reserve(r: &mut Records, data: &[u8], mut at: usize) {
     r.instances.reserve(counts[0].min(most));
     r.arrays.reserve(counts[1].min(most));
     r.texts.reserve(counts[2].min(most));
+    r.text_spans.reserve(counts[2].min(most));
+    if r.spans {
+        r.instance_spans.reserve(counts[0].min(most));
+        r.array_spans.reserve(counts[1].min(most));
+    }
 }
 
 /// Lists the `count` items of one record; whether its body must end with them (arrays,
@@ -556,14 +609,15 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                     let k = u16::from_le_bytes([p[16], p[17]]);
                     let at = b.at;
                     if b.values(k) {
-                        r.instances.push(Item {
-                            id: le(&p, 0),
-                            class: le(&p, 4),
-                            size: le(&p, 12),
+                        r.instance(
+                            Item {
+                                id: le(&p, 0),
+                                class: le(&p, 4),
+                                size: le(&p, 12),
+                            },
                             at,
-                            count: u32::from(k),
-                            elem: 0,
-                        });
+                            k,
+                        );
                         continue;
                     }
                     b.at = start;
@@ -579,14 +633,7 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                         b.value(i)?;
                     }
                 }
-                r.instances.push(Item {
-                    id,
-                    class,
-                    size,
-                    at,
-                    count: u32::from(k),
-                    elem: 0,
-                });
+                r.instance(Item { id, class, size }, at, k);
             }
         }
         tag::STRING_DUMP => {
@@ -597,14 +644,15 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                     let at = b.at;
                     if b.end - at >= n as usize {
                         b.at += n as usize;
-                        r.texts.push(Item {
-                            id: le(&p, 0),
-                            class: le(&p, 4),
-                            size: le(&p, 8),
+                        r.text(
+                            Item {
+                                id: le(&p, 0),
+                                class: le(&p, 4),
+                                size: le(&p, 8),
+                            },
                             at,
-                            count: n,
-                            elem: 0,
-                        });
+                            n,
+                        );
                         continue;
                     }
                     b.at = start;
@@ -615,14 +663,7 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                 let n = b.u32(i)?;
                 let at = b.at;
                 b.take(n as usize, i)?;
-                r.texts.push(Item {
-                    id,
-                    class,
-                    size,
-                    at,
-                    count: n,
-                    elem: 0,
-                });
+                r.text(Item { id, class, size }, at, n);
             }
         }
         tag::ARRAY => {
@@ -635,12 +676,8 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                 let n = b.u32(i)?;
                 let elem_at = b.at;
                 let elem = b.u8(i)?;
-                let at = b.at;
-                let mut item = Item {
-                    id,
-                    class,
-                    size,
-                    at,
+                let mut span = Span {
+                    at: b.at,
                     count: n,
                     elem,
                 };
@@ -663,7 +700,7 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                             );
                         }
                         b.at = b.end;
-                        item.count = 0;
+                        span.count = 0;
                     }
                     _ => {
                         let Some(width) = payload(elem).filter(|_| elem <= ty::WEAK) else {
@@ -677,7 +714,10 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                         b.take(width * n as usize, i)?;
                     }
                 }
-                r.arrays.push(item);
+                r.arrays.push(Item { id, class, size });
+                if r.spans {
+                    r.array_spans.push(span);
+                }
             }
             return Ok(false);
         }
@@ -766,9 +806,9 @@ pub(super) fn parse(
     single: bool,
 ) -> Result<Static, RawheapError> {
     let records = if options.threads > 0 {
-        records_split(data)?
+        records_split(data, options.graph)?
     } else {
-        records(data)?
+        records(data, options.graph)?
     };
     let class_of = records.classes.iter().map(|(&id, c)| (id, c)).collect();
     Ok(Build::new(data, &records, &class_of, options).run(single))
@@ -783,11 +823,11 @@ fn made_by_edges(r: &Records) -> (usize, usize) {
         values += c.statics.len() + c.methods.len();
         edges += 1 + c.statics.len() + c.methods.len();
     }
-    for i in &r.instances {
+    for i in &r.instance_spans {
         values += i.count as usize;
         edges += 1 + i.count as usize;
     }
-    for a in &r.arrays {
+    for a in &r.array_spans {
         let n = a.count as usize;
         match a.elem {
             ty::OBJECT | ty::ARRAY | ty::WEAK | ty::UNKNOWN => edges += n,
@@ -968,18 +1008,21 @@ impl BareEdges<'_> {
         };
         for g in items {
             let (kind, i) = item(self.r, g);
+            let Some(&s) = span(self.r, g) else {
+                continue;
+            };
             let n = if self.duplicates {
                 self.objects.get(i.id).unwrap_or(NO_NODE)
             } else {
                 self.placed[g as usize]
             };
-            let mut at = i.at;
+            let mut at = s.at;
             match kind {
                 ItemKind::Instance => {
                     self.hclass(n, i.id, i.class, &mut part);
                     let (count, named): (u32, &[usize]) = match self.classes.get(&i.class) {
-                        Some((count, named)) => ((*count).min(i.count), named),
-                        None => (i.count, &[]),
+                        Some((count, named)) => ((*count).min(s.count), named),
+                        None => (s.count, &[]),
                     };
                     // A mirror's `superClass` field is its class's edge already.
                     let skip = if n < self.first_object { named } else { &[] };
@@ -990,10 +1033,10 @@ impl BareEdges<'_> {
                         at += STEP[self.data[at] as usize] as usize;
                     }
                 }
-                ItemKind::Array => match i.elem {
+                ItemKind::Array => match s.elem {
                     ty::WEAK => part.weak_arrays += 1,
                     ty::OBJECT | ty::ARRAY => {
-                        for k in 0..i.count as usize {
+                        for k in 0..s.count as usize {
                             let id = u32_at(self.data, at + 4 * k).unwrap_or(0);
                             if id != 0 {
                                 let to = self.node(id, &mut part);
@@ -1002,7 +1045,7 @@ impl BareEdges<'_> {
                         }
                     }
                     ty::TAGGED => {
-                        for _ in 0..i.count {
+                        for _ in 0..s.count {
                             self.value(n, at, &mut part);
                             at += STEP[self.data[at] as usize] as usize;
                         }
@@ -1027,6 +1070,19 @@ fn item(r: &Records, g: u32) -> (ItemKind, &Item) {
         (ItemKind::Array, &r.arrays[g - i])
     } else {
         (ItemKind::Text, &r.texts[g - i - a])
+    }
+}
+
+/// Where object item `g`'s values are (see [`item`]), where they are listed.
+fn span(r: &Records, g: u32) -> Option<&Span> {
+    let g = g as usize;
+    let (i, a) = (r.instances.len(), r.arrays.len());
+    if g < i {
+        r.instance_spans.get(g)
+    } else if g < i + a {
+        r.array_spans.get(g - i)
+    } else {
+        r.text_spans.get(g - i - a)
     }
 }
 
@@ -1413,7 +1469,7 @@ impl<'a> Build<'a> {
         let name_texts = || {
             let mut strings = Strings::default();
             let names: Vec<u32> = r
-                .texts
+                .text_spans
                 .iter()
                 .map(|t| strings.push_text(&data[t.at..t.at + t.count as usize]))
                 .collect();
@@ -1695,10 +1751,13 @@ impl<'a> Build<'a> {
             } else {
                 n
             };
-            match kind {
-                ItemKind::Instance => self.instance_edges(n, i),
-                ItemKind::Array => self.array_edges(n, i),
-                ItemKind::Text => self.hclass(n, i.id, i.class),
+            // Every item has its span where the graph is built.
+            let r = self.r;
+            match (kind, span(r, g)) {
+                (ItemKind::Instance, Some(s)) => self.instance_edges(n, i, s),
+                (ItemKind::Array, Some(s)) => self.array_edges(n, s),
+                (ItemKind::Text, _) => self.hclass(n, i.id, i.class),
+                _ => {}
             }
         }
     }
@@ -1761,15 +1820,15 @@ impl<'a> Build<'a> {
     }
 
     /// Step b: an instance's hclass and values (a mirror's on its class node `n`).
-    fn instance_edges(&mut self, n: u32, i: &Item) {
+    fn instance_edges(&mut self, n: u32, i: &Item, s: &Span) {
         // Class nodes come before the objects'.
         let mirror = n < self.first_object;
         self.hclass(n, i.id, i.class);
-        let mut at = i.at;
+        let mut at = s.at;
         match self.known(i.class) {
             Some(c) => {
                 let (start, count) = c.fields;
-                for f in start..start + count.min(i.count) {
+                for f in start..start + count.min(s.count) {
                     let name = self.field_names[f as usize];
                     if !(mirror && name == self.names.superclass) {
                         self.value(n, EdgeKind::Property, name, at);
@@ -1779,7 +1838,7 @@ impl<'a> Build<'a> {
             }
             None => {
                 // An unknown class: references only, unnamed (§7.2 b).
-                for _ in 0..i.count {
+                for _ in 0..s.count {
                     if matches!(self.data[at], ty::OBJECT | ty::ARRAY | ty::WEAK) {
                         self.value(n, EdgeKind::Property, self.names.empty, at);
                     }
@@ -1792,7 +1851,7 @@ impl<'a> Build<'a> {
     /// Step c: an array's elements, on its node `n`. The array holds them itself: the
     /// translator's buffer node (§7.2 c) would put a node with a positional id between an
     /// array and what it holds, on every path and as the owner of what an array gains.
-    fn array_edges(&mut self, n: u32, a: &Item) {
+    fn array_edges(&mut self, n: u32, a: &Span) {
         // The buffer's synthetic id is kept unused, so that the later synthetic nodes have
         // the translator's ids.
         self.synthetic += 1;
