@@ -15,6 +15,7 @@ use super::frame::{Version, read_version};
 use super::nodes::{Graph, Nodes, T_HANDLE, T_NATIVE, T_NUMBER, T_OBJECT, T_STRING, T_SYNTHETIC};
 use super::strings::Strings;
 use super::{ParseOptions, RawheapError, err};
+use crate::model::column::Column;
 use crate::model::graph::EdgeKind;
 use crate::model::heap::HeapSnapshot;
 use crate::warning::{Warning, WarningCode};
@@ -912,6 +913,87 @@ enum ItemKind {
     Text,
 }
 
+/// A column anew at `len` values (zeroed memory, untouched), starting with `old`'s.
+fn anew<T: Copy + Default>(old: &[T], len: usize) -> Vec<T> {
+    let mut v = vec![T::default(); len];
+    v[..old.len()].copy_from_slice(old);
+    v
+}
+
+/// The columns [`Build::join_slots`] writes.
+struct Columns {
+    types: Vec<u8>,
+    names: Vec<u32>,
+    ids: Vec<u32>,
+    sizes: Vec<u32>,
+}
+
+/// A part of [`Columns`], from one node on.
+struct ColumnsPart<'a> {
+    types: &'a mut [u8],
+    names: &'a mut [u32],
+    ids: &'a mut [u32],
+    sizes: &'a mut [u32],
+}
+
+impl Columns {
+    /// The nodes before `at`, and those from it.
+    fn split_at_mut(&mut self, at: usize) -> (ColumnsPart<'_>, ColumnsPart<'_>) {
+        let (types, later_types) = self.types.split_at_mut(at);
+        let (names, later_names) = self.names.split_at_mut(at);
+        let (ids, later_ids) = self.ids.split_at_mut(at);
+        let (sizes, later_sizes) = self.sizes.split_at_mut(at);
+        (
+            ColumnsPart {
+                types,
+                names,
+                ids,
+                sizes,
+            },
+            ColumnsPart {
+                types: later_types,
+                names: later_names,
+                ids: later_ids,
+                sizes: later_sizes,
+            },
+        )
+    }
+}
+
+/// Some slots of [`Build::slot_rows`]: their rows, the first one's slot, and the node of
+/// their first object, which is `at` in the part of the columns they are written to.
+struct Slots<'a> {
+    rows: &'a [u64],
+    first_slot: u32,
+    first_node: u32,
+    at: usize,
+}
+
+impl Slots<'_> {
+    /// Writes the slots' objects in `out` and each slot's node plus one in `dense` (0:
+    /// none).
+    fn join(&self, class_nodes: &HashMap<u32, u32>, out: &mut ColumnsPart, dense: &mut [u32]) {
+        let mut j = self.at;
+        for ((k, &row), slot) in (self.first_slot..).zip(self.rows).zip(dense) {
+            #[allow(clippy::cast_possible_truncation)] // the word's halves
+            let (high, size) = ((row >> 32) as u32, row as u32);
+            *slot = match high >> 29 {
+                0 => 0,
+                1 => class_nodes[&(2 * k)] + 1,
+                code => {
+                    let n = self.first_node + u32::try_from(j - self.at).unwrap_or(u32::MAX);
+                    out.types[j] = ROW_TYPES[code as usize];
+                    out.names[j] = high & NAME_BITS;
+                    out.ids[j] = 2 * k;
+                    out.sizes[j] = size;
+                    j += 1;
+                    n + 1
+                }
+            };
+        }
+    }
+}
+
 /// An object's node before it joins the columns, in a word of [`Build::slot_rows`] (its
 /// id is its slot's): its size in the low half; in the high half its name, under what
 /// the slot holds in the top three bits: 0 no item, 1 the item of a class's id (a mirror,
@@ -1541,21 +1623,7 @@ impl<'a> Build<'a> {
                     rows[k] = row_word(ty, name, size).unwrap_or(0);
                 }
             }
-            let mut dense = Vec::with_capacity(rows.len());
-            for (k, row) in (0u32..).zip(rows) {
-                #[allow(clippy::cast_possible_truncation)] // the word's halves
-                let (high, size) = ((row >> 32) as u32, row as u32);
-                let name = high & NAME_BITS;
-                dense.push(match high >> 29 {
-                    0 => 0,
-                    1 => self.class_nodes[&(2 * k)] + 1,
-                    code => {
-                        let ty = ROW_TYPES[code as usize];
-                        self.nodes.push(ty, name, u64::from(2 * k), size, 0) + 1
-                    }
-                });
-            }
-            self.objects.dense = dense;
+            self.join_slots(&rows);
             if self.options.graph {
                 let table = &self.objects;
                 placed = ids().map(|id| table.get(id).unwrap_or(NO_NODE)).collect();
@@ -1595,6 +1663,77 @@ impl<'a> Build<'a> {
             }
         }
         placed
+    }
+
+    /// The slots' objects ([`Build::slot_rows`]) join the columns in slot order, and the
+    /// table gets each slot's node (a mirror's: its class node). On two threads where the
+    /// options allow a second one, half the slots each: the columns are made anew at their
+    /// full length, as zeroed memory that only the writes bring in (the native sizes,
+    /// none, are never written).
+    fn join_slots(&mut self, rows: &[u64]) {
+        let is_object = |row: &&u64| **row >> 62 != 0;
+        let nodes = &mut self.nodes;
+        let first = nodes.types.len();
+        let total = first + rows.iter().filter(is_object).count();
+        let mid = if self.options.threads > 0 && rows.len() >= 1 << 16 {
+            rows.len() / 2
+        } else {
+            rows.len()
+        };
+        let split = first + rows[..mid].iter().filter(is_object).count();
+        // Every id of a version-3 file is 32 bits.
+        let ids: Vec<u32> = match std::mem::take(&mut nodes.ids) {
+            Column::Narrow(v) => v,
+            Column::Wide(v) => v
+                .into_iter()
+                .map(|id| u32::try_from(id).unwrap_or(u32::MAX))
+                .collect(),
+        };
+        let mut columns = Columns {
+            types: anew(&nodes.types, total),
+            names: anew(&nodes.names, total),
+            ids: anew(&ids, total),
+            sizes: anew(&nodes.sizes, total),
+        };
+        let mut dense = vec![0u32; rows.len()];
+        let (mut before, mut after) = columns.split_at_mut(split);
+        let (dense_before, dense_after) = dense.split_at_mut(mid);
+        let class_nodes = &self.class_nodes;
+        let at = |from: usize| u32::try_from(from).unwrap_or(u32::MAX);
+        if mid < rows.len() {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let later = Slots {
+                        rows: &rows[mid..],
+                        first_slot: at(mid),
+                        first_node: at(split),
+                        at: 0,
+                    };
+                    later.join(class_nodes, &mut after, dense_after);
+                });
+                let earlier = Slots {
+                    rows: &rows[..mid],
+                    first_slot: 0,
+                    first_node: at(first),
+                    at: first,
+                };
+                earlier.join(class_nodes, &mut before, dense_before);
+            });
+        } else {
+            let all = Slots {
+                rows,
+                first_slot: 0,
+                first_node: at(first),
+                at: first,
+            };
+            all.join(class_nodes, &mut before, dense_before);
+        }
+        nodes.natives = anew(&nodes.natives, total);
+        nodes.types = columns.types;
+        nodes.names = columns.names;
+        nodes.ids = Column::Narrow(columns.ids);
+        nodes.sizes = columns.sizes;
+        self.objects.dense = dense;
     }
 
     /// Each object item's row ([`row_word`]) in its id's slot of the table, with the items
