@@ -31,7 +31,7 @@ use std::io::SeekFrom;
 
 use super::options::ParseOptions;
 use crate::model::heap::HeapSnapshot;
-use bytes::{io_error, read_at, read_whole};
+use bytes::{io_error, read_at};
 use frame::{Version, read_frame};
 #[cfg(test)]
 use {
@@ -89,8 +89,7 @@ fn read<R: Twin>(
     let len = usize::try_from(len).unwrap_or(usize::MAX);
     // Version 3 has no trailer: its records are read whole, in two passes.
     if v3::is_v3(&read_at(file, 0, len.min(24))?) {
-        let data = read_whole(file, len, options.threads > 0)?;
-        return v3::parse(&data, options, true).map(|s| s.snapshot);
+        return v3::parse_streamed(file, len, options);
     }
     let frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
     match frame.version {

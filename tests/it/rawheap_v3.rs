@@ -447,6 +447,19 @@ fn fails(dir: &Path, name: &str, bytes: &[u8]) -> String {
     let bad = write(dir, name, bytes);
     let out = arkdiff_in(dir, &[path_str(&good), path_str(&bad), "--no-config", "-q"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Without a graph the records are read a chunk at a time: the same error.
+    let without = arkdiff_in(
+        dir,
+        &[
+            path_str(&good),
+            path_str(&bad),
+            "--no-config",
+            "-q",
+            "--no-retained",
+        ],
+    );
+    assert_eq!(stderr(&without), stderr(&out));
+    assert_eq!(without.status.code(), Some(2));
     stderr(&out)
 }
 
@@ -1088,6 +1101,46 @@ fn the_records_listed_on_two_threads_read_as_on_one() {
         let one = rawheap::parse(&bad, FULL).err().unwrap().to_string();
         let two = rawheap::parse(&bad, threaded).err().unwrap().to_string();
         assert_eq!(one, two);
+    }
+}
+
+/// Without a graph the records are read a chunk of 1 MiB at a time (a half of the file a
+/// thread, with a core free): records larger than a chunk, and small ones that straddle
+/// the chunks, read the nodes the whole file in memory does.
+#[test]
+fn records_read_a_chunk_at_a_time_read_the_nodes_of_the_whole_file() {
+    let heap = growing_heap(1, 120_000).remove(0);
+    let bare = ParseOptions {
+        labels: false,
+        ..FULL
+    };
+    let columns = ParseOptions {
+        graph: false,
+        ..bare
+    };
+    for flush_at in [3 << 19, 64] {
+        let mut process = Process::new();
+        process.flush_at = flush_at;
+        let d = process.dump(&heap, &Opts::default());
+        let largest = d.records.iter().map(|r| r.body.len()).max().unwrap();
+        assert!(
+            if flush_at > 64 {
+                largest > 1 << 20
+            } else {
+                d.records.len() > 1000
+            },
+            "{largest} bytes, {} records",
+            d.records.len()
+        );
+        let bytes = d.bytes();
+        assert!(bytes.len() > 2 << 20);
+        let whole = rawheap::parse(&bytes, bare).unwrap();
+        for threads in [0, 1] {
+            let chunks = rawheap::parse(&bytes, ParseOptions { threads, ..columns }).unwrap();
+            assert!(chunks.graph.is_none());
+            assert_eq!(nodes(&chunks), nodes(&whole), "threads {threads}");
+            assert_eq!(chunks.class_names, whole.class_names);
+        }
     }
 }
 

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
-use super::bytes::u32_at;
+use std::io::{Read, Seek, SeekFrom};
+
+use super::bytes::{Twin, read_at, read_whole, u32_at};
 use super::frame::{Version, read_version};
 use super::nodes::{Graph, Nodes, T_HANDLE, T_NATIVE, T_NUMBER, T_OBJECT, T_STRING, T_SYNTHETIC};
 use super::strings::Strings;
@@ -169,8 +171,13 @@ struct Records {
     instance_spans: Vec<Span>,
     array_spans: Vec<Span>,
     text_spans: Vec<Span>,
-    /// Whether the instances' and arrays' spans are listed (for the graph).
+    /// Whether the instances' and arrays' spans are listed (for the graph), and the
+    /// strings' (for their names, which only the labels show).
     spans: bool,
+    contents: bool,
+    /// Where the records were read a chunk at a time: the strings' contents and the
+    /// string pool, copied (the spans and the pool's places are in it, not the file).
+    kept: Option<Vec<u8>>,
     classes: BTreeMap<u32, Class>,
     /// (dynamic id, static id, direction).
     xrefs: Vec<(u32, u32, u8)>,
@@ -349,12 +356,9 @@ fn header(data: &[u8]) -> Result<(), RawheapError> {
 }
 
 /// The first pass: every record checked (§2.2) and its items listed.
-fn records(data: &[u8], spans: bool) -> Result<Records, RawheapError> {
+fn records(data: &[u8], options: ParseOptions) -> Result<Records, RawheapError> {
     header(data)?;
-    let mut r = Records {
-        spans,
-        ..Records::default()
-    };
+    let mut r = Records::empty(options);
     reserve(&mut r, data, HEADER);
     records_in(data, (HEADER, data.len()), 0, &mut r)?;
     Ok(r)
@@ -364,25 +368,19 @@ fn records(data: &[u8], spans: bool) -> Result<Records, RawheapError> {
 /// middle of the file does, each half listed on its own, then the second half's items
 /// after the first's. Any problem (or a file of one record) and it is [`records`] on
 /// this thread, whose error names the first bad record as it always does.
-fn records_split(data: &[u8], spans: bool) -> Result<Records, RawheapError> {
+fn records_split(data: &[u8], options: ParseOptions) -> Result<Records, RawheapError> {
     let Some((split, before)) = middle_record(data) else {
-        return records(data, spans);
+        return records(data, options);
     };
     let halves = std::thread::scope(|s| {
         let second = s.spawn(|| {
-            let mut r = Records {
-                spans,
-                ..Records::default()
-            };
+            let mut r = Records::empty(options);
             reserve(&mut r, data, split);
             records_in(data, (split, data.len()), before, &mut r).map(|()| r)
         });
         // Room for the second half's items too, which are appended.
         let first = header(data).and_then(|()| {
-            let mut r = Records {
-                spans,
-                ..Records::default()
-            };
+            let mut r = Records::empty(options);
             reserve(&mut r, data, HEADER);
             records_in(data, (HEADER, split), 0, &mut r).map(|()| r)
         });
@@ -393,7 +391,7 @@ fn records_split(data: &[u8], spans: bool) -> Result<Records, RawheapError> {
             first.append(second);
             Ok(first)
         }
-        _ => records(data, spans),
+        _ => records(data, options),
     }
 }
 
@@ -415,6 +413,16 @@ fn middle_record(data: &[u8]) -> Option<(usize, usize)> {
 }
 
 impl Records {
+    /// No records yet, listing what the options need: the instances' and arrays' spans
+    /// for the graph, the strings' for their names (which only the labels show).
+    fn empty(options: ParseOptions) -> Records {
+        Records {
+            spans: options.graph,
+            contents: options.labels,
+            ..Records::default()
+        }
+    }
+
     /// Lists an instance, whose `k` values start at `at`.
     #[inline]
     fn instance(&mut self, i: Item, at: usize, k: u16) {
@@ -428,21 +436,41 @@ impl Records {
         }
     }
 
-    /// Lists a string, whose `n` bytes of content start at `at`.
+    /// Where `bytes` are copied to, where the records are read a chunk at a time.
     #[inline]
-    fn text(&mut self, t: Item, at: usize, n: u32) {
+    fn keep(&mut self, bytes: &[u8]) -> Option<usize> {
+        let kept = self.kept.as_mut()?;
+        let at = kept.len();
+        kept.extend_from_slice(bytes);
+        Some(at)
+    }
+
+    /// Lists a string, whose content is `data[at..]` up to the item's end (kept where
+    /// the strings' contents are).
+    #[inline]
+    fn text(&mut self, t: Item, data: &[u8], at: usize, end: usize) {
         self.texts.push(t);
-        self.text_spans.push(Span {
-            at,
-            count: n,
-            elem: 0,
-        });
+        if self.contents {
+            let count = u32::try_from(end - at).unwrap_or(u32::MAX);
+            let at = self.keep(&data[at..end]).unwrap_or(at);
+            self.text_spans.push(Span { at, count, elem: 0 });
+        }
     }
 
     /// Adds the items of the records after this one's, as the first pass would have
     /// listed them had it gone on (a later string or class name wins, a later class dump
     /// adds to the lists).
-    fn append(&mut self, later: Records) {
+    fn append(&mut self, mut later: Records) {
+        if let (Some(mine), Some(theirs)) = (self.kept.as_mut(), later.kept.take()) {
+            let base = mine.len();
+            mine.extend_from_slice(&theirs);
+            for t in &mut later.text_spans {
+                t.at += base;
+            }
+            for (at, _) in later.strings.values_mut() {
+                *at += base;
+            }
+        }
         self.strings.extend(later.strings);
         self.roots.extend(later.roots);
         self.instances.extend(later.instances);
@@ -573,7 +601,9 @@ fn reserve(r: &mut Records, data: &[u8], mut at: usize) {
     r.instances.reserve(counts[0].min(most));
     r.arrays.reserve(counts[1].min(most));
     r.texts.reserve(counts[2].min(most));
-    r.text_spans.reserve(counts[2].min(most));
+    if r.contents {
+        r.text_spans.reserve(counts[2].min(most));
+    }
     if r.spans {
         r.instance_spans.reserve(counts[0].min(most));
         r.array_spans.reserve(counts[1].min(most));
@@ -590,7 +620,8 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                 let sid = b.u32(i)?;
                 let n = b.u32(i)? as usize;
                 let at = b.at;
-                b.take(n, i)?;
+                let bytes = b.take(n, i)?;
+                let at = r.keep(bytes).unwrap_or(at);
                 r.strings.insert(sid, (at, n));
             }
         }
@@ -651,8 +682,9 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                                 class: le(&p, 4),
                                 size: le(&p, 8),
                             },
+                            b.data,
                             at,
-                            n,
+                            b.at,
                         );
                         continue;
                     }
@@ -664,7 +696,7 @@ fn read_items(r: &mut Records, b: &mut Body, tag: u8, count: u32) -> Result<bool
                 let n = b.u32(i)?;
                 let at = b.at;
                 b.take(n as usize, i)?;
-                r.text(Item { id, class, size }, at, n);
+                r.text(Item { id, class, size }, b.data, at, b.at);
             }
         }
         tag::ARRAY => {
@@ -807,12 +839,122 @@ pub(super) fn parse(
     single: bool,
 ) -> Result<Static, RawheapError> {
     let records = if options.threads > 0 {
-        records_split(data, options.graph)?
+        records_split(data, options)?
     } else {
-        records(data, options.graph)?
+        records(data, options)?
     };
     let class_of = records.classes.iter().map(|(&id, c)| (id, c)).collect();
     Ok(Build::new(data, &records, &class_of, options).run(single))
+}
+
+/// Reads a version-3 file of `len` bytes without a graph: its records a chunk at a time
+/// (on two threads where the options allow, a half of the file each), so that the file is
+/// never whole in memory; only the strings' contents and the string pool, which the
+/// nodes' names come from, are kept. Any problem with the records and it is [`parse`] on
+/// the whole file, whose error names the first bad record.
+pub(super) fn parse_streamed<R: Twin>(
+    file: &mut R,
+    len: usize,
+    options: ParseOptions,
+) -> Result<HeapSnapshot, RawheapError> {
+    let streamed = if options.graph {
+        None
+    } else if options.threads > 0 && len >= 2 * CHUNK {
+        streamed_halves(file, len)
+    } else {
+        streamed(file, (0, len))
+    };
+    let Some(records) = streamed else {
+        let data = read_whole(file, len, options.threads > 0)?;
+        return parse(&data, options, true).map(|s| s.snapshot);
+    };
+    let class_of = records.classes.iter().map(|(&id, c)| (id, c)).collect();
+    let kept = records.kept.as_deref().unwrap_or_default();
+    Ok(Build::new(kept, &records, &class_of, options)
+        .run(true)
+        .snapshot)
+}
+
+/// How many bytes of records [`streamed`] reads at a time (more where one record is
+/// larger).
+const CHUNK: usize = 1 << 20;
+
+/// The records of the file's bytes `from..to` (from 0: the header first), read a chunk at
+/// a time; None where they are damaged or cannot be read.
+fn streamed<R: Read + Seek>(file: &mut R, (from, to): (usize, usize)) -> Option<Records> {
+    let mut r = Records {
+        kept: Some(Vec::new()),
+        ..Records::default()
+    };
+    file.seek(SeekFrom::Start(from as u64)).ok()?;
+    let mut buf = Vec::with_capacity(CHUNK);
+    let mut read_to = from;
+    if from == 0 {
+        buf.resize(HEADER.min(to), 0);
+        file.read_exact(&mut buf).ok()?;
+        header(&buf).ok()?;
+        buf.clear();
+        read_to = HEADER;
+    }
+    loop {
+        let whole = whole_records(&buf);
+        if whole > 0 {
+            records_in(&buf, (0, whole), 0, &mut r).ok()?;
+            buf.drain(..whole);
+        }
+        if read_to == to {
+            return buf.is_empty().then_some(r);
+        }
+        // A chunk, or as much as the next record needs.
+        let next = match u32_at(&buf, 9) {
+            Some(len) => RECORD_HEADER + (len as usize).min(MAX_BODY),
+            None => RECORD_HEADER,
+        };
+        let n = CHUNK.max(next.saturating_sub(buf.len())).min(to - read_to);
+        let old = buf.len();
+        buf.resize(old + n, 0);
+        file.read_exact(&mut buf[old..]).ok()?;
+        read_to += n;
+    }
+}
+
+/// How many bytes from the start of `buf` are whole records (as far as their headers say;
+/// [`records_in`] checks them).
+fn whole_records(buf: &[u8]) -> usize {
+    let mut at = 0;
+    while buf.len() - at >= RECORD_HEADER {
+        let len = u32_at(buf, at + 9).unwrap_or(u32::MAX) as usize;
+        if len > MAX_BODY || buf.len() - at - RECORD_HEADER < len {
+            break;
+        }
+        at += RECORD_HEADER + len;
+    }
+    at
+}
+
+/// [`streamed`] on two threads: the file split where the record that starts nearest its
+/// middle does (the records' headers read one by one up to there), each half read on its
+/// own, then the second half's items after the first's.
+fn streamed_halves<R: Twin>(file: &mut R, len: usize) -> Option<Records> {
+    let middle = len / 2;
+    let mut split = HEADER;
+    while split < middle {
+        let head = read_at(file, split, RECORD_HEADER).ok()?;
+        let body = u32_at(&head, 9)? as usize;
+        split = split.checked_add(RECORD_HEADER + body.min(MAX_BODY))?;
+    }
+    if split >= len {
+        return streamed(file, (0, len));
+    }
+    let mut twin = file.twin();
+    let (first, second) = std::thread::scope(|s| {
+        let second = s.spawn(move || streamed(&mut twin, (split, len)));
+        let first = streamed(file, (0, split));
+        (first, second.join().ok().flatten())
+    });
+    let mut first = first?;
+    first.append(second?);
+    Some(first)
 }
 
 /// At most how many value nodes (and method closures) the edges make, and how many edges
@@ -1090,13 +1232,19 @@ impl BareEdges<'_> {
         };
         for g in items {
             let (kind, i) = item(self.r, g);
-            let Some(&s) = span(self.r, g) else {
-                continue;
-            };
             let n = if self.duplicates {
                 self.objects.get(i.id).unwrap_or(NO_NODE)
             } else {
                 self.placed[g as usize]
+            };
+            // Every instance and array has its span where the graph is built.
+            let s = match (kind, span(self.r, g)) {
+                (ItemKind::Text, _) => {
+                    self.hclass(n, i.id, i.class, &mut part);
+                    continue;
+                }
+                (_, Some(&s)) => s,
+                (_, None) => continue,
             };
             let mut at = s.at;
             match kind {
@@ -1134,7 +1282,7 @@ impl BareEdges<'_> {
                     }
                     _ => {}
                 },
-                ItemKind::Text => self.hclass(n, i.id, i.class, &mut part),
+                ItemKind::Text => {}
             }
         }
         part
@@ -1557,6 +1705,9 @@ impl<'a> Build<'a> {
                 .collect();
             (strings, names)
         };
+        if !r.contents {
+            return self.number_objects();
+        }
         let (placed, (strings, names)) = if self.options.threads > 0 && r.texts.len() >= 4096 {
             std::thread::scope(|s| {
                 let texts = s.spawn(name_texts);
@@ -1777,7 +1928,7 @@ impl<'a> Build<'a> {
             g += 1;
         }
         for (t, i) in (0u32..).zip(&r.texts) {
-            put(g, i.id, (T_STRING, t, i.size))?;
+            put(g, i.id, self.text_row(t, i))?;
             g += 1;
         }
         let taken = rows.iter().filter(|&&row| row != 0).count();
@@ -1793,7 +1944,7 @@ impl<'a> Build<'a> {
             ItemKind::Text => {
                 let texts_from = self.r.instances.len() + self.r.arrays.len();
                 let t = u32::try_from(g as usize - texts_from).unwrap_or(u32::MAX);
-                (T_STRING, t, i.size)
+                self.text_row(t, i)
             }
         }
     }
@@ -1810,6 +1961,15 @@ impl<'a> Build<'a> {
             ),
             None => (T_OBJECT, self.names.object, i.size),
         }
+    }
+
+    /// String `t`'s node's type, name and size: named by the index of its text, which
+    /// [`Build::object_nodes`] names it by, where the contents are listed (for the labels);
+    /// else named "" (only the labels show a string's name).
+    #[inline]
+    fn text_row(&self, t: u32, i: &Item) -> (u8, u32, u32) {
+        let name = if self.r.contents { t } else { self.names.empty };
+        (T_STRING, name, i.size)
     }
 
     /// An array's node's type, name (its class's) and size.
