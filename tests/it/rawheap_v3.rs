@@ -32,6 +32,16 @@ const FULL: ParseOptions = ParseOptions {
     locations: false,
     texts: false,
 };
+/// For retained sizes alone: the graph without labels.
+const BARE: ParseOptions = ParseOptions {
+    labels: false,
+    ..FULL
+};
+/// Without a graph: the node columns alone.
+const COLUMNS: ParseOptions = ParseOptions {
+    graph: false,
+    ..BARE
+};
 
 fn read(bytes: &[u8]) -> HeapSnapshot {
     rawheap::parse(bytes, FULL).unwrap_or_else(|e| panic!("{e}"))
@@ -1110,14 +1120,7 @@ fn the_records_listed_on_two_threads_read_as_on_one() {
 #[test]
 fn records_read_a_chunk_at_a_time_read_the_nodes_of_the_whole_file() {
     let heap = growing_heap(1, 120_000).remove(0);
-    let bare = ParseOptions {
-        labels: false,
-        ..FULL
-    };
-    let columns = ParseOptions {
-        graph: false,
-        ..bare
-    };
+    let (bare, columns) = (BARE, COLUMNS);
     for flush_at in [3 << 19, 64] {
         let mut process = Process::new();
         process.flush_at = flush_at;
@@ -1153,11 +1156,7 @@ fn the_strings_named_and_the_ids_joined_on_two_threads_read_as_on_one() {
     let (dumps, _) = hybrid::static_leak_series(1, 14_000);
     let bytes = dumps[0].bytes();
     assert!(string_ids(&dumps[0]).len() > 4096 && dumps[0].ids.len() > 1 << 16);
-    let columns = ParseOptions {
-        graph: false,
-        labels: false,
-        ..FULL
-    };
+    let columns = COLUMNS;
     let one = rawheap::parse(&bytes, columns).unwrap();
     let two = rawheap::parse(
         &bytes,
@@ -1201,10 +1200,7 @@ fn the_edges_made_in_two_halves_are_those_of_one_walk() {
         d.records.remove(k);
     }
     let bytes = d.bytes();
-    let bare = ParseOptions {
-        labels: false,
-        ..FULL
-    };
+    let bare = BARE;
     let one = rawheap::parse(&bytes, bare).unwrap();
     let two = rawheap::parse(&bytes, ParseOptions { threads: 1, ..bare }).unwrap();
     assert!(one.node_count() > 1 << 16);
@@ -1286,14 +1282,7 @@ fn a_graph_for_retained_sizes_alone_leaves_out_what_holds_nothing_and_retains_th
         )
         .bytes();
     let full = read(&bytes);
-    let bare = rawheap::parse(
-        &bytes,
-        ParseOptions {
-            labels: false,
-            ..FULL
-        },
-    )
-    .unwrap();
+    let bare = rawheap::parse(&bytes, BARE).unwrap();
     let (full_nodes, full_by_id, full_by_class) = sums(&full);
     let (bare_nodes, bare_by_id, bare_by_class) = sums(&bare);
     // The value nodes, the methods' closures and the arrays' wrappers (synthetic ids,
@@ -1390,14 +1379,7 @@ fn without_a_graph_a_dump_and_a_pair_read_the_nodes_the_bare_graph_has() {
     // Ids too sparse for a bit an id.
     let sparse = Process::with_next_id(3_000_000_000).dump(&heaps[1], &Opts::default());
     let sparse = write(dir.path(), "sparse.rawheap", &sparse.bytes());
-    let bare = ParseOptions {
-        labels: false,
-        ..FULL
-    };
-    let columns = ParseOptions {
-        graph: false,
-        ..bare
-    };
+    let (bare, columns) = (BARE, COLUMNS);
     for p in [&dynamic, &single, &sparse] {
         let c =
             arkdiff::input::Capture::open(p, &arkdiff::input::trace_event::ProfilePick::default())
