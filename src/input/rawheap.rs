@@ -89,7 +89,7 @@ fn read<R: Twin>(
     let len = usize::try_from(len).unwrap_or(usize::MAX);
     // Version 3 has no trailer: its records are read whole, in two passes.
     if v3::is_v3(&read_at(file, 0, len.min(24))?) {
-        return v3::parse_streamed(file, len, options);
+        return v3::read_file(file, len, options);
     }
     let frame = read_frame(len, &mut |at, n| read_at(file, at, n))?;
     match frame.version {

@@ -175,8 +175,9 @@ struct Records {
     /// strings' (for their names, which only the labels show).
     spans: bool,
     contents: bool,
-    /// Where the records were read a chunk at a time: the strings' contents and the
-    /// string pool, copied (the spans and the pool's places are in it, not the file).
+    /// Where the records were read a chunk at a time: the string pool (and the strings'
+    /// contents, where listed), copied; the pool's places and the spans are in it, not in
+    /// the file.
     kept: Option<Vec<u8>>,
     classes: BTreeMap<u32, Class>,
     /// (dynamic id, static id, direction).
@@ -847,12 +848,13 @@ pub(super) fn parse(
     Ok(Build::new(data, &records, &class_of, options).run(single))
 }
 
-/// Reads a version-3 file of `len` bytes without a graph: its records a chunk at a time
-/// (on two threads where the options allow, a half of the file each), so that the file is
-/// never whole in memory; only the strings' contents and the string pool, which the
-/// nodes' names come from, are kept. Any problem with the records and it is [`parse`] on
-/// the whole file, whose error names the first bad record.
-pub(super) fn parse_streamed<R: Twin>(
+/// Reads a version-3 file of `len` bytes: with a graph whole in memory ([`parse`]), as the
+/// edges come from the objects' values; without one its records a chunk at a time (on two
+/// threads where the options allow, a half of the file each), so that the file is never
+/// whole in memory, and only the string pool (the classes' and fields' names) is kept.
+/// Any problem with the records and it is [`parse`] on the whole file, whose error names
+/// the first bad record.
+pub(super) fn read_file<R: Twin>(
     file: &mut R,
     len: usize,
     options: ParseOptions,
