@@ -1291,30 +1291,35 @@ impl BareEdges<'_> {
     }
 }
 
-/// Object item `g` of `r` (numbered across instances, arrays and strings, in that order)
-/// and which of the three it is.
-fn item(r: &Records, g: u32) -> (ItemKind, &Item) {
+/// Which list object item `g` of `r` is in (numbered across instances, arrays and
+/// strings, in that order), and its index there.
+fn list_of(r: &Records, g: u32) -> (ItemKind, usize) {
     let g = g as usize;
     let (i, a) = (r.instances.len(), r.arrays.len());
     if g < i {
-        (ItemKind::Instance, &r.instances[g])
+        (ItemKind::Instance, g)
     } else if g < i + a {
-        (ItemKind::Array, &r.arrays[g - i])
+        (ItemKind::Array, g - i)
     } else {
-        (ItemKind::Text, &r.texts[g - i - a])
+        (ItemKind::Text, g - i - a)
+    }
+}
+
+/// Object item `g` of `r` and which of the three lists it is in ([`list_of`]).
+fn item(r: &Records, g: u32) -> (ItemKind, &Item) {
+    match list_of(r, g) {
+        (ItemKind::Instance, k) => (ItemKind::Instance, &r.instances[k]),
+        (ItemKind::Array, k) => (ItemKind::Array, &r.arrays[k]),
+        (ItemKind::Text, k) => (ItemKind::Text, &r.texts[k]),
     }
 }
 
 /// Where object item `g`'s values are (see [`item`]), where they are listed.
 fn span(r: &Records, g: u32) -> Option<&Span> {
-    let g = g as usize;
-    let (i, a) = (r.instances.len(), r.arrays.len());
-    if g < i {
-        r.instance_spans.get(g)
-    } else if g < i + a {
-        r.array_spans.get(g - i)
-    } else {
-        r.text_spans.get(g - i - a)
+    match list_of(r, g) {
+        (ItemKind::Instance, k) => r.instance_spans.get(k),
+        (ItemKind::Array, k) => r.array_spans.get(k),
+        (ItemKind::Text, k) => r.text_spans.get(k),
     }
 }
 
